@@ -1,0 +1,15 @@
+// the `motionbricks` CLI subcommands; each returns the process exit code
+// (0 ok, 1 runtime failure, 2 bad usage or bad input)
+#pragma once
+
+namespace mb::cli {
+
+struct command {
+    const char * name;                         // subcommand word
+    const char * usage;                        // one line, without the program name
+    int (*run)(int argc, char ** argv);        // argv[0] is the subcommand word
+};
+
+int cmd_abi(int argc, char ** argv);
+
+} // namespace mb::cli

@@ -1,0 +1,41 @@
+// motionbricks: command-line entry point; dispatches to one file per subcommand
+#include "tools/cli/commands.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace mb::cli {
+
+// the ABI version of include/motionbricks/motionbricks.h
+int cmd_abi(int argc, char **) {
+    if (argc != 1) {
+        std::fprintf(stderr, "usage: motionbricks abi\n");
+        return 2;
+    }
+    std::printf("motionbricks ABI 1\n");
+    return 0;
+}
+
+static const command k_commands[] = {
+    {"abi", "abi", cmd_abi},
+};
+
+} // namespace mb::cli
+
+static void print_usage(FILE * f) {
+    std::fprintf(f, "usage:\n");
+    for (const auto & c : mb::cli::k_commands) std::fprintf(f, "  motionbricks %s\n", c.usage);
+}
+
+int main(int argc, char ** argv) {
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+        print_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (const auto & c : mb::cli::k_commands) {
+        if (!std::strcmp(argv[1], c.name)) return c.run(argc - 1, argv + 1);
+    }
+    std::fprintf(stderr, "motionbricks: unknown command '%s'\n", argv[1]);
+    print_usage(stderr);
+    return 2;
+}
