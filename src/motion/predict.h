@@ -1,0 +1,88 @@
+// upstream motion_inference.predict as one call: sparse keyframe constraints
+// (4 context + 4 target frames, unnormalised) → tokens, 414-d global features,
+// root translations, local rotations and FK joint positions for 4n frames.
+#pragma once
+
+#include "backend/backend.h"
+#include "format/bundle.h"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mb {
+
+constexpr int k_constraint_frames = 8;      // slots 0..3 context, 4..7 target
+constexpr int k_pose_dim          = 303;    // ric_data (99) + global_rot_data (204)
+constexpr int k_min_tokens        = 6;
+constexpr int k_max_tokens        = 16;
+constexpr int k_frames_per_token  = 4;
+constexpr int k_token_heads       = 8;      // pose tokenizer heads
+constexpr int k_token_codes       = 10;     // codes per head
+constexpr int k_duration_choices  = k_max_tokens - k_min_tokens + 1;   // 11
+constexpr int k_global_dim        = 414;
+
+enum class sampling_mode : uint32_t {
+    SAMPLING_MODE_ARGMAX = 0,
+    SAMPLING_MODE_GUMBEL = 1,
+};
+
+struct predict_request {
+    std::array<float, k_constraint_frames * 5>          global_root{};      // [8, 5] x, y, z, cos h, sin h (world, m)
+    std::array<uint8_t, k_constraint_frames>            global_root_mask{}; // [8] 0/1
+    std::array<float, k_constraint_frames * 4>          local_root{};       // [8, 4] dh/dt, vx, vz, root y
+    std::array<uint8_t, k_constraint_frames>            local_root_mask{};  // [8] 0/1
+    std::array<float, k_constraint_frames * k_pose_dim> poses{};            // [8, 303]
+    std::array<uint8_t, k_constraint_frames>            pose_mask{};        // [8] 0/1
+    int                                    num_tokens = 0;          // 0 = predict the duration, else 6..16 forced
+    std::array<uint8_t, k_duration_choices> allowed_num_tokens;     // [11] 1 = token count 6+i allowed
+    sampling_mode                          sampling = sampling_mode::SAMPLING_MODE_ARGMAX;
+    uint64_t                               seed     = 0;            // Gumbel uniforms generator seed
+    std::vector<float>                     gumbel_uniforms;         // empty, or explicit u: [steps, 16, 8, 10]
+    int                                    num_inference_steps     = 1;
+    bool                                   skip_ending_target_cond = false;
+    bool                                   allow_out_of_reach      = false;
+
+    predict_request() { allowed_num_tokens.fill(1); }
+};
+
+struct predict_result {
+    int                  num_tokens = 0;                 // n
+    int                  frames     = 0;                 // 4n
+    std::vector<int32_t> tokens;                         // [n, 8]
+    std::array<float, 12> num_token_logits{};            // masked duration logits (-inf where masked)
+    std::vector<float>   global_features;                // [4n, 414] upstream predict output
+    std::vector<float>   root_translations;              // [4n, 3]
+    std::vector<float>   local_rotations_xyzw;           // [4n, 34, 4]
+    std::vector<float>   joint_positions;                // [4n, 34, 3] FK
+};
+
+// receives named intermediates (stage boundaries) for --trace; shape is upstream axis order
+using trace_fn = std::function<void(std::string_view name, const float * data, const std::vector<int64_t> & shape)>;
+
+// the three networks, support data, a backend and all scratch memory of one loaded bundle
+class motion_model {
+public:
+    static std::unique_ptr<motion_model> create(std::unique_ptr<model_bundle> bundle, int n_threads);
+    ~motion_model();
+
+    const model_bundle & bundle() const;
+
+    // "" when the request is valid, else the first problem found (nothing is computed)
+    std::string validate(const predict_request & req) const;
+
+    // runs predict; throws std::invalid_argument for an invalid request, std::runtime_error otherwise.
+    // not thread-safe: one call at a time per motion_model
+    predict_result predict(const predict_request & req, const trace_fn & trace = {});
+
+    struct impl;
+private:
+    explicit motion_model(std::unique_ptr<impl> p);
+    std::unique_ptr<impl> p_;
+};
+
+} // namespace mb
