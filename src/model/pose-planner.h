@@ -1,0 +1,117 @@
+// the pose-token planner (upstream pose_backbone_network) and its iterative masked
+// decoding (motion_inference._predict_pose_tokens): tokens [n, H] from the root
+// trajectory and the keyframe poses. Tensor names are the state-dict keys with
+// "backbone_net." stripped; sizes come from the shapes, n_head from metadata
+// "motionbricks.n_head" (default 16).
+#pragma once
+
+#include "backend/backend.h"
+#include "format/tensor.h"
+#include "model/cond-decoder.h"
+#include "model/transformer.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mb {
+
+struct pose_hparams {
+    int64_t n_embd           = 0;   // transformer width (1024)
+    int64_t n_head           = 0;   // attention heads (16), metadata motionbricks.n_head
+    int64_t n_layer          = 0;   // encoder layers (16)
+    int64_t n_ff             = 0;   // FFN width (2048)
+    int64_t n_tok_head       = 0;   // tokenizer heads H (8)
+    int64_t n_code           = 0;   // codes per head C (10); the [MASK] id is n_code
+    int64_t tok_dim          = 0;   // token embedding width per head (32)
+    int64_t n_mlp_layer      = 0;   // FCBlock hidden layers of the token MLP (2)
+    int64_t pose_feat_width  = 0;   // token / keyframe pose features per token (640)
+    int64_t root_feat_width  = 0;   // root condition features per token (256)
+    int64_t dur_feat_width   = 0;   // duration embedding width (128)
+    int64_t frames_per_token = 0;   // 4
+    int64_t root_dim         = 0;   // root condition per frame: normalised global x, z, cos, sin (4)
+    int64_t pose_dim         = 0;   // keyframe pose per frame, normalised (304)
+    int64_t max_tokens       = 0;   // rows of the position table (16)
+    int64_t min_tokens       = 0;   // max_tokens − duration rows + 1 (6)
+
+    int32_t mask_id() const { return (int32_t) n_code; }
+};
+
+// upstream FCBlock "mlp": LeakyReLU(0.01) after each fc layer, then forward_projection
+struct fc_block_weights {
+    std::vector<linear_weights> fc;     // fc_layers.<i>
+    linear_weights              out;    // forward_projection
+};
+
+// what one decode conditions on; all per-frame arrays cover the 4n valid frames
+struct pose_cond_inputs {
+    int64_t         n             = 0;          // valid tokens L (min_tokens..max_tokens)
+    const float *   root_cond     = nullptr;    // [4n, root_dim] normalised global x, z, cos h, sin h
+    const float *   pose_cond     = nullptr;    // [4n, pose_dim] normalised keyframe poses (0 elsewhere)
+    const uint8_t * has_pose_cond = nullptr;    // [4n] nonzero where pose_cond holds a keyframe
+};
+
+struct pose_decode_options {
+    int           n_steps    = 1;           // num_inference_steps ≥ 1
+    bool          use_argmax = true;        // false = Gumbel-max with the uniforms below
+    const float * uniforms   = nullptr;     // Gumbel only: [n_steps, max_tokens, H, C] draws in [0, 1)
+};
+
+// per-step record of a decode, for parity tests and --trace (rows cover the n valid tokens)
+struct pose_decode_trace {
+    std::vector<int32_t> tokens_in;     // [steps, n, H] tokens the backbone saw (mask_id = [MASK])
+    std::vector<float>   remask_prob;   // [steps, n, H] probabilities that chose the re-masked tokens
+    std::vector<float>   logits;        // [steps, n, H, C]
+    std::vector<float>   tf_in;         // [steps, n, n_embd] transformer input (with position embedding)
+    std::vector<float>   tf_out;        // [steps, n, n_embd] transformer output
+};
+
+struct pose_planner_state {
+    std::vector<float>   tok;       // [max_tokens, H·tok_dim] gathered token embeddings
+    std::vector<float>   mlp_a;     // [max_tokens, pose_feat_width]
+    std::vector<float>   mlp_b;     // [max_tokens, pose_feat_width]
+    std::vector<float>   cond;      // [4·max_tokens, pose_feat_width / 4] keyframe pose embeddings
+    std::vector<float>   root;      // [max_tokens, root_feat_width]
+    std::vector<float>   cat;       // [max_tokens, pose + root + dur feature widths]
+    std::vector<float>   x;         // [max_tokens, n_embd] transformer input, then output
+    std::vector<float>   tf_in;     // [max_tokens, n_embd] copy of the transformer input
+    std::vector<float>   logits;    // [max_tokens, H·C]
+    std::vector<float>   prob;      // [max_tokens, H] probability of each chosen token
+    std::vector<int32_t> tokens;    // [max_tokens, H] current tokens
+    std::vector<int32_t> order;     // [max_tokens·H] re-masking sort scratch
+    transformer_state    tf;
+
+    pose_planner_state() = default;
+    explicit pose_planner_state(const pose_hparams & hp);
+};
+
+struct pose_planner {
+    pose_hparams     hp;
+    const float *    token_emb    = nullptr;    // _pose_token_emb [H·(C+1), tok_dim], row h·(C+1) + token
+    fc_block_weights token_mlp;                 // _proj_pose_token_emb: H·tok_dim → pose_feat_width
+    linear_weights   proj_root;                 // _proj_local_root_values: 4·root_dim → root_feat_width
+    linear_weights   proj_pose;                 // _proj_local_pose: pose_dim → pose_feat_width / 4
+    const float *    dur_emb      = nullptr;    // _proj_num_valid_positions [max−min+1, dur_feat_width]
+    linear_weights   proj_input;                // _proj_input.0: pose+root+dur widths → n_embd (ReLU)
+    const float *    position_emb = nullptr;    // _position_emb.embed [max_tokens, 1, n_embd]
+    transformer      tf;                        // _transformer_model
+    linear_weights   proj_logit;                // _proj_pose_output_logit: n_embd → H·C, column h·C + c
+
+    // validates every tensor; throws std::runtime_error naming the first problem
+    static pose_planner load(const tensor_source & src);
+
+    // one backbone pass: tokens[n, H] (0..C, C = [MASK]) → logits[n, H, C];
+    // st.tf_in / st.x hold the transformer input / output afterwards
+    void logits(backend & be, pose_planner_state & st, const pose_cond_inputs & in, const int32_t * tokens,
+                float * logits) const;
+
+    // upstream's iterative masked decoding (see pose-planner.cpp); tokens_out[n, H];
+    // throws std::invalid_argument on bad options (n out of range, n_steps < 1, Gumbel without uniforms)
+    void decode(backend & be, pose_planner_state & st, const pose_cond_inputs & in, const pose_decode_options & opt,
+                int32_t * tokens_out, pose_decode_trace * trace = nullptr) const;
+};
+
+// number of tokens re-masked before step `step` of n_steps for n valid tokens and H heads:
+// max(1, trunc(float32(cos(step/n_steps·π/2))·n·H)), products in float32 like upstream
+int64_t pose_remask_count(int step, int n_steps, int64_t n, int64_t n_tok_head);
+
+} // namespace mb

@@ -1,0 +1,65 @@
+// a stack of PyTorch nn.TransformerEncoderLayer (batch_first, post-LN, ReLU FFN,
+// LayerNorm eps 1e-5, no final norm), weights borrowed from a tensor_source.
+// Runs on the valid length only: upstream's key-padding mask hides padded keys,
+// and padded queries never reach a valid output, so n valid rows suffice.
+#pragma once
+
+#include "backend/backend.h"
+#include "format/tensor.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mb {
+
+struct transformer_hparams {
+    int64_t n_embd  = 0;    // model width d_model
+    int64_t n_head  = 0;    // attention heads (head dim = n_embd / n_head)
+    int64_t n_ff    = 0;    // FFN width (dim_feedforward, 2048 upstream)
+    int64_t n_layer = 0;    // number of encoder layers
+};
+
+// one encoder layer; every pointer is borrowed from the tensor_source
+struct transformer_layer {
+    const float * in_proj_weight  = nullptr;    // [3·n_embd, n_embd] rows q | k | v
+    const float * in_proj_bias    = nullptr;    // [3·n_embd]
+    const float * out_proj_weight = nullptr;    // [n_embd, n_embd]
+    const float * out_proj_bias   = nullptr;    // [n_embd]
+    const float * linear1_weight  = nullptr;    // [n_ff, n_embd]
+    const float * linear1_bias    = nullptr;    // [n_ff]
+    const float * linear2_weight  = nullptr;    // [n_embd, n_ff]
+    const float * linear2_bias    = nullptr;    // [n_embd]
+    const float * norm1_weight    = nullptr;    // [n_embd]
+    const float * norm1_bias      = nullptr;    // [n_embd]
+    const float * norm2_weight    = nullptr;    // [n_embd]
+    const float * norm2_bias      = nullptr;    // [n_embd]
+};
+
+// activations of one forward pass, sized once for at most n_max rows
+struct transformer_state {
+    int64_t            n_max = 0;   // rows the buffers hold
+    std::vector<float> qkv;         // [n_max, 3·n_embd]
+    std::vector<float> att;         // [n_max, n_embd] attention heads, concatenated
+    std::vector<float> proj;        // [n_max, n_embd] out_proj / linear2 output
+    std::vector<float> ff;          // [n_max, n_ff]
+
+    transformer_state() = default;
+    transformer_state(const transformer_hparams & hp, int64_t n_max);
+};
+
+struct transformer {
+    transformer_hparams            hp;
+    std::vector<transformer_layer> layers;
+
+    // reads `<prefix>layers.<il>.…` for il = 0, 1, … until absent (at least one layer);
+    // sizes come from the tensor shapes, n_head from the caller (metadata);
+    // throws std::runtime_error naming the tensor on any missing or ill-shaped tensor
+    static transformer load(const tensor_source & src, const std::string & prefix, int64_t n_head);
+
+    // x[n, n_embd] ← encoder stack(x), in place; key_mask[n] (nonzero = padded key, ignored)
+    // may be null; n must be in [1, st.n_max]
+    void forward(backend & be, float * x, int64_t n, const uint8_t * key_mask, transformer_state & st) const;
+};
+
+} // namespace mb
