@@ -45,7 +45,12 @@ struct gguf_kv {
     int64_t          i;             // signed value
     double           f;             // float value
     std::string_view str;           // string value
+    uint64_t         offset;        // byte offset of the entry (its key length field) in the file
+    std::string_view raw;           // the value's bytes as stored (arrays: after type and count)
 };
+
+// name of a value type for messages ("UINT32"; "unknown type" outside the enum)
+const char * gguf_type_name(gguf_type t);
 
 class gguf_file final : public tensor_source {
 public:
