@@ -7,6 +7,7 @@
 
 #include "backend/backend.h"
 #include "format/tensor.h"
+#include "model/layers.h"
 
 #include <cstdint>
 #include <string>
@@ -25,18 +26,6 @@ struct cond_decoder_hparams {
     int64_t tgt_dim         = 0;    // target condition width per frame (0 = no target blocks)
 
     int64_t frames_per_pos() const { return int64_t(1) << down_t; }
-};
-
-struct conv_weights {
-    const float * weight = nullptr;     // [c_out, c_in, k]
-    const float * bias   = nullptr;     // [c_out]
-    int64_t       c_in = 0, c_out = 0, k = 0;
-};
-
-struct linear_weights {
-    const float * weight = nullptr;     // [n_out, n_in]
-    const float * bias   = nullptr;     // [n_out]
-    int64_t       n_in = 0, n_out = 0;
 };
 
 struct res_block_weights {

@@ -7,7 +7,7 @@
 
 #include "backend/backend.h"
 #include "format/tensor.h"
-#include "model/cond-decoder.h"
+#include "model/layers.h"
 #include "model/transformer.h"
 
 #include <cstdint>
@@ -34,12 +34,6 @@ struct pose_hparams {
     int64_t min_tokens       = 0;   // max_tokens − duration rows + 1 (6)
 
     int32_t mask_id() const { return (int32_t) n_code; }
-};
-
-// upstream FCBlock "mlp": LeakyReLU(0.01) after each fc layer, then forward_projection
-struct fc_block_weights {
-    std::vector<linear_weights> fc;     // fc_layers.<i>
-    linear_weights              out;    // forward_projection
 };
 
 // what one decode conditions on; all per-frame arrays cover the 4n valid frames
@@ -69,6 +63,7 @@ struct pose_planner_state {
     std::vector<float>   tok;       // [max_tokens, H·tok_dim] gathered token embeddings
     std::vector<float>   mlp_a;     // [max_tokens, pose_feat_width]
     std::vector<float>   mlp_b;     // [max_tokens, pose_feat_width]
+    std::vector<float>   feat;      // [max_tokens, pose_feat_width] token MLP output
     std::vector<float>   cond;      // [4·max_tokens, pose_feat_width / 4] keyframe pose embeddings
     std::vector<float>   root;      // [max_tokens, root_feat_width]
     std::vector<float>   cat;       // [max_tokens, pose + root + dur feature widths]

@@ -1,0 +1,84 @@
+#include "model/transformer.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace mb {
+
+transformer_state::transformer_state(const transformer_hparams & hp, int64_t n_max_) : n_max(n_max_) {
+    qkv.assign((size_t) (n_max * 3 * hp.n_embd), 0.0f);
+    att.assign((size_t) (n_max * hp.n_embd), 0.0f);
+    proj.assign((size_t) (n_max * hp.n_embd), 0.0f);
+    ff.assign((size_t) (n_max * hp.n_ff), 0.0f);
+}
+
+transformer transformer::load(const tensor_source & src, const std::string & prefix, int64_t n_head) {
+    transformer t;
+    // sizes from layer 0
+    const std::string l0   = prefix + "layers.0.";
+    const tensor_view & w1 = require_any_f32(src, l0 + "linear1.weight");
+    if (w1.n_dims != 2) {
+        throw std::runtime_error(src.origin() + ": tensor '" + l0 + "linear1.weight' must be 2-D, got " +
+                                 torch_shape_string(w1));
+    }
+    t.hp.n_ff   = w1.ne[1];
+    t.hp.n_embd = w1.ne[0];
+    t.hp.n_head = n_head;
+    if (n_head <= 0 || t.hp.n_embd % n_head != 0) {
+        throw std::runtime_error(src.origin() + ": n_head " + std::to_string(n_head) + " does not divide n_embd " +
+                                 std::to_string(t.hp.n_embd) + " of '" + prefix + "'");
+    }
+
+    const int64_t d = t.hp.n_embd, f = t.hp.n_ff;
+    for (int il = 0;; ++il) {
+        const std::string p = prefix + "layers." + std::to_string(il) + ".";
+        if (!src.find(p + "linear1.weight")) break;
+        transformer_layer l;
+        l.in_proj_weight  = require_f32(src, p + "self_attn.in_proj_weight", {3 * d, d}).f32();
+        l.in_proj_bias    = require_f32(src, p + "self_attn.in_proj_bias", {3 * d}).f32();
+        l.out_proj_weight = require_f32(src, p + "self_attn.out_proj.weight", {d, d}).f32();
+        l.out_proj_bias   = require_f32(src, p + "self_attn.out_proj.bias", {d}).f32();
+        l.linear1_weight  = require_f32(src, p + "linear1.weight", {f, d}).f32();
+        l.linear1_bias    = require_f32(src, p + "linear1.bias", {f}).f32();
+        l.linear2_weight  = require_f32(src, p + "linear2.weight", {d, f}).f32();
+        l.linear2_bias    = require_f32(src, p + "linear2.bias", {d}).f32();
+        l.norm1_weight    = require_f32(src, p + "norm1.weight", {d}).f32();
+        l.norm1_bias      = require_f32(src, p + "norm1.bias", {d}).f32();
+        l.norm2_weight    = require_f32(src, p + "norm2.weight", {d}).f32();
+        l.norm2_bias      = require_f32(src, p + "norm2.bias", {d}).f32();
+        t.layers.push_back(l);
+    }
+    t.hp.n_layer = (int64_t) t.layers.size();
+    return t;
+}
+
+void transformer::forward(backend & be, float * x, int64_t n, const uint8_t * key_mask, transformer_state & st) const {
+    if (n < 1 || n > st.n_max) {
+        throw std::invalid_argument("transformer: " + std::to_string(n) + " rows, state holds 1.." +
+                                    std::to_string(st.n_max));
+    }
+    const int64_t d = hp.n_embd, f = hp.n_ff;
+    constexpr float eps = 1e-5f;
+
+    for (const transformer_layer & l : layers) {
+        // self-attention: qkv [n, 3d] → heads [n, d] → out_proj [n, d]
+        {
+            be.linear(x, n, d, l.in_proj_weight, l.in_proj_bias, 3 * d, st.qkv.data());
+            be.attention(st.qkv.data(), n, d, hp.n_head, key_mask, st.att.data());
+            be.linear(st.att.data(), n, d, l.out_proj_weight, l.out_proj_bias, d, st.proj.data());
+        }
+        // x = norm1(x + attention)
+        be.add_layer_norm(x, st.proj.data(), n, d, l.norm1_weight, l.norm1_bias, eps);
+        // feed-forward: linear2(relu(linear1(x))) [n, n_ff] → [n, d]
+        {
+            be.linear(x, n, d, l.linear1_weight, l.linear1_bias, f, st.ff.data());
+            float * h = st.ff.data();
+            for (int64_t i = 0; i < n * f; ++i) h[i] = std::max(h[i], 0.0f);
+            be.linear(h, n, f, l.linear2_weight, l.linear2_bias, d, st.proj.data());
+        }
+        // x = norm2(x + ffn)
+        be.add_layer_norm(x, st.proj.data(), n, d, l.norm2_weight, l.norm2_bias, eps);
+    }
+}
+
+} // namespace mb
