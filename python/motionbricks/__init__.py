@@ -1,0 +1,1 @@
+"""MotionBricks converter: upstream checkpoints to the GGUF model bundle v1."""

@@ -1,0 +1,116 @@
+"""Command line: bundle, random-bundle, dump. Errors are one line on stderr and
+exit status 1."""
+
+import argparse
+import json
+import sys
+import time
+
+from . import constants as C
+from .errors import ConvertError
+
+
+def _add_provenance(p):
+    p.add_argument("--upstream-revision", default=C.RELEASE_UPSTREAM_REVISION, metavar="SHA",
+                   help="upstream commit recorded in every component (default: the release's)")
+    p.add_argument("--source-sha256", action="append", metavar="COMPONENT=HEX",
+                   help="override the source hash of pose, root, vq-decoder or support (repeatable)")
+    p.add_argument("--safe-manifest-sha256", metavar="HEX",
+                   help="manifest.json safe_manifest_sha256 (default: hash of the canonical extraction record)")
+
+
+def _add_hparams(p):
+    p.add_argument("--pose-heads", type=int, metavar="N", help="pose transformer heads (default 16)")
+    p.add_argument("--root-heads", type=int, metavar="N", help="root transformer heads (default 16)")
+    p.add_argument("--dilation-growth", type=int, metavar="N", help="conv dilation growth rate (default 3)")
+
+
+def _add_stats(p, required):
+    p.add_argument("--mean", metavar="FILE", help="mean.npy [418]")
+    p.add_argument("--std", metavar="FILE", help="std.npy [418]")
+    p.add_argument("--stats", metavar="FILE", help=".safetensors holding mean and std [418]")
+
+
+def build_parser():
+    ap = argparse.ArgumentParser(prog="convert.py", description="MotionBricks GGUF model bundle converter")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("bundle", help="convert upstream checkpoints (.ckpt or .safetensors) to a bundle")
+    b.add_argument("--pose", required=True, metavar="FILE", help="pose model .ckpt / .safetensors")
+    b.add_argument("--root", required=True, metavar="FILE", help="root model .ckpt / .safetensors")
+    b.add_argument("--vqvae", required=True, metavar="FILE", help="VQ-VAE .ckpt / .safetensors")
+    _add_stats(b, True)
+    b.add_argument("--out", required=True, metavar="DIR", help="bundle directory (created)")
+    _add_provenance(b)
+    _add_hparams(b)
+    b.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+    r = sub.add_parser("random-bundle", help="write a bundle of the exact architecture with seeded random weights")
+    r.add_argument("--preset", choices=("full", "small"), required=True)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--out", required=True, metavar="DIR")
+    _add_stats(r, False)
+    _add_provenance(r)
+    _add_hparams(r)
+    r.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+    d = sub.add_parser("dump", help="print a GGUF file's metadata and tensors")
+    d.add_argument("file", metavar="FILE.gguf")
+    d.add_argument("--json", action="store_true", help="one JSON object")
+    return ap
+
+
+def dump(path, as_json):
+    from .gguf import GGUFFile
+    with GGUFFile(path) as g:
+        if as_json:
+            out = {"file": path, "size": g.size, "alignment": g.alignment,
+                   "metadata": [{"key": k, "type": t, "value": v} for k, t, v in g.metadata],
+                   "tensors": [{"name": t["name"], "type": C.GGML_TYPE_NAMES.get(t["type"], t["type"]),
+                                "ne": t["ne"], "offset": t["offset"]} for t in g.tensors]}
+            print(json.dumps(out, indent=2))
+            return
+        print("%s: GGUF v%d, %d bytes, %d metadata keys, %d tensors, alignment %d"
+              % (path, C.GGUF_VERSION, g.size, len(g.metadata), len(g.tensors), g.alignment))
+        for k, t, v in g.metadata:
+            s = repr(v) if not isinstance(v, str) else v
+            if len(s) > 100:
+                s = s[:97] + "..."
+            print("  %-32s %-2d %s" % (k, t, s))
+        n = 0
+        for t in g.tensors:
+            n += t["n_elements"]
+            print("  %-64s %-4s ne=%-22s offset=%d" % (t["name"], C.GGML_TYPE_NAMES.get(t["type"], t["type"]),
+                                                     t["ne"], t["offset"]))
+        print("  %d elements" % n)
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    t0 = time.monotonic()
+    try:
+        if args.command == "dump":
+            dump(args.file, args.json)
+            return 0
+        if args.command == "bundle":
+            from .converter import convert
+            manifest = convert(args)
+        else:
+            from .random_bundle import random_bundle
+            manifest = random_bundle(args)
+    except ConvertError as e:
+        sys.stderr.write("convert: error: %s\n" % e)
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("convert: interrupted\n")
+        return 130
+    if not args.quiet:
+        comps = manifest[C.MANIFEST_KEY_COMPONENTS]
+        for role in C.COMPONENTS:
+            e = comps[role]
+            sys.stderr.write("convert: %-16s %3d tensors %11d parameters  %s\n"
+                             % (e[C.MANIFEST_KEY_PATH], e[C.MANIFEST_KEY_TENSOR_COUNT],
+                                e[C.MANIFEST_KEY_PARAMETER_COUNT], e[C.MANIFEST_KEY_SHA256]))
+        sys.stderr.write("convert: %d inference parameters, wrote %s in %.1f s\n"
+                         % (manifest[C.MANIFEST_KEY_INFERENCE_PARAMETER_COUNT], args.out, time.monotonic() - t0))
+    return 0
