@@ -1,0 +1,335 @@
+/*
+ * motionbricks.h — C ABI v1 of the native MotionBricks runtime (G1 humanoid motion generation).
+ *
+ * A drop-in replacement for the reference runtime's C ABI v1: same names, argument order and types,
+ * status codes, device values, defaults, validation rules and ownership rules. Stateless inference
+ * (sparse keyframes in, a motion out) is declared in <motionbricks/inference.h>.
+ *
+ * Usage (every call returns an mb_status; check each one in real code):
+ *
+ *     #include <motionbricks/inference.h>
+ *
+ *     char error[512];
+ *     mb_runtime_options * options = NULL;
+ *     mb_model *           model   = NULL;
+ *     mb_runtime_options_create(&options, error, sizeof error);
+ *     mb_runtime_options_set_threads(options, 2, error, sizeof error);
+ *     if (mb_model_load("models/g1-f32", options, &model, error, sizeof error) != MB_OK) {
+ *         fprintf(stderr, "load failed: %s\n", error);
+ *     }
+ *     mb_runtime_options_free(options);           // options are copied at load
+ *     uint32_t joints = 0;
+ *     mb_model_get_joint_count(model, &joints, error, sizeof error);   // 34
+ *     ...                                         // see inference.h for mb_model_infer
+ *     mb_model_free(model);
+ *
+ * Conventions (apply to every function below):
+ *   - Only fixed-width scalars, pointers and opaque handles cross the boundary; booleans and enum
+ *     selectors are uint32_t, element counts uint64_t. No struct is passed by value.
+ *   - Every fallible function returns mb_status (MB_OK = 0) and ends with (char * error,
+ *     uint64_t error_capacity). On failure a message is written there, truncated to fit and always
+ *     NUL-terminated when error != NULL and error_capacity > 0; on success error[0] is set to NUL.
+ *     error = NULL or error_capacity = 0 discards the message. There is no global or thread-local
+ *     "last error": the buffer is the only channel.
+ *   - On failure, a function that creates an object sets *output = NULL (when output is not NULL)
+ *     and changes nothing else; a failing setter leaves its object unchanged.
+ *   - Every object has exactly one *_free function; passing NULL to it is a no-op.
+ *   - Inputs are copied unless a comment says "borrowed". Returned pointers are borrowed from the
+ *     object named in the comment and stay valid until the event named there.
+ *   - No C++ exception ever crosses this boundary.
+ *   - Motion layout: Y up, metres, radians, 30 frames per second, G1Skeleton34 (34 joints);
+ *     root translations [frames, 3], local rotations as quaternions x, y, z, w [frames, 34, 4],
+ *     frame-major, row-major float32.
+ *
+ * Thread safety:
+ *   - Distinct objects may be used from distinct threads concurrently, including distinct models.
+ *   - A model is immutable after mb_model_load and may be shared by threads. Calls that run the
+ *     networks on a model (mb_model_infer, mb_model_infer_batch) take a lock inside that model, so
+ *     concurrent calls sharing one model are serialised by the library (they do not run in
+ *     parallel): load one model per worker thread for parallel throughput. Model getters may be
+ *     called concurrently with anything except mb_model_free.
+ *   - Options, commands and inference requests are not synchronised: calls that mutate one of
+ *     them must not overlap with any other call using the same object.
+ *   - A motion is immutable; any number of threads may read it concurrently until mb_motion_free.
+ *   - Freeing an object while another thread uses it is undefined behaviour.
+ */
+#ifndef MOTIONBRICKS_MOTIONBRICKS_H
+#define MOTIONBRICKS_MOTIONBRICKS_H
+
+#include <stdint.h>
+
+/* ==== version and export ======================================================================== */
+
+/* The ABI version this header describes; mb_abi_version() returns the library's. They are equal for
+ * a compatible library. New functions are only ever added (a changed signature gets a _v2 name), so
+ * check for a symbol's presence, not the version, to discover a feature. */
+#define MB_ABI_VERSION UINT32_C(1)
+
+/* MB_API marks every exported function. Windows DLL users define MOTIONBRICKS_SHARED. */
+#if defined(_WIN32) && defined(MOTIONBRICKS_SHARED)
+#    if defined(MOTIONBRICKS_BUILD)
+#        define MB_API __declspec(dllexport)
+#    else
+#        define MB_API __declspec(dllimport)
+#    endif
+#elif defined(__GNUC__) || defined(__clang__)
+#    define MB_API __attribute__((visibility("default")))
+#else
+#    define MB_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== status codes ============================================================================== */
+
+/* Returned by every fallible function. The list is only ever appended to. */
+typedef uint32_t mb_status;
+#define MB_OK                  UINT32_C(0) /* success */
+#define MB_INVALID_ARGUMENT    UINT32_C(1) /* NULL handle/pointer, wrong count, NaN/Inf, value out of range */
+#define MB_OUT_OF_MEMORY       UINT32_C(2) /* an allocation failed */
+#define MB_IO_ERROR            UINT32_C(3) /* a file or directory is missing or unreadable */
+#define MB_INVALID_FORMAT      UINT32_C(4) /* a file is malformed (bad magic, version, shapes, values) */
+#define MB_INCOMPATIBLE_MODEL  UINT32_C(5) /* a well-formed bundle this runtime cannot run */
+#define MB_BACKEND_UNAVAILABLE UINT32_C(6) /* the requested device is not available in this build */
+#define MB_COMPUTE_FAILED      UINT32_C(7) /* inference failed or produced non-finite values */
+#define MB_NOT_IMPLEMENTED     UINT32_C(8) /* the feature exists in the ABI but not in this build */
+#define MB_INTERNAL_ERROR      UINT32_C(9) /* a bug in the library; the message says where */
+
+/* Compute devices, carried as uint32_t. New devices are appended, never renumbered. */
+typedef uint32_t mb_device;
+#define MB_DEVICE_AUTO   UINT32_C(0) /* the best available device (currently the CPU) */
+#define MB_DEVICE_CPU    UINT32_C(1) /* the CPU backend */
+#define MB_DEVICE_VULKAN UINT32_C(2) /* Vulkan: mb_model_load answers MB_BACKEND_UNAVAILABLE in this build */
+
+/* ==== handles =================================================================================== */
+
+typedef struct mb_runtime_options mb_runtime_options; /* how to load a model (device, threads) */
+typedef struct mb_model           mb_model;           /* a loaded bundle: immutable, shareable */
+typedef struct mb_style           mb_style;           /* a motion style (functions added with the agent) */
+typedef struct mb_command         mb_command;         /* what an agent plan should do (pure data) */
+typedef struct mb_agent           mb_agent;           /* a stateful animation agent (added later) */
+typedef struct mb_motion          mb_motion;          /* a generated motion (immutable result) */
+
+/* ==== library =================================================================================== */
+
+/* Returns MB_ABI_VERSION of the library (1). Never fails; thread-safe. */
+MB_API uint32_t mb_abi_version(void);
+
+/* Returns a static, NUL-terminated English name for `status` ("ok" for MB_OK, "unknown status" for a
+ * value this library does not know). The string is never freed. Never fails; thread-safe. */
+MB_API const char * mb_status_string(mb_status status);
+
+/* ==== runtime options =========================================================================== */
+
+/* Creates runtime options with the defaults: device MB_DEVICE_AUTO, threads 0 (one per hardware
+ * thread), no backend directory. *output receives a new object owned by the caller; free it with
+ * mb_runtime_options_free. Errors: MB_INVALID_ARGUMENT (output NULL), MB_OUT_OF_MEMORY. */
+MB_API mb_status mb_runtime_options_create(mb_runtime_options ** output, char * error, uint64_t error_capacity);
+
+/* Frees options created by mb_runtime_options_create. NULL is a no-op. Models loaded with them keep
+ * their own copy. */
+MB_API void mb_runtime_options_free(mb_runtime_options * value);
+
+/* Selects the device: MB_DEVICE_AUTO, MB_DEVICE_CPU or MB_DEVICE_VULKAN. Any other value →
+ * MB_INVALID_ARGUMENT. MB_DEVICE_VULKAN is accepted here and rejected by mb_model_load with
+ * MB_BACKEND_UNAVAILABLE in builds without a GPU backend. value must not be NULL. */
+MB_API mb_status mb_runtime_options_set_device(mb_runtime_options * value, mb_device device, char * error,
+                                               uint64_t error_capacity);
+
+/* Writes the selected device to *output. value and output must not be NULL. */
+MB_API mb_status mb_runtime_options_get_device(const mb_runtime_options * value, mb_device * output,
+                                               char * error, uint64_t error_capacity);
+
+/* Sets the number of CPU threads used by inference on models loaded with these options; 0 (default)
+ * means one per hardware thread. Values above 256 are clamped to 256 at load. value must not be NULL. */
+MB_API mb_status mb_runtime_options_set_threads(mb_runtime_options * value, uint32_t threads, char * error,
+                                                uint64_t error_capacity);
+
+/* Writes the configured thread count (as set, before clamping) to *output. value and output must not
+ * be NULL. */
+MB_API mb_status mb_runtime_options_get_threads(const mb_runtime_options * value, uint32_t * output,
+                                                char * error, uint64_t error_capacity);
+
+/* Sets the directory where dynamically loaded compute backends are searched (copied). NULL or "" clears
+ * it. The CPU backend is built in, so this build stores the value without using it. value must not be
+ * NULL. */
+MB_API mb_status mb_runtime_options_set_backend_directory(mb_runtime_options * value, const char * directory,
+                                                          char * error, uint64_t error_capacity);
+
+/* Writes the backend directory ("" when unset) to *output. The string is borrowed from `value` and
+ * stays valid until the next set_backend_directory on it or mb_runtime_options_free. value and output
+ * must not be NULL. */
+MB_API mb_status mb_runtime_options_get_backend_directory(const mb_runtime_options * value, const char ** output,
+                                                          char * error, uint64_t error_capacity);
+
+/* ==== commands ================================================================================== */
+
+/* Creates a command for agent plans with the defaults: no style, movement (0,0,0), facing (0,0,1),
+ * target speed -1 (the style's speed), world target disabled at (0,0,0) heading 0, seed 0, Gumbel
+ * sampling (argmax 0). A command is pure data and may be reused between plans. *output receives a
+ * new object owned by the caller; free it with mb_command_free. Errors: MB_INVALID_ARGUMENT (output
+ * NULL), MB_OUT_OF_MEMORY. */
+MB_API mb_status mb_command_create(mb_command ** output, char * error, uint64_t error_capacity);
+
+/* Frees a command. NULL is a no-op. The style it points to is not freed. */
+MB_API void mb_command_free(mb_command * value);
+
+/* Selects the style (NULL clears it). The style is borrowed: it must outlive every plan that uses
+ * this command. value must not be NULL. */
+MB_API mb_status mb_command_set_style(mb_command * value, const mb_style * style, char * error,
+                                      uint64_t error_capacity);
+
+/* Writes the borrowed style pointer (NULL when unset) to *output. value and output must not be NULL. */
+MB_API mb_status mb_command_get_style(const mb_command * value, const mb_style ** output, char * error,
+                                      uint64_t error_capacity);
+
+/* Sets the world-space travel direction (Y is ignored by planners; (0,0,0) means stand still). Every
+ * component must be finite, else MB_INVALID_ARGUMENT. value must not be NULL. */
+MB_API mb_status mb_command_set_movement_direction(mb_command * value, float x, float y, float z, char * error,
+                                                   uint64_t error_capacity);
+
+/* Writes the movement direction to *x, *y, *z. No pointer may be NULL. */
+MB_API mb_status mb_command_get_movement_direction(const mb_command * value, float * x, float * y, float * z,
+                                                   char * error, uint64_t error_capacity);
+
+/* Sets the world-space direction the body should face. Components must be finite and the vector must
+ * not be zero (squared length <= 1e-12 is rejected), else MB_INVALID_ARGUMENT. value must not be NULL. */
+MB_API mb_status mb_command_set_facing_direction(mb_command * value, float x, float y, float z, char * error,
+                                                 uint64_t error_capacity);
+
+/* Writes the facing direction to *x, *y, *z. No pointer may be NULL. */
+MB_API mb_status mb_command_get_facing_direction(const mb_command * value, float * x, float * y, float * z,
+                                                 char * error, uint64_t error_capacity);
+
+/* Sets the target speed in metres per second; a negative value (down to -1) selects the style's
+ * configured speed. NaN, infinities and values below -1 → MB_INVALID_ARGUMENT. value must not be NULL. */
+MB_API mb_status mb_command_set_target_speed(mb_command * value, float metres_per_second, char * error,
+                                             uint64_t error_capacity);
+
+/* Writes the target speed to *output. value and output must not be NULL. */
+MB_API mb_status mb_command_get_target_speed(const mb_command * value, float * output, char * error,
+                                             uint64_t error_capacity);
+
+/* Sets an explicit world-space root target (position and heading in radians about +Y) and whether it
+ * is used (enabled 0 or 1). Values must be finite and enabled 0/1, else MB_INVALID_ARGUMENT. value must
+ * not be NULL. */
+MB_API mb_status mb_command_set_world_target(mb_command * value, float x, float y, float z, float heading_radians,
+                                             uint32_t enabled, char * error, uint64_t error_capacity);
+
+/* Writes the world target and its enabled flag. No pointer may be NULL. */
+MB_API mb_status mb_command_get_world_target(const mb_command * value, float * x, float * y, float * z,
+                                             float * heading_radians, uint32_t * enabled, char * error,
+                                             uint64_t error_capacity);
+
+/* Sets the per-plan random seed (any value; default 0). value must not be NULL. */
+MB_API mb_status mb_command_set_seed(mb_command * value, uint64_t seed, char * error, uint64_t error_capacity);
+
+/* Writes the seed to *output. value and output must not be NULL. */
+MB_API mb_status mb_command_get_seed(const mb_command * value, uint64_t * output, char * error,
+                                     uint64_t error_capacity);
+
+/* Selects pose-token sampling: 0 (default) Gumbel at temperature 1, 1 argmax. Other values →
+ * MB_INVALID_ARGUMENT. value must not be NULL. */
+MB_API mb_status mb_command_set_sampling_argmax(mb_command * value, uint32_t enabled, char * error,
+                                                uint64_t error_capacity);
+
+/* Writes the sampling flag (0 or 1) to *output. value and output must not be NULL. */
+MB_API mb_status mb_command_get_sampling_argmax(const mb_command * value, uint32_t * output, char * error,
+                                                uint64_t error_capacity);
+
+/* ==== model ===================================================================================== */
+
+/* Loads and validates the bundle directory `bundle_directory` (pose.gguf, root.gguf, vq-decoder.gguf,
+ * support.gguf; weights are memory-mapped). options may be NULL (defaults); they are copied. *output
+ * receives a new model owned by the caller; free it with mb_model_free after every agent made from it.
+ * Errors: MB_INVALID_ARGUMENT (bundle_directory NULL or "", output NULL, invalid device in options),
+ * MB_BACKEND_UNAVAILABLE (MB_DEVICE_VULKAN), MB_IO_ERROR (directory or a component missing or
+ * unreadable), MB_INVALID_FORMAT (a malformed component), MB_INCOMPATIBLE_MODEL (well-formed weights
+ * this runtime cannot run), MB_OUT_OF_MEMORY. Thread-safe (loads of distinct models may overlap). */
+MB_API mb_status mb_model_load(const char * bundle_directory, const mb_runtime_options * options, mb_model ** output,
+                               char * error, uint64_t error_capacity);
+
+/* Frees a model and unmaps its weights. NULL is a no-op. Motions produced from it stay valid. */
+MB_API void mb_model_free(mb_model * value);
+
+/* Writes the number of learned parameters (pose + root + VQ decoder; 183,148,382 for the release
+ * bundle) to *output. value and output must not be NULL. */
+MB_API mb_status mb_model_get_parameter_count(const mb_model * value, uint64_t * output, char * error,
+                                              uint64_t error_capacity);
+
+/* Writes the skeleton's joint count (34) to *output. value and output must not be NULL. */
+MB_API mb_status mb_model_get_joint_count(const mb_model * value, uint32_t * output, char * error,
+                                          uint64_t error_capacity);
+
+/* Writes the name of joint `joint` (0..33, e.g. "pelvis_skel") to *output: a NUL-terminated string
+ * borrowed from the model until mb_model_free. joint out of range → MB_INVALID_ARGUMENT. */
+MB_API mb_status mb_model_get_joint_name(const mb_model * value, uint32_t joint, const char ** output, char * error,
+                                         uint64_t error_capacity);
+
+/* Writes the parent index of joint `joint` (-1 for the root) to *output. joint out of range →
+ * MB_INVALID_ARGUMENT. */
+MB_API mb_status mb_model_get_joint_parent(const mb_model * value, uint32_t joint, int32_t * output, char * error,
+                                           uint64_t error_capacity);
+
+/* Writes the rest-pose position of joint `joint` relative to the pelvis (metres, Y up, Z forward).
+ * joint out of range or any NULL pointer → MB_INVALID_ARGUMENT. */
+MB_API mb_status mb_model_get_neutral_joint_position(const mb_model * value, uint32_t joint, float * x, float * y,
+                                                     float * z, char * error, uint64_t error_capacity);
+
+/* ==== styles and agents =========================================================================
+ * mb_style_load/free/get_name/set_speed/get_speed and mb_agent_create/free/reset/set_context/plan/
+ * plan_batch/advance are declared here, with their implementation, by the styles-and-agent work.
+ * The mb_style and mb_agent handle types above are already part of ABI v1.
+ * ============================================================================================== */
+
+/* ==== motions =================================================================================== */
+
+/* Frees a motion. NULL is a no-op. Pointers returned by the getters below become invalid. */
+MB_API void mb_motion_free(mb_motion * value);
+
+/* Writes the number of frames (24..64 for stateless inference, a multiple of 4) to *output. value and
+ * output must not be NULL. */
+MB_API mb_status mb_motion_get_frame_count(const mb_motion * value, uint64_t * output, char * error,
+                                           uint64_t error_capacity);
+
+/* Writes the number of joints per frame (34) to *output. value and output must not be NULL. */
+MB_API mb_status mb_motion_get_joint_count(const mb_motion * value, uint64_t * output, char * error,
+                                           uint64_t error_capacity);
+
+/* Writes a pointer to the root translations [frames, 3] (metres) to *output and the number of floats
+ * (frames * 3) to *values. The buffer is borrowed from the motion until mb_motion_free; it survives
+ * the model and the request that produced it. No pointer may be NULL. */
+MB_API mb_status mb_motion_get_root_translations(const mb_motion * value, const float ** output, uint64_t * values,
+                                                 char * error, uint64_t error_capacity);
+
+/* Writes a pointer to the local joint rotations [frames, 34, 4] (quaternions x, y, z, w; joint 0 is
+ * the root's world rotation) to *output and the number of floats to *values. Borrowed until
+ * mb_motion_free. No pointer may be NULL. */
+MB_API mb_status mb_motion_get_local_rotations_xyzw(const mb_motion * value, const float ** output,
+                                                    uint64_t * values, char * error, uint64_t error_capacity);
+
+/* Writes the number of target frames carried by the motion to *output: 4 for agent plans (the placed
+ * style poses the planner aimed at), 0 for stateless inference. value and output must not be NULL. */
+MB_API mb_status mb_motion_get_target_frame_count(const mb_motion * value, uint64_t * output, char * error,
+                                                  uint64_t error_capacity);
+
+/* Writes the target root translations [target frames, 3] and their float count; *output is NULL and
+ * *values 0 when the motion has no target frames. Borrowed until mb_motion_free. No pointer may be
+ * NULL. */
+MB_API mb_status mb_motion_get_target_root_translations(const mb_motion * value, const float ** output,
+                                                        uint64_t * values, char * error, uint64_t error_capacity);
+
+/* Writes the target local rotations [target frames, 34, 4] (x, y, z, w) and their float count; *output
+ * is NULL and *values 0 when the motion has no target frames. Borrowed until mb_motion_free. No pointer
+ * may be NULL. */
+MB_API mb_status mb_motion_get_target_local_rotations_xyzw(const mb_motion * value, const float ** output,
+                                                           uint64_t * values, char * error,
+                                                           uint64_t error_capacity);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MOTIONBRICKS_MOTIONBRICKS_H */

@@ -1,0 +1,569 @@
+// motionbricks.h entry points: version, status names, runtime options, commands,
+// model loading and queries, motion accessors
+#include "capi/capi-error.h"
+#include "capi/handles.h"
+
+#include "format/bundle.h"
+#include "motion/predict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <new>
+#include <system_error>
+
+using mb::capi::fail;
+using mb::capi::guard;
+using mb::capi::require;
+
+namespace {
+
+constexpr uint32_t k_max_threads = 256;   // load clamps larger thread counts
+
+bool valid_device(mb_device d) {
+    return d == MB_DEVICE_AUTO || d == MB_DEVICE_CPU || d == MB_DEVICE_VULKAN;
+}
+
+bool finite3(float x, float y, float z) {
+    return std::isfinite(x) && std::isfinite(y) && std::isfinite(z);
+}
+
+void check_joint(const mb_model * m, uint32_t joint) {
+    if (joint >= uint32_t(mb::k_n_joints)) {
+        fail(MB_INVALID_ARGUMENT, "joint index " + std::to_string(joint) + " is out of range (model has " +
+                                      std::to_string(mb::k_n_joints) + " joints)");
+    }
+    (void) m;
+}
+
+// the directory and its four components must exist and be readable; anything else is an I/O error
+void check_bundle_files(const std::string & dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+        fail(MB_IO_ERROR, "bundle directory '" + dir + "' does not exist or is not a directory");
+    }
+    for (const char * name : {"pose.gguf", "root.gguf", "vq-decoder.gguf", "support.gguf"}) {
+        const fs::path p = fs::path(dir) / name;
+        if (!fs::is_regular_file(p, ec)) {
+            fail(MB_IO_ERROR, "bundle component '" + p.string() + "' is missing");
+        }
+    }
+}
+
+uint64_t count_parameters(const mb::model_bundle & b) {
+    uint64_t n = 0;
+    for (const mb::gguf_file * f : {b.pose.get(), b.root.get(), b.vq_decoder.get()}) {
+        if (f == nullptr) {
+            continue;
+        }
+        for (const mb::tensor_view & t : f->tensors()) {
+            n += uint64_t(t.n_elements());
+        }
+    }
+    return n;
+}
+
+// shared shape of the borrowed-buffer getters
+mb_status get_buffer(const mb_motion * value, const float ** output, uint64_t * values,
+                     std::vector<float> mb_motion::*member, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "motion");
+        require(output, "output");
+        require(values, "values");
+        const std::vector<float> & v = value->*member;
+        *output = v.empty() ? nullptr : v.data();
+        *values = uint64_t(v.size());
+        return MB_OK;
+    });
+}
+
+} // namespace
+
+namespace mb::capi {
+
+std::unique_ptr<mb_motion> motion_from_result(predict_result && r) {
+    auto m    = std::make_unique<mb_motion>();
+    m->frames = uint64_t(r.frames);
+    if (r.frames <= 0 || r.root_translations.size() != size_t(r.frames) * 3 ||
+        r.local_rotations_xyzw.size() != size_t(r.frames) * k_n_joints * 4) {
+        fail(MB_INTERNAL_ERROR, "predict returned inconsistent shapes (frames " + std::to_string(r.frames) +
+                                    ", roots " + std::to_string(r.root_translations.size()) + ", rotations " +
+                                    std::to_string(r.local_rotations_xyzw.size()) + ")");
+    }
+    const auto finite = [](float v) { return std::isfinite(v); };
+    if (!std::all_of(r.root_translations.begin(), r.root_translations.end(), finite) ||
+        !std::all_of(r.local_rotations_xyzw.begin(), r.local_rotations_xyzw.end(), finite)) {
+        fail(MB_COMPUTE_FAILED, "inference produced non-finite motion values");
+    }
+    m->root_translations     = std::move(r.root_translations);
+    m->local_rotations_xyzw  = std::move(r.local_rotations_xyzw);
+    return m;
+}
+
+} // namespace mb::capi
+
+extern "C" {
+
+// ---- library ---------------------------------------------------------------------------------
+
+MB_API uint32_t mb_abi_version(void) {
+    return MB_ABI_VERSION;
+}
+
+MB_API const char * mb_status_string(mb_status status) {
+    switch (status) {
+        case MB_OK:                  return "ok";
+        case MB_INVALID_ARGUMENT:    return "invalid argument";
+        case MB_OUT_OF_MEMORY:       return "out of memory";
+        case MB_IO_ERROR:            return "I/O error";
+        case MB_INVALID_FORMAT:      return "invalid format";
+        case MB_INCOMPATIBLE_MODEL:  return "incompatible model";
+        case MB_BACKEND_UNAVAILABLE: return "backend unavailable";
+        case MB_COMPUTE_FAILED:      return "compute failed";
+        case MB_NOT_IMPLEMENTED:     return "not implemented";
+        case MB_INTERNAL_ERROR:      return "internal error";
+        default:                     return "unknown status";
+    }
+}
+
+// ---- runtime options -------------------------------------------------------------------------
+
+MB_API mb_status mb_runtime_options_create(mb_runtime_options ** output, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(output, "output");
+        *output = nullptr;
+        *output = new mb_runtime_options();
+        return MB_OK;
+    });
+}
+
+MB_API void mb_runtime_options_free(mb_runtime_options * value) {
+    delete value;
+}
+
+MB_API mb_status mb_runtime_options_set_device(mb_runtime_options * value, mb_device device, char * error,
+                                               uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "options");
+        if (!valid_device(device)) {
+            fail(MB_INVALID_ARGUMENT, "device " + std::to_string(device) +
+                                          " is not MB_DEVICE_AUTO (0), MB_DEVICE_CPU (1) or MB_DEVICE_VULKAN (2)");
+        }
+        value->device = device;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_runtime_options_get_device(const mb_runtime_options * value, mb_device * output, char * error,
+                                               uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "options");
+        require(output, "output");
+        *output = value->device;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_runtime_options_set_threads(mb_runtime_options * value, uint32_t threads, char * error,
+                                                uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "options");
+        value->threads = threads;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_runtime_options_get_threads(const mb_runtime_options * value, uint32_t * output, char * error,
+                                                uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "options");
+        require(output, "output");
+        *output = value->threads;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_runtime_options_set_backend_directory(mb_runtime_options * value, const char * directory,
+                                                          char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "options");
+        value->backend_directory = directory != nullptr ? directory : "";
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_runtime_options_get_backend_directory(const mb_runtime_options * value, const char ** output,
+                                                          char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "options");
+        require(output, "output");
+        *output = value->backend_directory.c_str();
+        return MB_OK;
+    });
+}
+
+// ---- commands --------------------------------------------------------------------------------
+
+MB_API mb_status mb_command_create(mb_command ** output, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(output, "output");
+        *output = nullptr;
+        *output = new mb_command();
+        return MB_OK;
+    });
+}
+
+MB_API void mb_command_free(mb_command * value) {
+    delete value;
+}
+
+MB_API mb_status mb_command_set_style(mb_command * value, const mb_style * style, char * error,
+                                      uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "command");
+        value->style = style;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_command_get_style(const mb_command * value, const mb_style ** output, char * error,
+                                      uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "command");
+        require(output, "output");
+        *output = value->style;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_command_set_movement_direction(mb_command * value, float x, float y, float z, char * error,
+                                                   uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "command");
+        if (!finite3(x, y, z)) {
+            fail(MB_INVALID_ARGUMENT, "movement direction must be finite");
+        }
+        value->movement = {x, y, z};
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_command_get_movement_direction(const mb_command * value, float * x, float * y, float * z,
+                                                   char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "command");
+        require(x, "x");
+        require(y, "y");
+        require(z, "z");
+        *x = value->movement[0];
+        *y = value->movement[1];
+        *z = value->movement[2];
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_command_set_facing_direction(mb_command * value, float x, float y, float z, char * error,
+                                                 uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "command");
+        if (!finite3(x, y, z)) {
+            fail(MB_INVALID_ARGUMENT, "facing direction must be finite");
+        }
+        if (double(x) * x + double(y) * y + double(z) * z <= 1.0e-12) {
+            fail(MB_INVALID_ARGUMENT, "facing direction must not be zero");
+        }
+        value->facing = {x, y, z};
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_command_get_facing_direction(const mb_command * value, float * x, float * y, float * z,
+                                                 char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "command");
+        require(x, "x");
+        require(y, "y");
+        require(z, "z");
+        *x = value->facing[0];
+        *y = value->facing[1];
+        *z = value->facing[2];
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_command_set_target_speed(mb_command * value, float metres_per_second, char * error,
+                                             uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "command");
+        if (!std::isfinite(metres_per_second) || metres_per_second < -1.0f) {
+            fail(MB_INVALID_ARGUMENT, "target speed must be finite and at least -1 (negative selects the style speed)");
+        }
+        value->target_speed = metres_per_second;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_command_get_target_speed(const mb_command * value, float * output, char * error,
+                                             uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "command");
+        require(output, "output");
+        *output = value->target_speed;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_command_set_world_target(mb_command * value, float x, float y, float z, float heading_radians,
+                                             uint32_t enabled, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "command");
+        if (!finite3(x, y, z) || !std::isfinite(heading_radians)) {
+            fail(MB_INVALID_ARGUMENT, "world target position and heading must be finite");
+        }
+        if (enabled > 1) {
+            fail(MB_INVALID_ARGUMENT, "world target enabled must be 0 or 1, got " + std::to_string(enabled));
+        }
+        value->world_target         = {x, y, z};
+        value->world_target_heading = heading_radians;
+        value->world_target_enabled = enabled;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_command_get_world_target(const mb_command * value, float * x, float * y, float * z,
+                                             float * heading_radians, uint32_t * enabled, char * error,
+                                             uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "command");
+        require(x, "x");
+        require(y, "y");
+        require(z, "z");
+        require(heading_radians, "heading_radians");
+        require(enabled, "enabled");
+        *x               = value->world_target[0];
+        *y               = value->world_target[1];
+        *z               = value->world_target[2];
+        *heading_radians = value->world_target_heading;
+        *enabled         = value->world_target_enabled;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_command_set_seed(mb_command * value, uint64_t seed, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "command");
+        value->seed = seed;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_command_get_seed(const mb_command * value, uint64_t * output, char * error,
+                                     uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "command");
+        require(output, "output");
+        *output = value->seed;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_command_set_sampling_argmax(mb_command * value, uint32_t enabled, char * error,
+                                                uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "command");
+        if (enabled > 1) {
+            fail(MB_INVALID_ARGUMENT, "sampling argmax must be 0 (Gumbel) or 1 (argmax), got " + std::to_string(enabled));
+        }
+        value->sampling_argmax = enabled;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_command_get_sampling_argmax(const mb_command * value, uint32_t * output, char * error,
+                                                uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "command");
+        require(output, "output");
+        *output = value->sampling_argmax;
+        return MB_OK;
+    });
+}
+
+// ---- model -----------------------------------------------------------------------------------
+
+MB_API mb_status mb_model_load(const char * bundle_directory, const mb_runtime_options * options, mb_model ** output,
+                               char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(output, "output");
+        *output = nullptr;
+        require(bundle_directory, "bundle_directory");
+        if (*bundle_directory == '\0') {
+            fail(MB_INVALID_ARGUMENT, "bundle_directory is empty");
+        }
+        const mb_runtime_options opts = options != nullptr ? *options : mb_runtime_options{};
+        if (!valid_device(opts.device)) {
+            fail(MB_INVALID_ARGUMENT, "runtime options hold an invalid device " + std::to_string(opts.device));
+        }
+        if (opts.device == MB_DEVICE_VULKAN) {
+            fail(MB_BACKEND_UNAVAILABLE, "this build has no Vulkan backend (use MB_DEVICE_CPU or MB_DEVICE_AUTO)");
+        }
+        const std::string dir = bundle_directory;
+        check_bundle_files(dir);
+
+        // a malformed component is a format error; anything the loader reports is about the files
+        std::unique_ptr<mb::model_bundle> bundle;
+        try {
+            bundle = mb::bundle_load(dir);
+        } catch (const std::bad_alloc &) {
+            throw;
+        } catch (const mb::capi::status_error &) {
+            throw;
+        } catch (const std::exception & e) {
+            fail(MB_INVALID_FORMAT, e.what());
+        }
+        if (bundle == nullptr) {
+            fail(MB_INTERNAL_ERROR, "bundle loader returned nothing for '" + dir + "'");
+        }
+
+        auto model             = std::make_unique<mb_model>();
+        model->options         = opts;
+        model->parameter_count = count_parameters(*bundle);
+
+        // well-formed weights that the networks cannot run are an incompatible model
+        const int threads = int(std::min(opts.threads, k_max_threads));
+        try {
+            model->net = mb::motion_model::create(std::move(bundle), threads);
+        } catch (const std::bad_alloc &) {
+            throw;
+        } catch (const std::exception & e) {
+            fail(MB_INCOMPATIBLE_MODEL, e.what());
+        }
+        if (model->net == nullptr) {
+            fail(MB_INTERNAL_ERROR, "model construction returned nothing for '" + dir + "'");
+        }
+        *output = model.release();
+        return MB_OK;
+    });
+}
+
+MB_API void mb_model_free(mb_model * value) {
+    delete value;
+}
+
+MB_API mb_status mb_model_get_parameter_count(const mb_model * value, uint64_t * output, char * error,
+                                              uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "model");
+        require(output, "output");
+        *output = value->parameter_count;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_model_get_joint_count(const mb_model * value, uint32_t * output, char * error,
+                                          uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "model");
+        require(output, "output");
+        *output = uint32_t(mb::k_n_joints);
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_model_get_joint_name(const mb_model * value, uint32_t joint, const char ** output, char * error,
+                                         uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "model");
+        require(output, "output");
+        check_joint(value, joint);
+        *output = value->support().joint_names[joint].c_str();
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_model_get_joint_parent(const mb_model * value, uint32_t joint, int32_t * output, char * error,
+                                           uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "model");
+        require(output, "output");
+        check_joint(value, joint);
+        *output = value->support().parents[joint];
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_model_get_neutral_joint_position(const mb_model * value, uint32_t joint, float * x, float * y,
+                                                     float * z, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "model");
+        require(x, "x");
+        require(y, "y");
+        require(z, "z");
+        check_joint(value, joint);
+        const float * p = value->support().neutral_joints.data() + size_t(joint) * 3;
+        *x              = p[0];
+        *y              = p[1];
+        *z              = p[2];
+        return MB_OK;
+    });
+}
+
+// ---- motions ---------------------------------------------------------------------------------
+
+MB_API void mb_motion_free(mb_motion * value) {
+    delete value;
+}
+
+MB_API mb_status mb_motion_get_frame_count(const mb_motion * value, uint64_t * output, char * error,
+                                           uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "motion");
+        require(output, "output");
+        *output = value->frames;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_motion_get_joint_count(const mb_motion * value, uint64_t * output, char * error,
+                                           uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "motion");
+        require(output, "output");
+        *output = uint64_t(mb::k_n_joints);
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_motion_get_root_translations(const mb_motion * value, const float ** output, uint64_t * values,
+                                                 char * error, uint64_t error_capacity) {
+    return get_buffer(value, output, values, &mb_motion::root_translations, error, error_capacity);
+}
+
+MB_API mb_status mb_motion_get_local_rotations_xyzw(const mb_motion * value, const float ** output,
+                                                    uint64_t * values, char * error, uint64_t error_capacity) {
+    return get_buffer(value, output, values, &mb_motion::local_rotations_xyzw, error, error_capacity);
+}
+
+MB_API mb_status mb_motion_get_target_frame_count(const mb_motion * value, uint64_t * output, char * error,
+                                                  uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "motion");
+        require(output, "output");
+        *output = value->target_frames;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_motion_get_target_root_translations(const mb_motion * value, const float ** output,
+                                                        uint64_t * values, char * error, uint64_t error_capacity) {
+    return get_buffer(value, output, values, &mb_motion::target_root_translations, error, error_capacity);
+}
+
+MB_API mb_status mb_motion_get_target_local_rotations_xyzw(const mb_motion * value, const float ** output,
+                                                           uint64_t * values, char * error,
+                                                           uint64_t error_capacity) {
+    return get_buffer(value, output, values, &mb_motion::target_local_rotations_xyzw, error, error_capacity);
+}
+
+} // extern "C"

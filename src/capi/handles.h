@@ -1,0 +1,80 @@
+// the C handles' definitions (global namespace, as declared by the public headers);
+// shared by every translation unit of the C ABI
+#pragma once
+
+#include <motionbricks/inference.h>
+
+#include "motion/predict.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+struct mb_runtime_options {
+    mb_device   device  = MB_DEVICE_AUTO;     // MB_DEVICE_*
+    uint32_t    threads = 0;                  // 0 = one per hardware thread
+    std::string backend_directory;            // "" = unset; stored and returned only
+};
+
+struct mb_command {
+    const mb_style *     style = nullptr;              // borrowed, may be NULL
+    std::array<float, 3> movement{0.0f, 0.0f, 0.0f};   // world travel direction
+    std::array<float, 3> facing{0.0f, 0.0f, 1.0f};     // world facing direction, never zero
+    float                target_speed = -1.0f;         // m/s; negative = style speed, >= -1
+    std::array<float, 3> world_target{0.0f, 0.0f, 0.0f}; // explicit root target (m)
+    float                world_target_heading = 0.0f;  // rad about +Y
+    uint32_t             world_target_enabled = 0;     // 0/1
+    uint64_t             seed                 = 0;     // per-plan RNG seed
+    uint32_t             sampling_argmax      = 0;     // 0 Gumbel, 1 argmax
+};
+
+struct mb_model {
+    std::unique_ptr<mb::motion_model> net;              // networks, support data, backend, scratch
+    mutable std::mutex                mutex;            // serialises predict (scratch is per model)
+    mb_runtime_options                options;          // copy of the load options
+    uint64_t                          parameter_count = 0; // learned parameters (pose + root + vq)
+
+    const mb::model_support & support() const {
+        return net->bundle().sup;
+    }
+};
+
+struct mb_motion {
+    uint64_t           frames = 0;                  // F
+    std::vector<float> root_translations;           // [F, 3]
+    std::vector<float> local_rotations_xyzw;        // [F, 34, 4]
+    uint64_t           target_frames = 0;           // 4 for agent plans, 0 stateless
+    std::vector<float> target_root_translations;    // [target_frames, 3]
+    std::vector<float> target_local_rotations_xyzw; // [target_frames, 34, 4]
+};
+
+struct mb_inference_request {
+    std::array<float, mb::k_constraint_frames * 5>              global_root{};      // [8, 5]
+    std::array<float, mb::k_constraint_frames * 4>              local_root{};       // [8, 4]
+    std::array<float, mb::k_constraint_frames * mb::k_pose_dim> poses{};            // [8, 303]
+    std::array<uint8_t, mb::k_constraint_frames>                global_root_mask{}; // [8] 0/1
+    std::array<uint8_t, mb::k_constraint_frames>                local_root_mask{};  // [8] 0/1
+    std::array<uint8_t, mb::k_constraint_frames>                pose_mask{};        // [8] 0/1
+    std::array<uint8_t, mb::k_duration_choices>                 durations{};        // [11] 0/1
+    uint64_t                                                    seed            = 0;
+    uint32_t                                                    sampling_argmax = 0;
+    std::array<std::array<bool, 2>, 3>                          supplied{};         // [field][boundary]
+
+    mb_inference_request() {
+        global_root_mask.fill(1);
+        local_root_mask.fill(1);
+        local_root_mask[3] = 0;
+        pose_mask.fill(1);
+        durations.fill(1);
+    }
+};
+
+namespace mb::capi {
+
+// a motion for the C caller from a predict result (stateless: no target frames)
+std::unique_ptr<mb_motion> motion_from_result(predict_result && r);
+
+} // namespace mb::capi
