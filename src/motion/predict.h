@@ -5,6 +5,7 @@
 
 #include "backend/backend.h"
 #include "format/bundle.h"
+#include "motion/motion-rep.h"
 
 #include <array>
 #include <cstdint>
@@ -24,7 +25,6 @@ constexpr int k_frames_per_token  = 4;
 constexpr int k_token_heads       = 8;      // pose tokenizer heads
 constexpr int k_token_codes       = 10;     // codes per head
 constexpr int k_duration_choices  = k_max_tokens - k_min_tokens + 1;   // 11
-constexpr int k_global_dim        = 414;
 
 enum class sampling_mode : uint32_t {
     SAMPLING_MODE_ARGMAX = 0,
