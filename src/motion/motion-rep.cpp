@@ -30,13 +30,15 @@ const subset_tables & tables() {
     return t;
 }
 
-void cross3(const float * a, const float * b, float * c) {
+template <typename T>
+void cross3(const T * a, const T * b, T * c) {
     c[0] = a[1] * b[2] - a[2] * b[1];
     c[1] = a[2] * b[0] - a[0] * b[2];
     c[2] = a[0] * b[1] - a[1] * b[0];
 }
 
-float norm3(const float * v) {
+template <typename T>
+T norm3(const T * v) {
     return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
 }
 
@@ -165,12 +167,13 @@ void reapply_start_transform(float * global, int64_t n, float ref_x, float ref_z
     }
 }
 
-void cont6d_to_matrix(const float * six, float * m) {
-    float x[3], z[3], y[3];
-    const float nx = norm3(six);
+template <typename T>
+void cont6d_to_matrix_t(const T * six, T * m) {
+    T x[3], z[3], y[3];
+    const T nx = norm3(six);
     for (int i = 0; i < 3; ++i) x[i] = six[i] / nx;
     cross3(x, six + 3, z);
-    const float nz = norm3(z);
+    const T nz = norm3(z);
     for (int i = 0; i < 3; ++i) z[i] /= nz;
     cross3(z, x, y);
     // columns x, y, z
@@ -181,31 +184,46 @@ void cont6d_to_matrix(const float * six, float * m) {
     }
 }
 
-void matrix_to_quat_wxyz(const float * m, float * q) {
-    const float m00 = m[0], m01 = m[1], m02 = m[2];
-    const float m10 = m[3], m11 = m[4], m12 = m[5];
-    const float m20 = m[6], m21 = m[7], m22 = m[8];
-    const float arg[4] = {
-        1.0f + m00 + m11 + m22,
-        1.0f + m00 - m11 - m22,
-        1.0f - m00 + m11 - m22,
-        1.0f - m00 - m11 + m22,
+template <typename T>
+void matrix_to_quat_wxyz_t(const T * m, T * q) {
+    const T m00 = m[0], m01 = m[1], m02 = m[2];
+    const T m10 = m[3], m11 = m[4], m12 = m[5];
+    const T m20 = m[6], m21 = m[7], m22 = m[8];
+    const T arg[4] = {
+        T(1) + m00 + m11 + m22,
+        T(1) + m00 - m11 - m22,
+        T(1) - m00 + m11 - m22,
+        T(1) - m00 - m11 + m22,
     };
-    float q_abs[4];
-    for (int i = 0; i < 4; ++i) q_abs[i] = arg[i] > 0.0f ? std::sqrt(arg[i]) : 0.0f;
+    T q_abs[4];
+    for (int i = 0; i < 4; ++i) q_abs[i] = arg[i] > T(0) ? std::sqrt(arg[i]) : T(0);
     int best = 0;
     for (int i = 1; i < 4; ++i) {
         if (q_abs[i] > q_abs[best]) best = i;
     }
-    float cand[4];
+    T cand[4];
     switch (best) {
         case 0:  cand[0] = q_abs[0] * q_abs[0]; cand[1] = m21 - m12; cand[2] = m02 - m20; cand[3] = m10 - m01; break;
         case 1:  cand[0] = m21 - m12; cand[1] = q_abs[1] * q_abs[1]; cand[2] = m10 + m01; cand[3] = m02 + m20; break;
         case 2:  cand[0] = m02 - m20; cand[1] = m10 + m01; cand[2] = q_abs[2] * q_abs[2]; cand[3] = m12 + m21; break;
         default: cand[0] = m10 - m01; cand[1] = m20 + m02; cand[2] = m21 + m12; cand[3] = q_abs[3] * q_abs[3]; break;
     }
-    const float den = 2.0f * (q_abs[best] > 0.1f ? q_abs[best] : 0.1f);
+    const T flr = T(0.1);
+    const T den = T(2) * (q_abs[best] > flr ? q_abs[best] : flr);
     for (int i = 0; i < 4; ++i) q[i] = cand[i] / den;
+}
+
+void cont6d_to_matrix(const float * six, float * m) {
+    cont6d_to_matrix_t(six, m);
+}
+void cont6d_to_matrix(const double * six, double * m) {
+    cont6d_to_matrix_t(six, m);
+}
+void matrix_to_quat_wxyz(const float * m, float * q) {
+    matrix_to_quat_wxyz_t(m, q);
+}
+void matrix_to_quat_wxyz(const double * m, double * q) {
+    matrix_to_quat_wxyz_t(m, q);
 }
 
 } // namespace mb

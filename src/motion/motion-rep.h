@@ -64,10 +64,13 @@ void reapply_start_transform(float * global, int64_t n, float ref_x, float ref_z
 
 // upstream cont6d_to_matrix (Gram–Schmidt, no epsilon): six = (R00, R10, R20, R01, R11, R21)
 // → row-major m[9]
+// (float and double: float32 reproduces upstream's rounding, double serves the encoders)
 void cont6d_to_matrix(const float * six, float * m);
+void cont6d_to_matrix(const double * six, double * m);
 
 // upstream matrix_to_quaternion (pytorch3d rule, max(q_abs, 0.1), first max wins, no sign
 // canonicalisation): row-major m[9] → q = (w, x, y, z)
 void matrix_to_quat_wxyz(const float * m, float * q);
+void matrix_to_quat_wxyz(const double * m, double * q);
 
 } // namespace mb
