@@ -1,0 +1,288 @@
+#include "model/root-planner.h"
+
+#include "model/sampling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace mb {
+
+namespace {
+
+std::string num(int64_t v) {
+    return std::to_string(v);
+}
+
+// a free vector tensor [n] (n ≤ 0: any length, returned through n)
+const float * load_vector(const tensor_source & src, const std::string & name, int64_t & n) {
+    const tensor_view & t = require_any_f32(src, name);
+    if (t.n_dims != 1 || (n > 0 && t.ne[0] != n)) {
+        throw std::runtime_error(src.origin() + ": tensor '" + name + "' has shape " + torch_shape_string(t) +
+                                 ", expected [" + (n > 0 ? num(n) : std::string("n")) + "]");
+    }
+    n = t.ne[0];
+    return t.f32();
+}
+
+uint64_t meta_or(const tensor_source & src, const char * key, uint64_t def) {
+    return src.meta_uint(key).value_or(def);
+}
+
+} // namespace
+
+root_planner root_planner::load(const tensor_source & src) {
+    root_planner rp;
+    root_hparams & hp = rp.hp;
+
+    // transformers: widths from the shapes, head count from metadata
+    const uint64_t n_head = meta_or(src, "motionbricks.n_head", 16);
+    if (n_head < 1 || n_head > 4096) {
+        throw std::runtime_error(src.origin() + ": motionbricks.n_head " + std::to_string(n_head) + " out of range");
+    }
+    rp.shared_tf = transformer::load(src, "_shared_transformer_model.", int64_t(n_head));
+    hp.n_embd         = rp.shared_tf.hp.n_embd;
+    hp.n_head         = int64_t(n_head);
+    hp.n_ff           = rp.shared_tf.hp.n_ff;
+    hp.n_layer_shared = rp.shared_tf.hp.n_layer;
+    const int64_t E   = hp.n_embd;
+    if (src.find("_root_token_transformer_model.layers.0.linear1.weight")) {
+        rp.token_tf = transformer::load(src, "_root_token_transformer_model.", int64_t(n_head));
+        if (rp.token_tf.hp.n_embd != E) {
+            throw std::runtime_error(src.origin() + ": stage-2 transformer width " + num(rp.token_tf.hp.n_embd) +
+                                     " differs from stage 1 (" + num(E) + ")");
+        }
+        hp.n_layer_token = rp.token_tf.hp.n_layer;
+    }
+
+    // per-frame projections and their "missing" embeddings
+    rp.proj_local_pose  = load_linear(src, "_proj_local_pose", 0, 0);
+    rp.proj_local_root  = load_linear(src, "_proj_local_root_value", 0, 0);
+    rp.proj_global_root = load_linear(src, "_proj_global_root_value", 0, 0);
+    hp.pose_feat        = rp.proj_local_pose.n_out;
+    hp.local_root_feat  = rp.proj_local_root.n_out;
+    hp.global_root_feat = rp.proj_global_root.n_out;
+    hp.pose_dim         = rp.proj_local_pose.n_in;
+    hp.local_root_dim   = rp.proj_local_root.n_in;
+    hp.global_root_dim  = rp.proj_global_root.n_in;
+    if (hp.local_root_dim != 4 || hp.global_root_dim != 5) {
+        throw std::runtime_error(src.origin() + ": root projections take " + num(hp.local_root_dim) + " / " +
+                                 num(hp.global_root_dim) + " inputs, expected 4 (local root) / 5 (global root)");
+    }
+    rp.no_local_pose_emb  = load_vector(src, "_no_local_pose_emb", hp.pose_feat);
+    rp.no_local_root_emb  = load_vector(src, "_no_local_root_emb", hp.local_root_feat);
+    rp.no_global_root_emb = load_vector(src, "_no_global_root_emb", hp.global_root_feat);
+    int64_t e = E;
+    rp.conv_no_frame_emb = load_vector(src, "_conv_no_frame_emb", e);
+
+    // context / target FCBlocks: concatenated features → E
+    const int64_t feats = hp.pose_feat + hp.local_root_feat + hp.global_root_feat;
+    rp.proj_start = load_fc_block(src, "_proj_start_input.", feats, E);
+    rp.proj_end   = load_fc_block(src, "_proj_end_input.", feats, E);
+    if (rp.proj_start.width() != rp.proj_end.width()) {
+        throw std::runtime_error(src.origin() + ": _proj_start_input and _proj_end_input widths differ");
+    }
+
+    // slot embedding: 2 × frames per token rows
+    const tensor_view & slots = require_any_f32(src, "_input_position_emb.weight");
+    if (slots.n_dims != 2 || slots.ne[0] != E || slots.ne[1] < 2 || slots.ne[1] % 2 != 0 || slots.ne[1] > 64) {
+        throw std::runtime_error(src.origin() + ": tensor '_input_position_emb.weight' has shape " +
+                                 torch_shape_string(slots) + ", expected [2·frames_per_token, " + num(E) + "]");
+    }
+    hp.frames_per_token    = slots.ne[1] / 2;
+    rp.input_position_emb  = slots.f32();
+    if (hp.frames_per_token != 4) {
+        throw std::runtime_error(src.origin() + ": " + num(hp.n_slots()) + " constraint slots; predict uses 8");
+    }
+
+    // duration classes: classifier rows = counts + out-of-reach; input rows add "predict"
+    rp.proj_logit = load_linear(src, "_proj_num_token_output_logit", 0, E);
+    hp.n_class    = rp.proj_logit.n_out;
+    const tensor_view & pos = require_any_f32(src, "_position_emb.embed");
+    if (pos.n_dims != 3 || pos.ne[0] != E || pos.ne[1] != 1) {
+        throw std::runtime_error(src.origin() + ": tensor '_position_emb.embed' has shape " + torch_shape_string(pos) +
+                                 ", expected [max_tokens, 1, " + num(E) + "]");
+    }
+    hp.max_tokens   = pos.ne[2];
+    hp.min_tokens   = hp.max_tokens - (hp.n_class - 1) + 1;
+    rp.position_emb = pos.f32();
+    if (hp.n_class < 2 || hp.min_tokens < 2 || hp.max_tokens > 64 || hp.n_class > int64_t(root_result{}.logits.size())) {
+        throw std::runtime_error(src.origin() + ": " + num(hp.n_class) + " duration classes for " +
+                                 num(hp.max_tokens) + " positions is inconsistent");
+    }
+    rp.input_num_tokens = require_f32(src, "_proj_input_num_tokens.weight", {hp.n_class + 1, E}).f32();
+    if (hp.n_layer_token > 0) {
+        rp.middle_token_emb = require_f32(src, "_middle_token_emb.weight", {hp.n_class, E}).f32();
+    }
+
+    // conv decoder: E channels per token in, global root per frame out, E-wide external condition
+    const uint64_t growth = meta_or(src, "motionbricks.dilation_growth", 3);
+    if (growth < 1 || growth > 64) {
+        throw std::runtime_error(src.origin() + ": motionbricks.dilation_growth " + std::to_string(growth) +
+                                 " out of range");
+    }
+    rp.conv_output = cond_decoder::load(src, "_conv_output.", int64_t(growth));
+    const cond_decoder_hparams & dh = rp.conv_output.hp;
+    if (dh.c_in != E || dh.c_out != hp.global_root_dim || dh.ext_dim != E || dh.tgt_dim != hp.global_root_dim ||
+        dh.frames_per_pos() != hp.frames_per_token) {
+        throw std::runtime_error(src.origin() + ": _conv_output has c_in " + num(dh.c_in) + ", c_out " +
+                                 num(dh.c_out) + ", external " + num(dh.ext_dim) + ", target " + num(dh.tgt_dim) +
+                                 ", " + num(dh.frames_per_pos()) + " frames per token; expected " + num(E) + ", " +
+                                 num(hp.global_root_dim) + ", " + num(E) + ", " + num(hp.global_root_dim) + ", " +
+                                 num(hp.frames_per_token));
+    }
+    return rp;
+}
+
+root_planner_state::root_planner_state(const root_planner & rp) {
+    const root_hparams & hp = rp.hp;
+    const int64_t E = hp.n_embd, S = hp.n_slots(), F = hp.frames_per_token * hp.max_tokens;
+    const int64_t feats = hp.pose_feat + hp.local_root_feat + hp.global_root_feat;
+    emb.assign(size_t(S * feats), 0.0f);
+    tmp.assign(size_t(S * std::max({hp.pose_feat, hp.local_root_feat, hp.global_root_feat})), 0.0f);
+    mlp_a.assign(size_t(hp.frames_per_token * rp.proj_start.width()), 0.0f);
+    mlp_b.assign(size_t(hp.frames_per_token * rp.proj_start.width()), 0.0f);
+    frame.assign(size_t(S * E), 0.0f);
+    x1.assign(size_t((1 + S) * E), 0.0f);
+    x2.assign(size_t((1 + S + hp.max_tokens) * E), 0.0f);
+    ext.assign(size_t(F * E), 0.0f);
+    tgt.assign(size_t(F * hp.global_root_dim), 0.0f);
+    has_tgt.assign(size_t(F), 0);
+    transformer_hparams th = rp.shared_tf.hp;
+    if (hp.n_layer_token > 0) th.n_ff = std::max(th.n_ff, rp.token_tf.hp.n_ff);
+    tf  = transformer_state(th, 1 + S + hp.max_tokens);
+    dec = cond_decoder_state(rp.conv_output.hp, hp.max_tokens);
+}
+
+root_result root_planner::run(backend & be, root_planner_state & st, const root_inputs & in, root_trace * trace) const {
+    const int64_t E = hp.n_embd, S = hp.n_slots(), P = hp.frames_per_token;
+    const int64_t n_counts = hp.n_class - 1;    // real durations min..max
+    if (in.num_tokens != 0 && (in.num_tokens < hp.min_tokens || in.num_tokens > hp.max_tokens)) {
+        throw std::invalid_argument("forced token count " + num(in.num_tokens) + " outside " + num(hp.min_tokens) +
+                                    ".." + num(hp.max_tokens));
+    }
+    if (!in.global_root || !in.has_global || !in.local_root || !in.has_local || !in.poses || !in.has_pose) {
+        throw std::invalid_argument("root planner inputs missing");
+    }
+
+    // per-slot embeddings: projection where given, the learned "missing" vector elsewhere
+    // [8, pose_feat | local_root_feat | global_root_feat]
+    const int64_t feats = hp.pose_feat + hp.local_root_feat + hp.global_root_feat;
+    {
+        struct part {
+            const linear_weights & w;
+            const float *          x;
+            const uint8_t *        has;
+            const float *          none;
+            int64_t                offset;
+        };
+        const part parts[3] = {
+            {proj_local_pose, in.poses, in.has_pose, no_local_pose_emb, 0},
+            {proj_local_root, in.local_root, in.has_local, no_local_root_emb, hp.pose_feat},
+            {proj_global_root, in.global_root, in.has_global, no_global_root_emb, hp.pose_feat + hp.local_root_feat},
+        };
+        for (const part & p : parts) {
+            be.linear(p.x, S, p.w.n_in, p.w.weight, p.w.bias, p.w.n_out, st.tmp.data());
+            for (int64_t s = 0; s < S; ++s) {
+                const float * src = p.has[s] ? st.tmp.data() + s * p.w.n_out : p.none;
+                std::memcpy(st.emb.data() + s * feats + p.offset, src, size_t(p.w.n_out) * sizeof(float));
+            }
+        }
+    }
+
+    // frame embeddings: FCBlock per half, [4, feats] → [4, E] each
+    fc_block_forward(be, proj_start, st.emb.data(), P, st.mlp_a.data(), st.mlp_b.data(), st.frame.data());
+    fc_block_forward(be, proj_end, st.emb.data() + P * feats, P, st.mlp_a.data(), st.mlp_b.data(),
+                     st.frame.data() + P * E);
+
+    // stage 1 input: [duration embedding, frames + slot embedding]  [1 + 8, E]
+    {
+        const int64_t row = in.num_tokens == 0 ? hp.masked_class() : in.num_tokens - hp.min_tokens;
+        std::memcpy(st.x1.data(), input_num_tokens + row * E, size_t(E) * sizeof(float));
+        for (int64_t s = 0; s < S; ++s) {
+            for (int64_t i = 0; i < E; ++i) {
+                st.x1[(1 + s) * E + i] = st.frame[s * E + i] + input_position_emb[s * E + i];
+            }
+        }
+    }
+    if (trace) trace->shared_tf_in.assign(st.x1.begin(), st.x1.begin() + (1 + S) * E);
+
+    // stage 1: shared transformer (no mask), duration logits from row 0
+    shared_tf.forward(be, st.x1.data(), 1 + S, nullptr, st.tf);
+    if (trace) trace->shared_tf_out.assign(st.x1.begin(), st.x1.begin() + (1 + S) * E);
+    root_result res;
+    res.logits.fill(0.0f);
+    be.linear(st.x1.data(), 1, E, proj_logit.weight, proj_logit.bias, hp.n_class, res.logits.data());
+
+    // masks: out-of-reach unless allowed, disallowed counts
+    const float ninf = -std::numeric_limits<float>::infinity();
+    if (!in.allow_out_of_reach) res.logits[size_t(n_counts)] = ninf;
+    if (in.allowed) {
+        for (int64_t k = 0; k < n_counts; ++k) {
+            if (in.allowed[k] != 1) res.logits[size_t(k)] = ninf;
+        }
+    }
+
+    // chosen class: argmax (first on ties) unless the count is forced
+    int64_t c = in.num_tokens == 0 ? int64_t(argmax_first(res.logits.data(), hp.n_class)) : in.num_tokens - hp.min_tokens;
+    if (c >= n_counts) {
+        throw std::runtime_error("the root planner classifies the target as out of reach (more than " +
+                                 num(hp.max_tokens) + " tokens); no trajectory is produced");
+    }
+    const int64_t n = c + hp.min_tokens;
+    const int64_t F = n * P;
+    res.n = n;
+
+    // stage 2: [chosen-duration embedding, frames + slot embedding, position rows 0..n−1]  [1 + 8 + n, E];
+    // padded token rows are masked keys upstream, so the valid length alone gives the same rows
+    const float * conv_in = nullptr;
+    if (hp.n_layer_token > 0) {
+        std::memcpy(st.x2.data(), middle_token_emb + c * E, size_t(E) * sizeof(float));
+        for (int64_t s = 0; s < S; ++s) {
+            for (int64_t i = 0; i < E; ++i) {
+                st.x2[(1 + s) * E + i] = st.frame[s * E + i] + input_position_emb[s * E + i];
+            }
+        }
+        std::memcpy(st.x2.data() + (1 + S) * E, position_emb, size_t(n * E) * sizeof(float));
+        if (trace) trace->token_tf_in.assign(st.x2.begin(), st.x2.begin() + (1 + S + n) * E);
+        token_tf.forward(be, st.x2.data(), 1 + S + n, nullptr, st.tf);
+        if (trace) trace->token_tf_out.assign(st.x2.begin(), st.x2.begin() + (1 + S + n) * E);
+        conv_in = st.x2.data() + (1 + S) * E;
+    } else {
+        conv_in = position_emb;
+    }
+
+    // dense decoder conditions over 4n frames: context slots at frames 0..3, target slots at 4n−4..4n−1
+    {
+        const int64_t G = hp.global_root_dim;
+        for (int64_t f = 0; f < F; ++f) {
+            std::memcpy(st.ext.data() + f * E, conv_no_frame_emb, size_t(E) * sizeof(float));
+        }
+        std::fill(st.tgt.begin(), st.tgt.begin() + F * G, 0.0f);
+        std::fill(st.has_tgt.begin(), st.has_tgt.begin() + F, 0);
+        for (int64_t s = 0; s < S; ++s) {
+            const int64_t f = s < P ? s : F - P + (s - P);
+            const bool has_frame = in.has_pose[s] || in.has_global[s] || in.has_local[s];
+            // the frame embedding without the slot embedding
+            const float * fe = has_frame ? st.frame.data() + s * E : conv_no_frame_emb;
+            std::memcpy(st.ext.data() + f * E, fe, size_t(E) * sizeof(float));
+            std::memcpy(st.tgt.data() + f * G, in.global_root + s * G, size_t(G) * sizeof(float));
+            st.has_tgt[size_t(f)] = in.has_global[s] ? 1 : 0;
+        }
+        if (trace) {
+            trace->conv_ext.assign(st.ext.begin(), st.ext.begin() + F * E);
+            trace->conv_tgt.assign(st.tgt.begin(), st.tgt.begin() + F * G);
+            trace->conv_has_tgt.assign(st.has_tgt.begin(), st.has_tgt.begin() + F);
+        }
+    }
+
+    // conv decoder: [n, E] tokens → [4n, 5] normalised global root
+    res.global_root.assign(size_t(F * hp.global_root_dim), 0.0f);
+    conv_output.forward(be, conv_in, n, n, st.ext.data(), st.tgt.data(), st.has_tgt.data(), res.global_root.data(),
+                        st.dec);
+    return res;
+}
+
+} // namespace mb

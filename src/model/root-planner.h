@@ -1,0 +1,121 @@
+// the root planner (upstream root_backbone_network): from 8 constraint frames
+// (4 context, 4 target; normalised) it classifies the duration n (6..16 tokens,
+// or "out of reach"), then predicts the normalised global root trajectory of the
+// 4n frames with a second transformer and a DoubleCondDecoder. Tensor names are
+// the state-dict keys with "backbone_net." stripped; sizes come from the shapes,
+// n_head from metadata "motionbricks.n_head" (default 16) and the conv dilation
+// growth from "motionbricks.dilation_growth" (default 3).
+#pragma once
+
+#include "backend/backend.h"
+#include "format/tensor.h"
+#include "model/cond-decoder.h"
+#include "model/layers.h"
+#include "model/transformer.h"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace mb {
+
+struct root_planner;
+
+struct root_hparams {
+    int64_t n_embd           = 0;   // transformer width E (512)
+    int64_t n_head           = 0;   // attention heads (16), metadata motionbricks.n_head
+    int64_t n_ff             = 0;   // FFN width (2048)
+    int64_t n_layer_shared   = 0;   // stage-1 encoder layers (3)
+    int64_t n_layer_token    = 0;   // stage-2 encoder layers (3; 0 = no stage-2 transformer)
+    int64_t pose_feat        = 0;   // _proj_local_pose width (256)
+    int64_t local_root_feat  = 0;   // _proj_local_root_value width (64)
+    int64_t global_root_feat = 0;   // _proj_global_root_value width (64)
+    int64_t pose_dim         = 0;   // normalised pose per frame (304)
+    int64_t local_root_dim   = 0;   // normalised local root per frame (4)
+    int64_t global_root_dim  = 0;   // normalised global root per frame (5)
+    int64_t frames_per_token = 0;   // 4; also the number of context (and target) slots
+    int64_t max_tokens       = 0;   // 16 (rows of the position table)
+    int64_t min_tokens       = 0;   // 6
+    int64_t n_class          = 0;   // duration classes: max − min + 1 counts, then out-of-reach (12)
+
+    int64_t n_slots() const { return 2 * frames_per_token; }          // constraint frames (8)
+    int64_t masked_class() const { return n_class; }                   // input row for "predict" (12)
+};
+
+// one constraint set, normalised like upstream predict step 1
+struct root_inputs {
+    const float *   global_root = nullptr;  // [8, 5] normalised recentred global root
+    const uint8_t * has_global  = nullptr;  // [8] nonzero = given
+    const float *   local_root  = nullptr;  // [8, 4] normalised local root
+    const uint8_t * has_local   = nullptr;  // [8]
+    const float *   poses       = nullptr;  // [8, 304] normalised poses (root height first)
+    const uint8_t * has_pose    = nullptr;  // [8]
+    int64_t         num_tokens  = 0;        // 0 = predict, else forced min..max
+    const uint8_t * allowed     = nullptr;  // [max − min + 1] nonzero = allowed count (null = all)
+    bool            allow_out_of_reach = false;     // upstream config allow_pred_out_of_reach_num_tokens
+};
+
+// per-stage intermediates for parity tests and --trace (names as the fixtures' dbg_root_*)
+struct root_trace {
+    std::vector<float>   shared_tf_in;      // [1 + 8, E]
+    std::vector<float>   shared_tf_out;     // [1 + 8, E]
+    std::vector<float>   token_tf_in;       // [1 + 8 + n, E] (rows of padded tokens are not computed)
+    std::vector<float>   token_tf_out;      // [1 + 8 + n, E]
+    std::vector<float>   conv_ext;          // [4n, E] dense frame embeddings
+    std::vector<float>   conv_tgt;          // [4n, 5] dense global-root constraints
+    std::vector<uint8_t> conv_has_tgt;      // [4n]
+};
+
+struct root_planner_state {
+    std::vector<float> emb;         // [8, pose + local + global root feats] per-frame embeddings
+    std::vector<float> tmp;         // [8, max(feat widths)] projection scratch
+    std::vector<float> mlp_a;       // [4, E] FCBlock scratch
+    std::vector<float> mlp_b;       // [4, E]
+    std::vector<float> frame;       // [8, E] frame embeddings (before the slot embedding)
+    std::vector<float> x1;          // [1 + 8, E] stage-1 sequence
+    std::vector<float> x2;          // [1 + 8 + max_tokens, E] stage-2 sequence
+    std::vector<float> ext;         // [4·max_tokens, E] decoder external condition
+    std::vector<float> tgt;         // [4·max_tokens, 5] decoder target condition
+    std::vector<uint8_t> has_tgt;   // [4·max_tokens]
+    transformer_state  tf;          // sized for 1 + 8 + max_tokens rows
+    cond_decoder_state dec;
+
+    root_planner_state() = default;
+    explicit root_planner_state(const root_planner & rp);
+};
+
+struct root_result {
+    std::array<float, 16> logits{};     // [n_class] masked duration logits (−inf where masked)
+    int64_t               n = 0;        // tokens (min..max)
+    std::vector<float>    global_root;  // [4n, 5] normalised global root trajectory
+};
+
+struct root_planner {
+    root_hparams     hp;
+    const float *    no_local_pose_emb  = nullptr;  // [pose_feat]
+    const float *    no_local_root_emb  = nullptr;  // [local_root_feat]
+    const float *    no_global_root_emb = nullptr;  // [global_root_feat]
+    const float *    conv_no_frame_emb  = nullptr;  // [E]
+    linear_weights   proj_local_pose;               // pose_dim → pose_feat
+    linear_weights   proj_local_root;               // 4 → local_root_feat
+    linear_weights   proj_global_root;              // 5 → global_root_feat
+    fc_block_weights proj_start;                    // FCBlock feats → E for the context slots
+    fc_block_weights proj_end;                      // FCBlock feats → E for the target slots
+    const float *    input_position_emb = nullptr;  // [8, E] slot embedding
+    const float *    input_num_tokens   = nullptr;  // [n_class + 1, E] row = count − min (last = predict)
+    const float *    position_emb       = nullptr;  // [max_tokens, 1, E] fixed sinusoid
+    linear_weights   proj_logit;                    // E → n_class
+    const float *    middle_token_emb   = nullptr;  // [n_class, E] chosen duration (stage 2)
+    transformer      shared_tf;                     // _shared_transformer_model
+    transformer      token_tf;                      // _root_token_transformer_model (n_layer_token > 0)
+    cond_decoder     conv_output;                   // _conv_output
+
+    // validates every tensor; throws std::runtime_error naming the first problem
+    static root_planner load(const tensor_source & src);
+
+    // stage 1, stage 2 and the conv decoder; throws std::invalid_argument on a bad forced
+    // count and std::runtime_error when the out-of-reach class wins (no trajectory exists)
+    root_result run(backend & be, root_planner_state & st, const root_inputs & in, root_trace * trace = nullptr) const;
+};
+
+} // namespace mb

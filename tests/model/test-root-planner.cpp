@@ -1,0 +1,220 @@
+// the root planner against upstream on every reference-small case: duration logits
+// (masked), the chosen count (exact), both transformer stages, the decoder's dense
+// conditions and the normalised global root trajectory
+#include "model-fixtures.h"
+
+#include "backend/backend.h"
+#include "model/root-planner.h"
+#include "support/test-paths.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+namespace {
+
+using namespace mb;
+using namespace mb::test;
+
+// tolerances relative to max(1, max |ref|): float32 summation order only
+constexpr double k_rel_tf     = 1e-5;
+constexpr double k_rel_logits = 1e-5;
+constexpr double k_rel_root   = 1e-4;
+
+struct root_env {
+    safetensors_source src;
+    root_planner       net;
+    explicit root_env(const std::string & dir)
+        : src(dir + "/weights/root.safetensors", "backbone_net.", {{"motionbricks.n_head", 4}}),
+          net(root_planner::load(src)) {}
+};
+
+class root_planner_parity : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = shared_path("fixtures/reference-small");
+        if (dir_.empty()) GTEST_SKIP() << "skipped: ../shared/fixtures/reference-small not found";
+    }
+    std::string dir_;
+};
+
+std::vector<uint8_t> bools(const npy_array & a) {
+    std::vector<uint8_t> out;
+    for (int64_t v : a.to_i64()) out.push_back(uint8_t(v != 0));
+    return out;
+}
+
+} // namespace
+
+TEST_F(root_planner_parity, hparams_from_shapes) {
+    root_env env(dir_);
+    const root_hparams & hp = env.net.hp;
+    EXPECT_EQ(hp.n_embd, 64);
+    EXPECT_EQ(hp.n_head, 4);
+    EXPECT_EQ(hp.n_layer_shared, 1);
+    EXPECT_EQ(hp.n_layer_token, 1);
+    EXPECT_EQ(hp.pose_feat, 32);
+    EXPECT_EQ(hp.local_root_feat, 16);
+    EXPECT_EQ(hp.global_root_feat, 16);
+    EXPECT_EQ(hp.pose_dim, 304);
+    EXPECT_EQ(hp.frames_per_token, 4);
+    EXPECT_EQ(hp.min_tokens, 6);
+    EXPECT_EQ(hp.max_tokens, 16);
+    EXPECT_EQ(hp.n_class, 12);
+    EXPECT_EQ(env.net.conv_output.hp.depth, 2);
+    EXPECT_EQ(env.net.conv_output.hp.width, 64);
+}
+
+TEST_F(root_planner_parity, missing_tensor_is_named) {
+    // the stats file has none of the root tensors
+    safetensors_source src(dir_ + "/weights/stats.safetensors");
+    try {
+        root_planner::load(src);
+        FAIL() << "expected an error";
+    } catch (const std::runtime_error & e) {
+        EXPECT_NE(std::string(e.what()).find("_shared_transformer_model"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(root_planner_parity, every_case) {
+    root_env env(dir_);
+    const root_hparams & hp = env.net.hp;
+    const int64_t E = hp.n_embd;
+    auto be = backend_cpu_create(1);
+    root_planner_state st(env.net);
+    double worst[8] = {0};
+    const char * names[8] = {"logits", "shared_tf_in", "shared_tf_out", "token_tf_in", "token_tf_out", "conv_in",
+                             "conv_ext", "global_root"};
+    auto track = [&](int k, const std::vector<float> & got, const std::vector<float> & ref) {
+        const diff_stats d = compare(got, ref);
+        if (d.max_abs > worst[k]) worst[k] = d.max_abs;
+    };
+
+    for (const auto & rc : reference_cases(dir_)) {
+        SCOPED_TRACE(rc.name);
+        npz_file z(rc.file);
+        const std::vector<float>   g  = z.get("mid_norm_global_root_values", {1, 8, 5}).to_f32();
+        const std::vector<float>   l  = z.get("mid_norm_local_root_values", {1, 8, 4}).to_f32();
+        const std::vector<float>   p  = z.get("mid_norm_local_poses", {1, 8, 304}).to_f32();
+        const std::vector<uint8_t> hg = bools(z.get("in_has_global_root_values", {1, 8}));
+        const std::vector<uint8_t> hl = bools(z.get("in_has_local_root_values", {1, 8}));
+        const std::vector<uint8_t> hp8 = bools(z.get("in_has_local_poses", {1, 8}));
+        const int64_t nt_in = z.get("in_num_tokens", {1}).to_i64()[0];
+        std::vector<uint8_t> allowed;
+        if (z.has("in_allowed_pred_num_tokens")) {
+            for (int64_t v : z.get("in_allowed_pred_num_tokens", {1, 11}).to_i64()) allowed.push_back(uint8_t(v));
+        }
+
+        root_inputs in;
+        in.global_root = g.data();
+        in.has_global  = hg.data();
+        in.local_root  = l.data();
+        in.has_local   = hl.data();
+        in.poses       = p.data();
+        in.has_pose    = hp8.data();
+        in.num_tokens  = nt_in == 18 ? 0 : nt_in;
+        in.allowed     = allowed.empty() ? nullptr : allowed.data();
+        in.allow_out_of_reach = rc.allow_out_of_reach;
+        root_trace tr;
+        const root_result res = env.net.run(*be, st, in, &tr);
+
+        // duration: exact
+        const int64_t n = z.get("out_pred_num_tokens", {1}).to_i64()[0];
+        ASSERT_EQ(res.n, n);
+        const int64_t F = 4 * n;
+
+        // masked logits: −inf in the same places, finite ones close
+        const std::vector<float> ref_logits = z.get("mid_num_token_logits", {1, 12}).to_f32();
+        std::vector<float> got_f, ref_f;
+        for (int k = 0; k < 12; ++k) {
+            ASSERT_EQ(std::isinf(res.logits[k]), std::isinf(ref_logits[k])) << "logit " << k;
+            if (!std::isinf(ref_logits[k])) {
+                got_f.push_back(res.logits[k]);
+                ref_f.push_back(ref_logits[k]);
+            }
+        }
+        EXPECT_TRUE(near_rel(got_f, ref_f, k_rel_logits, "num_token_logits"));
+        track(0, got_f, ref_f);
+
+        // stage 1
+        const auto & s_in  = z.get("dbg_root_shared_tf_in", {1, 9, E});
+        const auto & s_out = z.get("dbg_root_shared_tf_out", {1, 9, E});
+        EXPECT_TRUE(near_rel(tr.shared_tf_in, span_f32(s_in, 0, 9 * E), k_rel_tf, "shared_tf_in"));
+        EXPECT_TRUE(near_rel(tr.shared_tf_out, span_f32(s_out, 0, 9 * E), k_rel_tf, "shared_tf_out"));
+        track(1, tr.shared_tf_in, span_f32(s_in, 0, 9 * E));
+        track(2, tr.shared_tf_out, span_f32(s_out, 0, 9 * E));
+
+        // stage 2 on the valid rows
+        const int64_t rows = 9 + n;
+        const auto & t_in  = z.get("dbg_root_token_tf_in", {1, 25, E});
+        const auto & t_out = z.get("dbg_root_token_tf_out", {1, 25, E});
+        EXPECT_TRUE(near_rel(tr.token_tf_in, span_f32(t_in, 0, rows * E), k_rel_tf, "token_tf_in"));
+        EXPECT_TRUE(near_rel(tr.token_tf_out, span_f32(t_out, 0, rows * E), k_rel_tf, "token_tf_out"));
+        track(3, tr.token_tf_in, span_f32(t_in, 0, rows * E));
+        track(4, tr.token_tf_out, span_f32(t_out, 0, rows * E));
+
+        // decoder input [E, 16] transposed = the last n stage-2 rows
+        const std::vector<float> conv_in = z.get("dbg_root_conv_in", {1, E, 16}).to_f32();
+        std::vector<float> ref_ci(size_t(n * E)), got_ci(tr.token_tf_out.begin() + 9 * E, tr.token_tf_out.end());
+        for (int64_t t = 0; t < n; ++t) {
+            for (int64_t c = 0; c < E; ++c) ref_ci[size_t(t * E + c)] = conv_in[size_t(c * 16 + t)];
+        }
+        EXPECT_TRUE(near_rel(got_ci, ref_ci, k_rel_tf, "conv_in"));
+        track(5, got_ci, ref_ci);
+
+        // dense conditions: exact copies of embeddings / inputs
+        const auto & ext = z.get("dbg_root_conv_external_cond", {1, 64, E});
+        EXPECT_TRUE(near_rel(tr.conv_ext, span_f32(ext, 0, F * E), k_rel_tf, "conv_external_cond"));
+        track(6, tr.conv_ext, span_f32(ext, 0, F * E));
+        EXPECT_EQ(tr.conv_tgt, span_f32(z.get("dbg_root_conv_target_cond", {1, 64, 5}), 0, F * 5));
+        EXPECT_EQ(tr.conv_has_tgt, span_u8(z.get("dbg_root_conv_has_target_cond", {1, 64}), 0, F));
+
+        // trajectory
+        const std::vector<float> ref_root = span_f32(z.get("mid_pred_global_root_values", {1, 64, 5}), 0, F * 5);
+        EXPECT_TRUE(near_rel(res.global_root, ref_root, k_rel_root, "pred_global_root_values"));
+        track(7, res.global_root, ref_root);
+    }
+    for (int k = 0; k < 8; ++k) std::printf("  max abs error %-16s %.3g\n", names[k], worst[k]);
+}
+
+TEST_F(root_planner_parity, forced_count_and_masks) {
+    root_env env(dir_);
+    auto be = backend_cpu_create(1);
+    root_planner_state st(env.net);
+    npz_file z(dir_ + "/cases/idle_pred_argmax.npz");
+    const std::vector<float>   g  = z.get("mid_norm_global_root_values").to_f32();
+    const std::vector<float>   l  = z.get("mid_norm_local_root_values").to_f32();
+    const std::vector<float>   p  = z.get("mid_norm_local_poses").to_f32();
+    const std::vector<uint8_t> hg = bools(z.get("in_has_global_root_values"));
+    const std::vector<uint8_t> hl = bools(z.get("in_has_local_root_values"));
+    const std::vector<uint8_t> hp = bools(z.get("in_has_local_poses"));
+    root_inputs in;
+    in.global_root = g.data();
+    in.has_global  = hg.data();
+    in.local_root  = l.data();
+    in.has_local   = hl.data();
+    in.poses       = p.data();
+    in.has_pose    = hp.data();
+
+    // forced counts give that many tokens and 4n frames
+    for (int64_t n : {6, 11, 16}) {
+        in.num_tokens = n;
+        const root_result r = env.net.run(*be, st, in);
+        EXPECT_EQ(r.n, n);
+        EXPECT_EQ(r.global_root.size(), size_t(4 * n * 5));
+    }
+    EXPECT_THROW({
+        in.num_tokens = 17;
+        env.net.run(*be, st, in);
+    }, std::invalid_argument);
+
+    // a single allowed count is always chosen
+    in.num_tokens = 0;
+    std::vector<uint8_t> allowed(11, 0);
+    allowed[9] = 1;
+    in.allowed = allowed.data();
+    const root_result r = env.net.run(*be, st, in);
+    EXPECT_EQ(r.n, 15);
+    for (int k = 0; k < 12; ++k) EXPECT_EQ(std::isinf(r.logits[k]), k != 9) << k;
+}
