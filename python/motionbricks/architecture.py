@@ -159,7 +159,7 @@ def _need(shapes, component, name, ndim):
     return s
 
 
-def _count_layers(shapes, component, prefix):
+def _layer_indices(shapes, component, prefix):
     pat = re.compile(re.escape(prefix) + r"\.(\d+)\.")
     idx = set()
     for name in shapes:
@@ -168,8 +168,17 @@ def _count_layers(shapes, component, prefix):
             idx.add(int(m.group(1)))
     if not idx:
         raise ConvertError("%s: no layers found under %r" % (component, prefix))
+    return idx
+
+
+def _count_layers(shapes, component, prefix):
     # a gap shows up as missing tensors when the inventory is compared
-    return max(idx) + 1
+    return max(_layer_indices(shapes, component, prefix)) + 1
+
+
+def _n_ff(shapes, component, prefix):
+    il = min(_layer_indices(shapes, component, prefix))
+    return _need(shapes, component, "%s.%d.%s" % (prefix, il, _w(C.LAYER_LINEAR1)), 2)[0]
 
 
 def derive_hparams(component, shapes):
@@ -178,7 +187,7 @@ def derive_hparams(component, shapes):
         return {
             "n_embd": _need(shapes, component, C.POSE_POSITION_EMB, 3)[2],
             "n_layer": _count_layers(shapes, component, C.POSE_TRANSFORMER),
-            "n_ff": _need(shapes, component, C.POSE_TRANSFORMER + ".0.linear1.weight", 2)[0],
+            "n_ff": _n_ff(shapes, component, C.POSE_TRANSFORMER),
             "pose_feat_width": _need(shapes, component, _w(C.POSE_PROJ_TOKEN_EMB + ".forward_projection"), 2)[0],
             "root_feat_width": _need(shapes, component, _w(C.POSE_PROJ_LOCAL_ROOT_VALUES), 2)[0],
             "token_length_feat_width": _need(shapes, component, C.POSE_PROJ_NUM_VALID_POSITIONS, 2)[1],
@@ -190,7 +199,7 @@ def derive_hparams(component, shapes):
             "n_embd": _need(shapes, component, C.ROOT_POSITION_EMB, 3)[2],
             "n_layer_shared": _count_layers(shapes, component, C.ROOT_SHARED_TRANSFORMER),
             "n_layer_root_token": _count_layers(shapes, component, C.ROOT_TOKEN_TRANSFORMER),
-            "n_ff": _need(shapes, component, C.ROOT_SHARED_TRANSFORMER + ".0.linear1.weight", 2)[0],
+            "n_ff": _n_ff(shapes, component, C.ROOT_SHARED_TRANSFORMER),
             "width": _need(shapes, component, _w(C.ROOT_CONV_OUTPUT + ".model.0"), 3)[0],
             "depth": _count_layers(shapes, component, C.ROOT_CONV_OUTPUT + ".model.2.0.model"),
             "pose_feat_dim": _need(shapes, component, C.ROOT_NO_LOCAL_POSE_EMB, 1)[0],

@@ -95,7 +95,8 @@ def check_stats(mean, std, where):
         bad = np.flatnonzero(~np.isfinite(a))
         if bad.size:
             raise ConvertError("%s: %s[%d] is not finite (%r)" % (where, what, bad[0], a[bad[0]]))
-        f = a.astype(np.float32)
+        with np.errstate(over="ignore"):
+            f = a.astype(np.float32)
         bad = np.flatnonzero(~np.isfinite(f))
         if bad.size:
             raise ConvertError("%s: %s[%d] = %r overflows float32" % (where, what, bad[0], a[bad[0]]))

@@ -250,7 +250,7 @@ def load_checkpoint(path):
             return np.zeros(ref.shape, dtype=dt)
         view = np.lib.stride_tricks.as_strided(buf[ref.offset:], shape=ref.shape,
                                                strides=tuple(s * dt.itemsize for s in ref.stride))
-        return np.ascontiguousarray(view)
+        return view.copy(order="C")
 
     return obj, materialise
 

@@ -34,13 +34,16 @@ COMPONENT_SEED = {C.COMPONENT_POSE: 1, C.COMPONENT_ROOT: 2, C.COMPONENT_VQ_DECOD
 
 
 def sincos_table(seq_length, dim):
-    """Upstream PE1d_sincos: [seq, 1, dim], sin on even and cos on odd columns,
-    computed in float32 like torch."""
+    """Upstream PE1d_sincos: [seq, 1, dim], sin on even and cos on odd columns.
+    Arguments are formed in float32 as torch does; exp/sin/cos are evaluated in
+    float64 and rounded (torch's float32 kernels agree to about 1 ulp)."""
     pe = np.zeros((seq_length, dim), dtype=np.float32)
     position = np.arange(seq_length, dtype=np.float32)[:, None]
-    div = np.exp(np.arange(0, dim, 2, dtype=np.float32) * np.float32(-(math.log(10000.0) / dim)))
-    pe[:, 0::2] = np.sin(position * div)
-    pe[:, 1::2] = np.cos(position * div)
+    arg = np.arange(0, dim, 2, dtype=np.float32) * np.float32(-(math.log(10000.0) / dim))
+    div = np.exp(arg.astype(np.float64)).astype(np.float32)
+    x = (position * div).astype(np.float64)
+    pe[:, 0::2] = np.sin(x)
+    pe[:, 1::2] = np.cos(x)
     return pe[:, None, :]
 
 

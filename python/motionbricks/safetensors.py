@@ -135,9 +135,8 @@ def write_safetensors(path, arrays, metadata=None):
     header = {}
     off = 0
     for name, a in arrays.items():
-        a = np.ascontiguousarray(a)
-        header[name] = {"dtype": names[a.dtype.newbyteorder("<") if a.dtype.byteorder == ">" else a.dtype],
-                        "shape": list(a.shape), "data_offsets": [off, off + a.nbytes]}
+        a = np.asarray(a)
+        header[name] = {"dtype": names[a.dtype], "shape": list(a.shape), "data_offsets": [off, off + a.nbytes]}
         off += a.nbytes
     if metadata:
         header["__metadata__"] = metadata
@@ -147,4 +146,4 @@ def write_safetensors(path, arrays, metadata=None):
         f.write(struct.pack("<Q", len(h)))
         f.write(h)
         for a in arrays.values():
-            f.write(np.ascontiguousarray(a).tobytes())
+            f.write(np.asarray(a).tobytes(order="C"))
