@@ -45,6 +45,40 @@ std::vector<uint8_t> bools(const npy_array & a) {
     return out;
 }
 
+// the normalised root-model inputs recorded in a case
+struct case_inputs {
+    std::vector<float>   g, l, p;       // [8, 5], [8, 4], [8, 304]
+    std::vector<uint8_t> hg, hl, hp;    // [8] masks
+    std::vector<uint8_t> allowed;       // [11] or empty
+    int64_t              num_tokens = 0;
+
+    explicit case_inputs(const npz_file & z)
+        : g(z.get("mid_norm_global_root_values", {1, 8, 5}).to_f32()),
+          l(z.get("mid_norm_local_root_values", {1, 8, 4}).to_f32()),
+          p(z.get("mid_norm_local_poses", {1, 8, 304}).to_f32()),
+          hg(bools(z.get("in_has_global_root_values", {1, 8}))),
+          hl(bools(z.get("in_has_local_root_values", {1, 8}))),
+          hp(bools(z.get("in_has_local_poses", {1, 8}))) {
+        const int64_t nt = z.get("in_num_tokens", {1}).to_i64()[0];
+        num_tokens = nt == 18 ? 0 : nt;
+        if (z.has("in_allowed_pred_num_tokens")) {
+            for (int64_t v : z.get("in_allowed_pred_num_tokens", {1, 11}).to_i64()) allowed.push_back(uint8_t(v));
+        }
+    }
+    root_inputs inputs() const {
+        root_inputs in;
+        in.global_root = g.data();
+        in.has_global  = hg.data();
+        in.local_root  = l.data();
+        in.has_local   = hl.data();
+        in.poses       = p.data();
+        in.has_pose    = hp.data();
+        in.num_tokens  = num_tokens;
+        in.allowed     = allowed.empty() ? nullptr : allowed.data();
+        return in;
+    }
+};
+
 } // namespace
 
 TEST_F(root_planner_parity, hparams_from_shapes) {
@@ -94,27 +128,8 @@ TEST_F(root_planner_parity, every_case) {
     for (const auto & rc : reference_cases(dir_)) {
         SCOPED_TRACE(rc.name);
         npz_file z(rc.file);
-        const std::vector<float>   g  = z.get("mid_norm_global_root_values", {1, 8, 5}).to_f32();
-        const std::vector<float>   l  = z.get("mid_norm_local_root_values", {1, 8, 4}).to_f32();
-        const std::vector<float>   p  = z.get("mid_norm_local_poses", {1, 8, 304}).to_f32();
-        const std::vector<uint8_t> hg = bools(z.get("in_has_global_root_values", {1, 8}));
-        const std::vector<uint8_t> hl = bools(z.get("in_has_local_root_values", {1, 8}));
-        const std::vector<uint8_t> hp8 = bools(z.get("in_has_local_poses", {1, 8}));
-        const int64_t nt_in = z.get("in_num_tokens", {1}).to_i64()[0];
-        std::vector<uint8_t> allowed;
-        if (z.has("in_allowed_pred_num_tokens")) {
-            for (int64_t v : z.get("in_allowed_pred_num_tokens", {1, 11}).to_i64()) allowed.push_back(uint8_t(v));
-        }
-
-        root_inputs in;
-        in.global_root = g.data();
-        in.has_global  = hg.data();
-        in.local_root  = l.data();
-        in.has_local   = hl.data();
-        in.poses       = p.data();
-        in.has_pose    = hp8.data();
-        in.num_tokens  = nt_in == 18 ? 0 : nt_in;
-        in.allowed     = allowed.empty() ? nullptr : allowed.data();
+        const case_inputs ci(z);
+        root_inputs in = ci.inputs();
         in.allow_out_of_reach = rc.allow_out_of_reach;
         root_trace tr;
         const root_result res = env.net.run(*be, st, in, &tr);
@@ -183,19 +198,8 @@ TEST_F(root_planner_parity, forced_count_and_masks) {
     auto be = backend_cpu_create(1);
     root_planner_state st(env.net);
     npz_file z(dir_ + "/cases/idle_pred_argmax.npz");
-    const std::vector<float>   g  = z.get("mid_norm_global_root_values").to_f32();
-    const std::vector<float>   l  = z.get("mid_norm_local_root_values").to_f32();
-    const std::vector<float>   p  = z.get("mid_norm_local_poses").to_f32();
-    const std::vector<uint8_t> hg = bools(z.get("in_has_global_root_values"));
-    const std::vector<uint8_t> hl = bools(z.get("in_has_local_root_values"));
-    const std::vector<uint8_t> hp = bools(z.get("in_has_local_poses"));
-    root_inputs in;
-    in.global_root = g.data();
-    in.has_global  = hg.data();
-    in.local_root  = l.data();
-    in.has_local   = hl.data();
-    in.poses       = p.data();
-    in.has_pose    = hp.data();
+    const case_inputs ci(z);
+    root_inputs in = ci.inputs();
 
     // forced counts give that many tokens and 4n frames
     for (int64_t n : {6, 11, 16}) {
