@@ -1,0 +1,63 @@
+#include "model-fixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+
+namespace mb::test {
+namespace {
+
+template <typename T, typename V>
+std::vector<T> span(const std::vector<V> & all, int64_t offset, int64_t count) {
+    if (offset < 0 || count < 0 || offset + count > (int64_t) all.size()) {
+        throw std::runtime_error("fixture span out of range");
+    }
+    return std::vector<T>(all.begin() + offset, all.begin() + offset + count);
+}
+
+} // namespace
+
+std::vector<float> span_f32(const npy_array & a, int64_t offset, int64_t count) {
+    return span<float>(a.to_f32(), offset, count);
+}
+
+std::vector<int32_t> span_i32(const npy_array & a, int64_t offset, int64_t count) {
+    return span<int32_t>(a.to_i64(), offset, count);
+}
+
+std::vector<uint8_t> span_u8(const npy_array & a, int64_t offset, int64_t count) {
+    return span<uint8_t>(a.to_i64(), offset, count);
+}
+
+diff_stats compare(const std::vector<float> & got, const std::vector<float> & ref) {
+    diff_stats s;
+    if (got.size() != ref.size()) throw std::runtime_error("compare: size mismatch");
+    for (size_t i = 0; i < got.size(); ++i) {
+        if (!std::isfinite(got[i])) s.finite = false;
+        const double d = std::fabs((double) got[i] - (double) ref[i]);
+        if (d > s.max_abs || std::isnan(d)) {
+            s.max_abs = std::isnan(d) ? INFINITY : d;
+            s.worst   = i;
+        }
+        s.ref_mag = std::max(s.ref_mag, std::fabs((double) ref[i]));
+    }
+    return s;
+}
+
+::testing::AssertionResult near_rel(const std::vector<float> & got, const std::vector<float> & ref, double rel,
+                                    const std::string & what) {
+    const diff_stats s     = compare(got, ref);
+    const double     bound = rel * std::max(1.0, s.ref_mag);
+    std::ostringstream msg;
+    msg << what << ": max |diff| " << s.max_abs << " at " << s.worst << " (ref magnitude " << s.ref_mag
+        << ", bound " << bound << ")";
+    if (std::getenv("MB_SHOW_DIFFS")) std::printf("%s\n", msg.str().c_str());
+    if (s.finite && s.max_abs <= bound) return ::testing::AssertionSuccess() << msg.str();
+    return ::testing::AssertionFailure() << msg.str();
+}
+
+} // namespace mb::test

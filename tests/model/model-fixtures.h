@@ -1,0 +1,36 @@
+// shared helpers of the model parity tests: fixture paths, safetensors weights,
+// slicing of the fixtures' padded arrays and tolerance checks
+#pragma once
+
+#include "support/npz.h"
+#include "support/reference-small.h"
+#include "support/safetensors-source.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mb::test {
+
+// elements [offset, offset + count) of an array in C order, converted; throws when out of range
+std::vector<float>   span_f32(const npy_array & a, int64_t offset, int64_t count);
+std::vector<int32_t> span_i32(const npy_array & a, int64_t offset, int64_t count);
+std::vector<uint8_t> span_u8(const npy_array & a, int64_t offset, int64_t count);
+
+struct diff_stats {
+    double max_abs = 0.0;   // max |got − ref|
+    double ref_mag = 0.0;   // max |ref|
+    size_t worst   = 0;     // index of max_abs
+    bool   finite  = true;  // every got value finite
+};
+
+diff_stats compare(const std::vector<float> & got, const std::vector<float> & ref);
+
+// passes when max |got − ref| ≤ rel·max(1, max |ref|); the message names `what`;
+// MB_SHOW_DIFFS=1 in the environment prints every comparison's figures
+::testing::AssertionResult near_rel(const std::vector<float> & got, const std::vector<float> & ref, double rel,
+                                    const std::string & what);
+
+} // namespace mb::test
