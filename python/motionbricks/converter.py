@@ -52,19 +52,23 @@ def sha256_file(path):
     return h.hexdigest()
 
 
-def is_zip(path):
+def _magic(path):
     try:
         with open(path, "rb") as f:
-            return f.read(4) == b"PK\x03\x04"
+            return f.read(4)
     except OSError as e:
         raise ConvertError("%s: cannot open: %s" % (path, e.strerror))
 
 
 def read_source(path):
     """({name: LazyTensor}, hyper-parameters or None) of a .ckpt or .safetensors."""
-    if is_zip(path):
+    magic = _magic(path)
+    if magic == b"PK\x03\x04":
         tensors, hp = state_dict_tensors(path)
         return tensors, (plain(hp) if hp is not None else None)
+    if magic[:1] == b"\x80":
+        raise ConvertError("%s: legacy (pre-zip) torch.save format is not supported; re-save it with a "
+                           "current torch or export the state dict to .safetensors" % path)
     tensors, _ = read_safetensors(path)
     return tensors, None
 
