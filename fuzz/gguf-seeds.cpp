@@ -1,0 +1,67 @@
+// writes the fuzzer's seed corpus into DIR: valid GGUF files of the shapes the
+// bundle uses (all value types the writer knows, I32 and F32 tensors, 1..4 dims,
+// compacted names, other alignments) plus a few hand-made ones with arrays
+#include "format/gguf.h"
+#include "format/tensor-names.h"
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+using mb::gguf_type;
+
+static void put(std::string & b, const void * p, size_t n) {
+    b.append(static_cast<const char *>(p), n);
+}
+
+int main(int argc, char ** argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: gguf-seeds DIR\n");
+        return 2;
+    }
+    std::string dir = argv[1];
+    try {
+        std::vector<float>   f(64);
+        std::vector<int32_t> i(34);
+        for (size_t k = 0; k < f.size(); ++k) f[k] = 0.5f * static_cast<float>(k);
+        for (size_t k = 0; k < i.size(); ++k) i[k] = static_cast<int32_t>(k) - 1;
+
+        std::vector<mb::gguf_write_kv> kv(5);
+        kv[0].key = "general.architecture"; kv[0].type = gguf_type::GGUF_TYPE_STRING; kv[0].str = "motionbricks";
+        kv[1].key = "general.alignment";    kv[1].type = gguf_type::GGUF_TYPE_UINT32; kv[1].u = 32;
+        kv[2].key = "motionbricks.parameter_count"; kv[2].type = gguf_type::GGUF_TYPE_UINT64; kv[2].u = 98;
+        kv[3].key = "x.f";                  kv[3].type = gguf_type::GGUF_TYPE_FLOAT32; kv[3].f = 0.25;
+        kv[4].key = "x.b";                  kv[4].type = gguf_type::GGUF_TYPE_BOOL; kv[4].u = 1;
+        std::string long_name = "_root_token_transformer_model.layers.0.self_attn.out_proj.weight";
+        mb::gguf_write(dir + "/seed-basic.gguf", kv,
+                       {{"joint_parents", mb::dtype::DTYPE_I32, {34}, i.data()},
+                        {"w", mb::dtype::DTYPE_F32, {4, 4, 2, 2}, f.data()},
+                        {mb::compact_tensor_name(long_name), mb::dtype::DTYPE_F32, {16, 3}, f.data()}});
+        mb::gguf_write(dir + "/seed-empty.gguf", {}, {});
+        kv[1].u = 64;
+        mb::gguf_write(dir + "/seed-align64.gguf", kv, {{"a", mb::dtype::DTYPE_F32, {3}, f.data()},
+                                                        {"b", mb::dtype::DTYPE_F32, {5, 1}, f.data()}}, 64);
+
+        // arrays: UINT8[3], STRING[2], ARRAY[2] of INT32[1], and a tensor
+        std::string b = "GGUF";
+        uint32_t    u32;
+        uint64_t    u64;
+        auto        w32 = [&](uint32_t v) { u32 = v; put(b, &u32, 4); };
+        auto        w64 = [&](uint64_t v) { u64 = v; put(b, &u64, 8); };
+        auto        str = [&](const std::string & s) { w64(s.size()); b += s; };
+        w32(3); w64(1); w64(3);
+        str("a.u8");  w32(9); w32(0); w64(3); b += std::string("\1\2\3", 3);
+        str("a.str"); w32(9); w32(8); w64(2); str("x"); str("\xc3\xa9t\xc3\xa9");
+        str("a.nest"); w32(9); w32(9); w64(2); w32(5); w64(1); w32(7); w32(5); w64(0);
+        str("t"); w32(2); w64(2); w64(2); w32(0); w64(0);
+        b.append((32 - b.size() % 32) % 32, '\0');
+        put(b, f.data(), 16);
+        b.append(16, '\0');
+        std::ofstream(dir + "/seed-arrays.gguf", std::ios::binary).write(b.data(), static_cast<std::streamsize>(b.size()));
+    } catch (const std::exception & e) {
+        std::fprintf(stderr, "gguf-seeds: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
