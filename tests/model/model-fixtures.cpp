@@ -1,5 +1,7 @@
 #include "model-fixtures.h"
 
+#include "support/test-paths.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -58,6 +60,11 @@ diff_stats compare(const std::vector<float> & got, const std::vector<float> & re
     if (std::getenv("MB_SHOW_DIFFS")) std::printf("%s\n", msg.str().c_str());
     if (s.finite && s.max_abs <= bound) return ::testing::AssertionSuccess() << msg.str();
     return ::testing::AssertionFailure() << msg.str();
+}
+
+void reference_small_test::SetUp() {
+    dir_ = shared_path("fixtures/reference-small");
+    if (dir_.empty()) GTEST_SKIP() << "skipped: ../shared/fixtures/reference-small not found";
 }
 
 } // namespace mb::test

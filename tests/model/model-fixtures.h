@@ -33,4 +33,12 @@ diff_stats compare(const std::vector<float> & got, const std::vector<float> & re
 ::testing::AssertionResult near_rel(const std::vector<float> & got, const std::vector<float> & ref, double rel,
                                     const std::string & what);
 
+// a test over ../shared/fixtures/reference-small: skips with the standard message when
+// the directory is absent; dir_ is its path
+class reference_small_test : public ::testing::Test {
+protected:
+    void SetUp() override;
+    std::string dir_;
+};
+
 } // namespace mb::test

@@ -34,14 +34,7 @@ struct pose_env {
           net(pose_planner::load(src)) {}
 };
 
-class pose_planner_parity : public ::testing::Test {
-protected:
-    void SetUp() override {
-        dir_ = shared_path("fixtures/reference-small");
-        if (dir_.empty()) GTEST_SKIP() << "skipped: ../shared/fixtures/reference-small not found";
-    }
-    std::string dir_;
-};
+class pose_planner_parity : public reference_small_test {};
 
 TEST_F(pose_planner_parity, hparams_from_shapes) {
     pose_env env(dir_);

@@ -29,14 +29,21 @@ struct vq_env {
           net(vq_decoder::load(src)) {}
 };
 
-class vq_decoder_parity : public ::testing::Test {
-protected:
-    void SetUp() override {
-        dir_ = shared_path("fixtures/reference-small");
-        if (dir_.empty()) GTEST_SKIP() << "skipped: ../shared/fixtures/reference-small not found";
-    }
-    std::string dir_;
+// the recorded decoder inputs of a case over its first `frames` frames
+struct decoder_inputs {
+    std::vector<float>   codes;     // [frames/4, code_dim]
+    std::vector<float>   ext;       // [frames, 2]
+    std::vector<float>   tgt;       // [frames, 304]
+    std::vector<uint8_t> has;       // [frames]
+
+    decoder_inputs(const npz_file & z, int64_t code_dim, int64_t frames)
+        : codes(span_f32(z.get("mid_decoder_codes", {1, k_n, code_dim}), 0, frames / 4 * code_dim)),
+          ext(span_f32(z.get("mid_decoder_external_cond", {1, k_f, 2}), 0, frames * 2)),
+          tgt(span_f32(z.get("mid_decoder_target_cond", {1, k_f, 304}), 0, frames * 304)),
+          has(span_u8(z.get("mid_decoder_has_target_cond", {1, k_f}), 0, frames)) {}
 };
+
+class vq_decoder_parity : public reference_small_test {};
 
 TEST_F(vq_decoder_parity, hparams_from_shapes) {
     vq_env env(dir_);
@@ -70,24 +77,21 @@ TEST_F(vq_decoder_parity, codes_and_decoder_every_case) {
         const int64_t n = z.get("out_pred_num_tokens").to_i64().at(0);
 
         // dequantisation is a copy: exactly equal
-        const auto tokens = span_i32(z.get("mid_pred_pose_tokens", {1, k_n, k_hd}), 0, n * k_hd);
-        const auto codes  = span_f32(z.get("mid_decoder_codes", {1, k_n, D}), 0, n * D);
-        std::vector<float> got_codes((size_t) (n * D));
+        const auto           tokens = span_i32(z.get("mid_pred_pose_tokens", {1, k_n, k_hd}), 0, n * k_hd);
+        const decoder_inputs in(z, D, 4 * n);
+        std::vector<float>   got_codes((size_t) (n * D));
         env.net.dequantise(tokens.data(), n, got_codes.data());
-        EXPECT_EQ(got_codes, codes) << "decoder codes";
+        EXPECT_EQ(got_codes, in.codes) << "decoder codes";
 
         // decoder on the n valid tokens, from the recorded codes and conditions
-        const auto ext = span_f32(z.get("mid_decoder_external_cond", {1, k_f, 2}), 0, 4 * n * 2);
-        const auto tgt = span_f32(z.get("mid_decoder_target_cond", {1, k_f, 304}), 0, 4 * n * 304);
-        const auto has = span_u8(z.get("mid_decoder_has_target_cond", {1, k_f}), 0, 4 * n);
         std::vector<float> y((size_t) (4 * n * O));
-        env.net.decode_codes(*be, st, codes.data(), n, ext.data(), tgt.data(), has.data(), y.data());
+        env.net.decode_codes(*be, st, in.codes.data(), n, in.ext.data(), in.tgt.data(), in.has.data(), y.data());
         EXPECT_TRUE(near_rel(y, span_f32(z.get("mid_decoder_recon_state", {1, k_f, O}), 0, 4 * n * O), k_rel_recon,
                              "recon_state"));
 
         // the full tokens path gives the same frames
         std::vector<float> y2((size_t) (4 * n * O));
-        env.net.decode(*be, st, tokens.data(), n, ext.data(), tgt.data(), has.data(), y2.data());
+        env.net.decode(*be, st, tokens.data(), n, in.ext.data(), in.tgt.data(), in.has.data(), y2.data());
         EXPECT_EQ(y2, y) << "decode(tokens) vs decode_codes(codes)";
     }
 }
@@ -104,12 +108,10 @@ TEST_F(vq_decoder_parity, padded_grid_with_token_mask) {
         npz_file      z(rc.file);
         const int64_t n = z.get("out_pred_num_tokens").to_i64().at(0);
 
-        const auto codes = span_f32(z.get("mid_decoder_codes", {1, k_n, D}), 0, k_n * D);
-        const auto ext   = span_f32(z.get("mid_decoder_external_cond", {1, k_f, 2}), 0, k_f * 2);
-        const auto tgt   = span_f32(z.get("mid_decoder_target_cond", {1, k_f, 304}), 0, k_f * 304);
-        const auto has   = span_u8(z.get("mid_decoder_has_target_cond", {1, k_f}), 0, k_f);
-        std::vector<float> y((size_t) (k_f * O));
-        env.net.dec.forward(*be, codes.data(), k_n, n, ext.data(), tgt.data(), has.data(), y.data(), st.dec);
+        const decoder_inputs in(z, D, k_f);
+        std::vector<float>   y((size_t) (k_f * O));
+        env.net.dec.forward(*be, in.codes.data(), k_n, n, in.ext.data(), in.tgt.data(), in.has.data(), y.data(),
+                            st.dec);
         EXPECT_TRUE(near_rel(y, span_f32(z.get("mid_decoder_recon_state", {1, k_f, O}), 0, k_f * O), k_rel_recon,
                              "recon_state on the padded grid"));
         for (int64_t i = 4 * n * O; i < k_f * O; ++i) ASSERT_EQ(y[(size_t) i], 0.0f) << "padded frame value " << i;
