@@ -50,6 +50,16 @@ struct predict_request {
     predict_request() { allowed_num_tokens.fill(1); }
 };
 
+// wall time of each stage of one predict (milliseconds)
+struct predict_timings {
+    double prepare_ms = 0.0;    // validation, recentring, normalisation
+    double root_ms    = 0.0;    // root planner + global → local root
+    double pose_ms    = 0.0;    // pose-token planner (all steps)
+    double decoder_ms = 0.0;    // VQ decoder
+    double finish_ms  = 0.0;    // local → global, start transform, FK
+    double total_ms   = 0.0;
+};
+
 struct predict_result {
     int                  num_tokens = 0;                 // n
     int                  frames     = 0;                 // 4n
@@ -59,6 +69,7 @@ struct predict_result {
     std::vector<float>   root_translations;              // [4n, 3]
     std::vector<float>   local_rotations_xyzw;           // [4n, 34, 4]
     std::vector<float>   joint_positions;                // [4n, 34, 3] FK
+    predict_timings      timings;                        // per-stage wall time of this call
 };
 
 // receives named intermediates (stage boundaries) for --trace; shape is upstream axis order
@@ -67,7 +78,15 @@ using trace_fn = std::function<void(std::string_view name, const float * data, c
 // the three networks, support data, a backend and all scratch memory of one loaded bundle
 class motion_model {
 public:
+    // takes ownership of the bundle; n_threads <= 0 = hardware threads; throws std::runtime_error
+    // naming the first problem (missing tensor, inconsistent sizes between the networks)
     static std::unique_ptr<motion_model> create(std::unique_ptr<model_bundle> bundle, int n_threads);
+
+    // the same from separate tensor sources (names with "backbone_net." / "pose_net." stripped),
+    // borrowed: they must outlive the model; bundle() then holds only `sup`
+    static std::unique_ptr<motion_model> create_from_sources(const tensor_source & pose, const tensor_source & root,
+                                                             const tensor_source & vq_decoder,
+                                                             const model_support & sup, int n_threads);
     ~motion_model();
 
     const model_bundle & bundle() const;
