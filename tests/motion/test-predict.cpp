@@ -45,6 +45,12 @@ std::vector<float> steps_valid(const npy_array & a, int64_t S, int64_t N, int64_
     return out;
 }
 
+// the request of the first case (idle, predicted duration, argmax)
+predict_request first_request(const std::string & dir) {
+    const reference_case rc = reference_cases(dir).at(0);
+    return reference_request(npz_file(rc.file), rc);
+}
+
 } // namespace
 
 TEST(predict, every_reference_case) {
@@ -133,9 +139,7 @@ TEST(predict, every_reference_case) {
 TEST(predict, rejects_invalid_requests) {
     MB_REQUIRE_SHARED(dir, k_dir);
     reference_model rm(dir, 1);
-    const auto cases = reference_cases(dir);
-    npz_file z(cases[0].file);
-    const predict_request good = reference_request(z, cases[0]);
+    const predict_request good = first_request(dir);
     ASSERT_EQ(rm.model->validate(good), "");
 
     auto expect_bad = [&](predict_request r, const char * what) {
@@ -175,9 +179,7 @@ TEST(predict, rejects_invalid_requests) {
 TEST(predict, seeded_gumbel_is_reproducible_and_padding_free) {
     MB_REQUIRE_SHARED(dir, k_dir);
     reference_model rm(dir, 1);
-    const auto cases = reference_cases(dir);
-    npz_file z(cases[0].file);
-    predict_request r = reference_request(z, cases[0]);
+    predict_request r = first_request(dir);
     r.sampling = sampling_mode::SAMPLING_MODE_GUMBEL;
     r.seed     = 42;
     const predict_result a = rm.model->predict(r);
@@ -200,9 +202,7 @@ TEST(predict, seeded_gumbel_is_reproducible_and_padding_free) {
 TEST(predict, timing_small) {
     MB_REQUIRE_SHARED(dir, k_dir);
     reference_model rm(dir, 1);
-    const auto cases = reference_cases(dir);
-    npz_file z(cases[0].file);
-    const predict_request r = reference_request(z, cases[0]);
+    const predict_request r = first_request(dir);
     std::vector<double> ms;
     for (int i = 0; i < 11; ++i) ms.push_back(rm.model->predict(r).timings.total_ms);
     std::sort(ms.begin(), ms.end());
