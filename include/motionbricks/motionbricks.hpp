@@ -1,0 +1,378 @@
+// motionbricks.hpp — header-only C++17 wrapper over the C ABI (motionbricks.h, inference.h).
+//
+// RAII handles (move-only, freed in the destructor) and exceptions: every failing C call throws
+// motionbricks::error carrying the mb_status and the library's message. Nothing here reaches past
+// the C ABI, so the wrapper works with any build of libmotionbricks that has ABI version 1.
+//
+//     motionbricks::runtime_options options;
+//     options.set_threads(2);
+//     motionbricks::model model = motionbricks::model::load("models/g1-f32", &options);
+//     motionbricks::inference_request request;
+//     request.set_boundary_poses(model, 0, source_roots, source_xyzw);     // 12 and 544 floats
+//     request.set_boundary_poses(model, 1, target_roots, target_xyzw);
+//     motionbricks::motion motion = motionbricks::infer(model, request);
+//     motionbricks::float_view roots = motion.root_translations();         // [frames, 3]
+//
+// Thread rules are those of the C ABI: see motionbricks.h.
+#pragma once
+
+#include <motionbricks/inference.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace motionbricks {
+
+// a failed C call: status() is the mb_status, what() the library's message
+class error : public std::runtime_error {
+public:
+    error(mb_status status, const std::string & message)
+        : std::runtime_error(std::string(mb_status_string(status)) + ": " + message), status_(status) {}
+    mb_status status() const noexcept { return status_; }
+
+private:
+    mb_status status_;
+};
+
+// a borrowed float buffer: valid while the object it came from lives
+struct float_view {
+    const float * data = nullptr;   // NULL when empty
+    uint64_t      size = 0;         // number of floats
+    const float * begin() const { return data; }
+    const float * end() const { return data + size; }
+    float operator[](uint64_t i) const { return data[i]; }
+};
+
+namespace detail {
+
+// runs one C call that takes (…, char * error, uint64_t capacity) as its last two arguments
+template <class F> void check(F && call) {
+    char            message[512];
+    const mb_status status = call(message, uint64_t(sizeof message));
+    if (status != MB_OK) {
+        throw error(status, message);
+    }
+}
+
+template <class T, void (*Free)(T *)> struct deleter {
+    void operator()(T * p) const noexcept { Free(p); }
+};
+
+template <class T, void (*Free)(T *)> using handle = std::unique_ptr<T, deleter<T, Free>>;
+
+} // namespace detail
+
+// ---- runtime options ---------------------------------------------------------------------------
+
+class runtime_options {
+public:
+    runtime_options() {
+        mb_runtime_options * p = nullptr;
+        detail::check([&](char * e, uint64_t n) { return mb_runtime_options_create(&p, e, n); });
+        p_.reset(p);
+    }
+
+    void set_device(mb_device device) {
+        detail::check([&](char * e, uint64_t n) { return mb_runtime_options_set_device(p_.get(), device, e, n); });
+    }
+    mb_device device() const {
+        mb_device d = MB_DEVICE_AUTO;
+        detail::check([&](char * e, uint64_t n) { return mb_runtime_options_get_device(p_.get(), &d, e, n); });
+        return d;
+    }
+    void set_threads(uint32_t threads) {
+        detail::check([&](char * e, uint64_t n) { return mb_runtime_options_set_threads(p_.get(), threads, e, n); });
+    }
+    uint32_t threads() const {
+        uint32_t t = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_runtime_options_get_threads(p_.get(), &t, e, n); });
+        return t;
+    }
+    void set_backend_directory(const std::string & directory) {
+        detail::check([&](char * e, uint64_t n) {
+            return mb_runtime_options_set_backend_directory(p_.get(), directory.c_str(), e, n);
+        });
+    }
+    std::string backend_directory() const {
+        const char * d = nullptr;
+        detail::check([&](char * e, uint64_t n) { return mb_runtime_options_get_backend_directory(p_.get(), &d, e, n); });
+        return d != nullptr ? std::string(d) : std::string();
+    }
+
+    const mb_runtime_options * get() const noexcept { return p_.get(); }
+    mb_runtime_options *       get() noexcept { return p_.get(); }
+
+private:
+    detail::handle<mb_runtime_options, mb_runtime_options_free> p_;
+};
+
+// ---- model -------------------------------------------------------------------------------------
+
+class model {
+public:
+    // loads a bundle directory; options may be null (defaults)
+    static model load(const std::string & bundle_directory, const runtime_options * options = nullptr) {
+        mb_model * p = nullptr;
+        detail::check([&](char * e, uint64_t n) {
+            return mb_model_load(bundle_directory.c_str(), options != nullptr ? options->get() : nullptr, &p, e, n);
+        });
+        return model(p);
+    }
+
+    uint64_t parameter_count() const {
+        uint64_t v = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_model_get_parameter_count(p_.get(), &v, e, n); });
+        return v;
+    }
+    uint32_t joint_count() const {
+        uint32_t v = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_model_get_joint_count(p_.get(), &v, e, n); });
+        return v;
+    }
+    std::string joint_name(uint32_t joint) const {
+        const char * s = nullptr;
+        detail::check([&](char * e, uint64_t n) { return mb_model_get_joint_name(p_.get(), joint, &s, e, n); });
+        return s != nullptr ? std::string(s) : std::string();
+    }
+    int32_t joint_parent(uint32_t joint) const {
+        int32_t v = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_model_get_joint_parent(p_.get(), joint, &v, e, n); });
+        return v;
+    }
+    std::array<float, 3> neutral_joint_position(uint32_t joint) const {
+        std::array<float, 3> v{};
+        detail::check([&](char * e, uint64_t n) {
+            return mb_model_get_neutral_joint_position(p_.get(), joint, &v[0], &v[1], &v[2], e, n);
+        });
+        return v;
+    }
+
+    const mb_model * get() const noexcept { return p_.get(); }
+
+private:
+    explicit model(mb_model * p) : p_(p) {}
+    detail::handle<mb_model, mb_model_free> p_;
+};
+
+// ---- command -----------------------------------------------------------------------------------
+
+class command {
+public:
+    command() {
+        mb_command * p = nullptr;
+        detail::check([&](char * e, uint64_t n) { return mb_command_create(&p, e, n); });
+        p_.reset(p);
+    }
+
+    // the style is borrowed: it must outlive every plan using this command
+    void set_style(const mb_style * style) {
+        detail::check([&](char * e, uint64_t n) { return mb_command_set_style(p_.get(), style, e, n); });
+    }
+    const mb_style * style() const {
+        const mb_style * s = nullptr;
+        detail::check([&](char * e, uint64_t n) { return mb_command_get_style(p_.get(), &s, e, n); });
+        return s;
+    }
+    void set_movement_direction(float x, float y, float z) {
+        detail::check([&](char * e, uint64_t n) { return mb_command_set_movement_direction(p_.get(), x, y, z, e, n); });
+    }
+    std::array<float, 3> movement_direction() const {
+        std::array<float, 3> v{};
+        detail::check([&](char * e, uint64_t n) {
+            return mb_command_get_movement_direction(p_.get(), &v[0], &v[1], &v[2], e, n);
+        });
+        return v;
+    }
+    void set_facing_direction(float x, float y, float z) {
+        detail::check([&](char * e, uint64_t n) { return mb_command_set_facing_direction(p_.get(), x, y, z, e, n); });
+    }
+    std::array<float, 3> facing_direction() const {
+        std::array<float, 3> v{};
+        detail::check([&](char * e, uint64_t n) {
+            return mb_command_get_facing_direction(p_.get(), &v[0], &v[1], &v[2], e, n);
+        });
+        return v;
+    }
+    void set_target_speed(float metres_per_second) {
+        detail::check([&](char * e, uint64_t n) { return mb_command_set_target_speed(p_.get(), metres_per_second, e, n); });
+    }
+    float target_speed() const {
+        float v = 0.0f;
+        detail::check([&](char * e, uint64_t n) { return mb_command_get_target_speed(p_.get(), &v, e, n); });
+        return v;
+    }
+    void set_world_target(float x, float y, float z, float heading_radians, bool enabled) {
+        detail::check([&](char * e, uint64_t n) {
+            return mb_command_set_world_target(p_.get(), x, y, z, heading_radians, enabled ? 1u : 0u, e, n);
+        });
+    }
+    void set_seed(uint64_t seed) {
+        detail::check([&](char * e, uint64_t n) { return mb_command_set_seed(p_.get(), seed, e, n); });
+    }
+    uint64_t seed() const {
+        uint64_t v = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_command_get_seed(p_.get(), &v, e, n); });
+        return v;
+    }
+    void set_sampling_argmax(bool enabled) {
+        detail::check([&](char * e, uint64_t n) { return mb_command_set_sampling_argmax(p_.get(), enabled ? 1u : 0u, e, n); });
+    }
+    bool sampling_argmax() const {
+        uint32_t v = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_command_get_sampling_argmax(p_.get(), &v, e, n); });
+        return v != 0;
+    }
+
+    const mb_command * get() const noexcept { return p_.get(); }
+
+private:
+    detail::handle<mb_command, mb_command_free> p_;
+};
+
+// ---- motion ------------------------------------------------------------------------------------
+
+class motion {
+public:
+    // takes ownership of a motion returned by the C ABI
+    explicit motion(mb_motion * p) noexcept : p_(p) {}
+
+    uint64_t frame_count() const { return get_u64(mb_motion_get_frame_count); }
+    uint64_t joint_count() const { return get_u64(mb_motion_get_joint_count); }
+    uint64_t target_frame_count() const { return get_u64(mb_motion_get_target_frame_count); }
+    float_view root_translations() const { return get_view(mb_motion_get_root_translations); }
+    float_view local_rotations_xyzw() const { return get_view(mb_motion_get_local_rotations_xyzw); }
+    float_view target_root_translations() const { return get_view(mb_motion_get_target_root_translations); }
+    float_view target_local_rotations_xyzw() const { return get_view(mb_motion_get_target_local_rotations_xyzw); }
+
+    const mb_motion * get() const noexcept { return p_.get(); }
+    mb_motion *       release() noexcept { return p_.release(); }
+
+private:
+    using u64_getter  = mb_status (*)(const mb_motion *, uint64_t *, char *, uint64_t);
+    using view_getter = mb_status (*)(const mb_motion *, const float **, uint64_t *, char *, uint64_t);
+
+    uint64_t get_u64(u64_getter f) const {
+        uint64_t v = 0;
+        detail::check([&](char * e, uint64_t n) { return f(p_.get(), &v, e, n); });
+        return v;
+    }
+    float_view get_view(view_getter f) const {
+        float_view v;
+        detail::check([&](char * e, uint64_t n) { return f(p_.get(), &v.data, &v.size, e, n); });
+        return v;
+    }
+
+    detail::handle<mb_motion, mb_motion_free> p_;
+};
+
+// ---- stateless inference -----------------------------------------------------------------------
+
+class inference_request {
+public:
+    inference_request() {
+        mb_inference_request * p = nullptr;
+        detail::check([&](char * e, uint64_t n) { return mb_inference_request_create(&p, e, n); });
+        p_.reset(p);
+    }
+
+    void set_features(uint32_t field, const std::vector<float> & values) {
+        detail::check([&](char * e, uint64_t n) {
+            return mb_inference_request_set_features(p_.get(), field, values.data(), values.size(), e, n);
+        });
+    }
+    std::vector<float> features(uint32_t field) const {
+        uint64_t count = 0;
+        detail::check([&](char * e, uint64_t n) {
+            return mb_inference_request_get_features(p_.get(), field, nullptr, 0, &count, e, n);
+        });
+        std::vector<float> v(count);
+        detail::check([&](char * e, uint64_t n) {
+            return mb_inference_request_get_features(p_.get(), field, v.data(), v.size(), &count, e, n);
+        });
+        return v;
+    }
+    void set_mask(uint32_t field, const std::vector<uint32_t> & values) {
+        detail::check([&](char * e, uint64_t n) {
+            return mb_inference_request_set_mask(p_.get(), field, values.data(), values.size(), e, n);
+        });
+    }
+    std::vector<uint32_t> mask(uint32_t field) const {
+        uint64_t count = 0;
+        detail::check([&](char * e, uint64_t n) {
+            return mb_inference_request_get_mask(p_.get(), field, nullptr, 0, &count, e, n);
+        });
+        std::vector<uint32_t> v(count);
+        detail::check([&](char * e, uint64_t n) {
+            return mb_inference_request_get_mask(p_.get(), field, v.data(), v.size(), &count, e, n);
+        });
+        return v;
+    }
+    void set_seed(uint64_t seed) {
+        detail::check([&](char * e, uint64_t n) { return mb_inference_request_set_seed(p_.get(), seed, e, n); });
+    }
+    uint64_t seed() const {
+        uint64_t v = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_inference_request_get_seed(p_.get(), &v, e, n); });
+        return v;
+    }
+    void set_sampling_argmax(bool enabled) {
+        detail::check([&](char * e, uint64_t n) {
+            return mb_inference_request_set_sampling_argmax(p_.get(), enabled ? 1u : 0u, e, n);
+        });
+    }
+    bool sampling_argmax() const {
+        uint32_t v = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_inference_request_get_sampling_argmax(p_.get(), &v, e, n); });
+        return v != 0;
+    }
+    // boundary 0 = source, 1 = target; roots [4, 3] (12 floats), local_xyzw [4, 34, 4] (544 floats)
+    void set_boundary_poses(const model & m, uint32_t boundary, const std::vector<float> & roots,
+                            const std::vector<float> & local_xyzw) {
+        detail::check([&](char * e, uint64_t n) {
+            return mb_inference_request_set_boundary_poses(p_.get(), m.get(), boundary, roots.data(), roots.size(),
+                                                           local_xyzw.data(), local_xyzw.size(), e, n);
+        });
+    }
+
+    const mb_inference_request * get() const noexcept { return p_.get(); }
+
+private:
+    detail::handle<mb_inference_request, mb_inference_request_free> p_;
+};
+
+// runs one request; the motion outlives the model and the request
+inline motion infer(const model & m, const inference_request & request) {
+    mb_motion * out = nullptr;
+    detail::check([&](char * e, uint64_t n) { return mb_model_infer(m.get(), request.get(), &out, e, n); });
+    return motion(out);
+}
+
+// runs 1..64 requests; all or nothing
+inline std::vector<motion> infer_batch(const model & m, const std::vector<const inference_request *> & requests) {
+    std::vector<const mb_inference_request *> raw;
+    raw.reserve(requests.size());
+    for (const inference_request * r : requests) {
+        raw.push_back(r != nullptr ? r->get() : nullptr);
+    }
+    std::vector<mb_motion *> out(requests.size(), nullptr);
+    detail::check([&](char * e, uint64_t n) {
+        return mb_model_infer_batch(m.get(), raw.data(), raw.size(), out.empty() ? nullptr : out.data(), e, n);
+    });
+    std::vector<motion> motions;
+    motions.reserve(out.size());
+    for (mb_motion * p : out) {
+        motions.emplace_back(p);
+    }
+    return motions;
+}
+
+inline uint32_t abi_version() noexcept {
+    return mb_abi_version();
+}
+
+} // namespace motionbricks

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# installs the build into a temporary prefix and builds consumers against the installed tree only:
+# a CMake project (find_package → motionbricks::motionbricks and ::motionbricks_static, plus the
+# C++17 wrapper) and plain `cc -std=c11 $(pkg-config --cflags --libs motionbricks)` builds of a
+# consumer and of examples/inference.c; with a bundle directory every program also runs inference
+# usage: test-install.sh BUILD_DIR SOURCE_DIR [BUNDLE_DIR]
+set -euo pipefail
+build=$1 src=$2 bundle=${3:-}
+work=$(mktemp -d /tmp/mb-install-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+if [ -n "$bundle" ] && [ ! -d "$bundle" ]; then
+    echo "note: no bundle at $bundle; consumers run without inference"
+    bundle=""
+fi
+
+# 1. install and check the layout
+cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+libdir=$(dirname "$(find "$prefix" -name libmotionbricks.so -print -quit)")
+for f in "$prefix/include/motionbricks/motionbricks.h" "$prefix/include/motionbricks/inference.h" \
+         "$prefix/include/motionbricks/motionbricks.hpp" "$libdir/libmotionbricks.so.0.1.0" \
+         "$libdir/libmotionbricks.so.0" "$libdir/libmotionbricks.a" \
+         "$libdir/cmake/motionbricks/motionbricksConfig.cmake" \
+         "$libdir/cmake/motionbricks/motionbricksConfigVersion.cmake" "$libdir/pkgconfig/motionbricks.pc"; do
+    [ -e "$f" ] || { echo "FAIL: $f not installed"; exit 1; }
+done
+if ls "$prefix/include" | grep -qv '^motionbricks$'; then
+    echo "FAIL: installed headers outside include/motionbricks: $(ls "$prefix/include")"; exit 1
+fi
+export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+
+# 2. CMake package: shared, static and C++ wrapper consumers
+cmake -S "$src/tests/capi/consumer" -B "$work/consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_PREFIX_PATH="$prefix" >"$work/consumer-configure.log" || { cat "$work/consumer-configure.log"; exit 1; }
+cmake --build "$work/consumer" >"$work/consumer-build.log" || { cat "$work/consumer-build.log"; exit 1; }
+for exe in consumer-shared consumer-static consumer-cpp; do
+    echo "== $exe (find_package)"
+    "$work/consumer/$exe" $bundle
+done
+if nm -D "$work/consumer/consumer-static" 2>/dev/null | grep -q ' U mb_'; then
+    echo "FAIL: consumer-static resolves mb_* dynamically"; exit 1
+fi
+
+# 3. pkg-config: C11 consumer, the example, the C++17 wrapper
+pc=$(pkg-config --cflags --libs motionbricks)
+echo "pkg-config: $pc"
+cc -std=c11 -Wall -Wextra -Wpedantic -Werror "$src/tests/capi/consumer/consumer.c" $pc -o "$work/pc-consumer"
+cc -std=c11 -Wall -Wextra -Wpedantic -Werror "$src/examples/inference.c" $pc -o "$work/pc-example"
+c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror "$src/tests/capi/consumer/consumer.cpp" $pc -o "$work/pc-consumer-cpp"
+echo "== consumer (pkg-config)"
+"$work/pc-consumer" $bundle
+echo "== consumer-cpp (pkg-config)"
+"$work/pc-consumer-cpp" $bundle
+if [ -n "$bundle" ]; then
+    echo "== examples/inference.c (pkg-config)"
+    "$work/pc-example" "$bundle" 1
+fi
+echo "install test passed"
