@@ -186,7 +186,8 @@ void check_inventory(const gguf_file & f, const std::string & role) {
     } else if (role == "root") {
         int64_t n_shared = count_indexed(f, "_shared_transformer_model.layers.");
         int64_t n_root   = count_indexed(f, "_root_token_transformer_model.layers.");
-        if (n_shared == 0 || n_root == 0) fail(f, "missing transformer layers (shared or root-token)");
+        // the stage-2 (root-token) transformer is optional upstream
+        if (n_shared == 0) fail(f, "no transformer layers '_shared_transformer_model.layers.0.*'");
         add_wb(want, "_proj_local_pose");
         add_wb(want, "_proj_local_root_value");
         add_wb(want, "_proj_global_root_value");
@@ -232,6 +233,7 @@ void check_heads(const gguf_file & f, const std::vector<std::string> & prefixes)
     if (n_head < 1) fail(f, std::string(k_key_n_head) + " is 0 (must be >= 1)");
     for (const auto & p : prefixes) {
         const tensor_view * t = f.find(p + "0.self_attn.out_proj.weight");
+        if (!t) continue;   // an optional transformer that is absent
         int64_t n_embd = t->ne[0];
         if (n_embd % n_head != 0) {
             fail(f, std::string(k_key_n_head) + " = " + std::to_string(n_head) + " does not divide the width " +

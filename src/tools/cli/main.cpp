@@ -18,6 +18,7 @@ int cmd_abi(int argc, char **) {
 
 static const command k_commands[] = {
     {"abi", "abi", cmd_abi},
+    {"inspect", "inspect [--json] BUNDLE_DIR", cmd_inspect},
 };
 
 } // namespace mb::cli
