@@ -54,6 +54,9 @@ def build_parser():
     _add_hparams(r)
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
+    from .style import add_parser as add_style_parser
+    add_style_parser(sub)
+
     d = sub.add_parser("dump", help="print a GGUF file's metadata and tensors")
     d.add_argument("file", metavar="FILE.gguf")
     d.add_argument("--json", action="store_true", help="one JSON object")
@@ -91,6 +94,10 @@ def main(argv=None):
     try:
         if args.command == "dump":
             dump(args.file, args.json)
+            return 0
+        if args.command == "style":
+            from .style import convert_qpos_csv
+            sys.stderr.write("convert: %s\n" % convert_qpos_csv(args))
             return 0
         if args.command == "bundle":
             from .converter import convert

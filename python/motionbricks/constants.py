@@ -259,3 +259,66 @@ SKELETON_JOINTS = (
 )
 N_JOINTS = len(SKELETON_JOINTS)
 JOINT_NAMES_SEPARATOR = ","
+
+# ---- .mbstyle v1 (style assets: python/motionbricks/style.py) --------------
+
+COMPONENT_STYLE = "style"
+STYLE_SUFFIX = ".mbstyle"
+KEY_STYLE_NAME = "motionbricks.style_name"        # STRING, = general.name
+KEY_STYLE_SPEED = "motionbricks.style_speed"      # FLOAT32, configured speed (m/s), >= 0
+KEY_STYLE_FRAMES = "motionbricks.style_frames"    # UINT32, 4..100000
+KEY_STYLE_INDEX = "motionbricks.style_index"      # UINT32, 0..14 in the released set (optional)
+STYLE_JOINT_POSITIONS = "global_joint_positions"  # F32 [F, 34, 3]
+STYLE_JOINT_ROTATIONS = "global_joint_rotations"  # F32 [F, 34, 9] row-major
+STYLE_ROOT_POSITIONS = "global_root_positions"    # F32 [F, 3]
+STYLE_HEADINGS = "global_headings"                # F32 [F]
+STYLE_ALLOWED_TOKENS = "allowed_tokens"           # I32 [11], 6..16 tokens
+STYLE_MIN_FRAMES = 4
+STYLE_MAX_FRAMES = 100000
+STYLE_FPS = 30
+# source hash of the released styles: upstream G1-clip safetensors
+STYLE_RELEASE_SOURCE_SHA256 = "7ea40c20130c8a9799d83c0438750b51a5be9b1e09357c4928887961fc992d33"
+# the released styles: (name, configured speed m/s, allowed token counts from 6)
+STYLE_RELEASE = (
+    ("idle", 0.0, 6), ("slow_walk", 0.3, 6), ("walk", 1.0, 6), ("hand_crawling", 0.5, 6),
+    ("walk_boxing", 1.0, 11), ("elbow_crawling", 0.8, 11), ("stealth_walk", 1.0, 6), ("injured_walk", 0.5, 6),
+    ("walk_stealth", 0.7, 6), ("walk_happy_dance", 1.0, 6), ("walk_zombie", 0.6, 6), ("walk_gun", 0.6, 6),
+    ("walk_scared", 0.6, 6), ("walk_left", 0.2, 4), ("walk_right", 0.2, 4),
+)
+
+# ---- MuJoCo G1 (upstream assets/skeletons/g1/g1.xml) ------------------------
+
+QPOS_DIM = 36                 # root xyz (Z up), root quat w x y z, 29 hinge angles
+# hinges in document order: (joint, parent body index: 0 = pelvis, k + 1 = hinge k,
+# body pos (MuJoCo frame, m), body quat w x y z or None, axis 0/1/2 = MuJoCo x/y/z)
+G1_HINGES = (
+    ("left_hip_pitch_joint", 0, (0.0, 0.064452, -0.1027), None, 1),
+    ("left_hip_roll_joint", 1, (0.0, 0.052, -0.030465), (0.996179, 0.0, -0.0873386, 0.0), 0),
+    ("left_hip_yaw_joint", 2, (0.025001, 0.0, -0.12412), None, 2),
+    ("left_knee_joint", 3, (-0.078273, 0.0021489, -0.17734), (0.996179, 0.0, 0.0873386, 0.0), 1),
+    ("left_ankle_pitch_joint", 4, (0.0, -9.4445e-05, -0.30001), None, 1),
+    ("left_ankle_roll_joint", 5, (0.0, 0.0, -0.017558), None, 0),
+    ("right_hip_pitch_joint", 0, (0.0, -0.064452, -0.1027), None, 1),
+    ("right_hip_roll_joint", 7, (0.0, -0.052, -0.030465), (0.996179, 0.0, -0.0873386, 0.0), 0),
+    ("right_hip_yaw_joint", 8, (0.025001, 0.0, -0.12412), None, 2),
+    ("right_knee_joint", 9, (-0.078273, -0.0021489, -0.17734), (0.996179, 0.0, 0.0873386, 0.0), 1),
+    ("right_ankle_pitch_joint", 10, (0.0, 9.4445e-05, -0.30001), None, 1),
+    ("right_ankle_roll_joint", 11, (0.0, 0.0, -0.017558), None, 0),
+    ("waist_yaw_joint", 0, (0.0, 0.0, 0.0), None, 2),
+    ("waist_roll_joint", 13, (-0.0039635, 0.0, 0.044), None, 0),
+    ("waist_pitch_joint", 14, (0.0, 0.0, 0.0), None, 1),
+    ("left_shoulder_pitch_joint", 15, (0.0039563, 0.10022, 0.24778), (0.990264, 0.139201, 1.38722e-05, -9.86868e-05), 1),
+    ("left_shoulder_roll_joint", 16, (0.0, 0.038, -0.013831), (0.990268, -0.139172, 0.0, 0.0), 0),
+    ("left_shoulder_yaw_joint", 17, (0.0, 0.00624, -0.1032), None, 2),
+    ("left_elbow_joint", 18, (0.015783, 0.0, -0.080518), None, 1),
+    ("left_wrist_roll_joint", 19, (0.1, 0.00188791, -0.01), None, 0),
+    ("left_wrist_pitch_joint", 20, (0.038, 0.0, 0.0), None, 1),
+    ("left_wrist_yaw_joint", 21, (0.046, 0.0, 0.0), None, 2),
+    ("right_shoulder_pitch_joint", 15, (0.0039563, -0.10021, 0.24778), (0.990264, -0.139201, 1.38722e-05, 9.86868e-05), 1),
+    ("right_shoulder_roll_joint", 23, (0.0, -0.038, -0.013831), (0.990268, 0.139172, 0.0, 0.0), 0),
+    ("right_shoulder_yaw_joint", 24, (0.0, -0.00624, -0.1032), None, 2),
+    ("right_elbow_joint", 25, (0.015783, 0.0, -0.080518), None, 1),
+    ("right_wrist_roll_joint", 26, (0.1, -0.00188791, -0.01), None, 0),
+    ("right_wrist_pitch_joint", 27, (0.038, 0.0, 0.0), None, 1),
+    ("right_wrist_yaw_joint", 28, (0.046, 0.0, 0.0), None, 2),
+)

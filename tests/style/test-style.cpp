@@ -315,3 +315,52 @@ TEST(style, rejects_broken_files) {
     EXPECT_THROW(style_read(path), std::runtime_error) << "45 too many frames";
     std::remove(path.c_str());
 }
+
+// a style written by the python converter from a qpos CSV is accepted by the reader and
+// holds upstream's buffers for that clip library mode (walk_zombie, 90 frames)
+TEST(style, python_converter_output_is_accepted) {
+    MB_REQUIRE_SHARED(lib, "fixtures/agent-small/clip_library.npz");
+    if (!std::filesystem::exists(MB_PYTHON)) GTEST_SKIP() << "skipped: " << MB_PYTHON << " not found";
+    const auto z    = mb::test::npz_numeric(lib);
+    const int  m    = 10;
+    const auto src  = z.at("source_qpos").to_f64();
+    const auto offs = z.at("source_offsets").to_i64();
+    const auto sidx = z.at("mode_source_index").to_i64();
+    const auto a    = z.at("mode_start_frame").to_i64()[m];
+    const auto b    = z.at("mode_end_frame").to_i64()[m];
+    const std::string csv = temp_path("clip.csv");
+    const std::string out = temp_path("zombie.mbstyle");
+    {
+        std::FILE * f = std::fopen(csv.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        for (int64_t r = offs[sidx[m]]; r < offs[sidx[m] + 1]; ++r) {
+            for (int c = 0; c < 36; ++c) std::fprintf(f, c ? ",%.9g" : "%.9g", src[r * 36 + c]);
+            std::fprintf(f, "\n");
+        }
+        std::fclose(f);
+    }
+    const std::string cmd = std::string(MB_PYTHON) + " " + MB_SOURCE_DIR + "/tools/convert.py style --qpos-csv " + csv +
+                            " --quat-order wxyz --fps 30 --frames " + std::to_string(a) + ":" + std::to_string(b) +
+                            " --name walk_zombie --speed 0.6 --allowed-tokens 6-11 --index 10 --out " + out +
+                            " 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const style_asset s = style_read(out);
+    EXPECT_EQ(s.name, "walk_zombie");
+    EXPECT_EQ(s.frames, 90u);
+    EXPECT_FLOAT_EQ(s.speed, 0.6f);
+    EXPECT_EQ(s.index, std::optional<uint32_t>(10));
+    const int64_t fmax = z.at("global_headings").shape[1];
+    const auto    jp   = z.at("global_joint_positions").to_f32();
+    const auto    jr   = z.at("global_joint_rotations").to_f32();
+    const auto    hr   = z.at("global_headings_raw").to_f32();
+    double ep = 0, er = 0, eh = 0;
+    for (size_t i = 0; i < s.joint_positions.size(); ++i) ep = std::max(ep, (double) std::fabs(s.joint_positions[i] - jp[m * fmax * 102 + i]));
+    for (size_t i = 0; i < s.joint_rotations.size(); ++i) er = std::max(er, (double) std::fabs(s.joint_rotations[i] - jr[m * fmax * 306 + i]));
+    for (size_t i = 0; i < s.headings.size(); ++i) eh = std::max(eh, (double) std::fabs(s.headings[i] - hr[m * fmax + i]));
+    EXPECT_LE(ep, 1e-5);
+    EXPECT_LE(er, 1e-5);
+    EXPECT_LE(eh, 1e-5);
+    std::printf("  python-made walk_zombie: max err positions %.2e, rotations %.2e, headings %.2e\n", ep, er, eh);
+    std::remove(csv.c_str());
+    std::remove(out.c_str());
+}
