@@ -1,5 +1,11 @@
-// CPU backend: OpenBLAS sgemm for the matrix products, plain loops elsewhere
-#include "backend/backend.h"
+// CPU backend. Batch-one networks multiply a few rows (6–64) by large weight
+// matrices, so a plan is bound by reading the weights once: the default kernel
+// (cpu-gemm.cpp) streams each weight row once and threads split the output
+// columns; OpenBLAS sgemm stays selectable for comparison. Other ops are plain loops.
+#include "backend/cpu/cpu-backend.h"
+
+#include "backend/cpu/cpu-gemm.h"
+#include "backend/cpu/thread-pool.h"
 
 #include <cblas.h>
 
@@ -12,23 +18,30 @@
 namespace mb {
 namespace {
 
+// below this many multiply-adds one thread is faster than waking the others
+constexpr int64_t k_min_parallel_fma = 1 << 16;
+
 class cpu_backend final : public backend {
 public:
-    explicit cpu_backend(int n_threads) : n_threads_(n_threads) {
-        openblas_set_num_threads(n_threads_);
+    cpu_backend(int n_threads, cpu_gemm gemm) : n_threads_(n_threads), gemm_(gemm), pool_(n_threads) {
+        if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) openblas_set_num_threads(n_threads_);
     }
 
-    const char * name() const override { return "cpu"; }
+    const char * name() const override { return gemm_ == cpu_gemm::CPU_GEMM_OWN ? "cpu" : "cpu-openblas"; }
     int          n_threads() const override { return n_threads_; }
 
     void linear(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
                 float * y) override {
-        // y = x · wᵀ (+ b broadcast over rows)
-        if (b) {
-            for (int64_t i = 0; i < n; ++i) std::copy(b, b + n_out, y + i * n_out);
+        if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) {
+            // y = x · wᵀ (+ b broadcast over rows)
+            if (b) {
+                for (int64_t i = 0; i < n; ++i) std::copy(b, b + n_out, y + i * n_out);
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) n, (int) n_out, (int) n_in, 1.0f, x,
+                        (int) n_in, w, (int) n_in, b ? 1.0f : 0.0f, y, (int) n_out);
+            return;
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) n, (int) n_out, (int) n_in, 1.0f, x, (int) n_in,
-                    w, (int) n_in, b ? 1.0f : 0.0f, y, (int) n_out);
+        gemm_columns(x, n, n_in, n_in, w, b, n_out, y);
     }
 
     void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const float * g, const float * b,
@@ -59,7 +72,8 @@ public:
                    float * out) override {
         const int64_t dh    = d / n_head;
         const float   scale = 1.0f / std::sqrt((float) dh);
-        std::vector<float> s((size_t) n);
+        scores_.resize((size_t) n);
+        float * s = scores_.data();
         for (int64_t h = 0; h < n_head; ++h) {
             for (int64_t i = 0; i < n; ++i) {
                 const float * q  = qkv + i * 3 * d + h * dh;
@@ -93,37 +107,89 @@ public:
 
     void conv1d(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
                 int64_t k, int64_t dilation, float * y) override {
-        // im2col: col[c_in·k, t] with col[(c·k + kk), i] = x[c, i + (kk − (k−1)/2)·dilation]
         const int64_t half = (k - 1) / 2;
-        col_.assign((size_t) (c_in * k * t), 0.0f);
-        for (int64_t c = 0; c < c_in; ++c) {
-            for (int64_t kk = 0; kk < k; ++kk) {
-                float *       dst   = col_.data() + (c * k + kk) * t;
-                const int64_t shift = (kk - half) * dilation;
-                for (int64_t i = 0; i < t; ++i) {
-                    const int64_t src = i + shift;
-                    if (src >= 0 && src < t) dst[i] = x[c * t + src];
+        const int64_t ck   = c_in * k;
+        if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) {
+            // im2col: col[c_in·k, t] with col[(c·k + kk), i] = x[c, i + (kk − (k−1)/2)·dilation]
+            col_.assign((size_t) (ck * t), 0.0f);
+            for (int64_t c = 0; c < c_in; ++c) {
+                for (int64_t kk = 0; kk < k; ++kk) {
+                    float *       dst   = col_.data() + (c * k + kk) * t;
+                    const int64_t shift = (kk - half) * dilation;
+                    for (int64_t i = 0; i < t; ++i) {
+                        const int64_t src = i + shift;
+                        if (src >= 0 && src < t) dst[i] = x[c * t + src];
+                    }
+                }
+            }
+            // y[c_out, t] = w[c_out, c_in·k] · col[c_in·k, t] + b
+            if (b) {
+                for (int64_t o = 0; o < c_out; ++o) std::fill(y + o * t, y + (o + 1) * t, b[o]);
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) c_out, (int) t, (int) ck, 1.0f, w, (int) ck,
+                        col_.data(), (int) t, b ? 1.0f : 0.0f, y, (int) t);
+            return;
+        }
+        // transposed im2col: row i of colᵀ[t, c_in·k] holds x[c, i + (kk − (k−1)/2)·dilation] at c·k + kk,
+        // so yᵀ[t, c_out] = colᵀ · wᵀ is a linear over t rows with the weights streamed once
+        col_.resize((size_t) (ck * t));
+        for (int64_t i = 0; i < t; ++i) {
+            float * dst = col_.data() + i * ck;
+            for (int64_t c = 0; c < c_in; ++c) {
+                const float * xc = x + c * t;
+                for (int64_t kk = 0; kk < k; ++kk) {
+                    const int64_t src = i + (kk - half) * dilation;
+                    dst[c * k + kk]   = (src >= 0 && src < t) ? xc[src] : 0.0f;
                 }
             }
         }
-        // y[c_out, t] = w[c_out, c_in·k] · col[c_in·k, t] + b
-        if (b) {
-            for (int64_t o = 0; o < c_out; ++o) std::fill(y + o * t, y + (o + 1) * t, b[o]);
+        yt_.resize((size_t) (t * c_out));
+        gemm_columns(col_.data(), t, ck, ck, w, b, c_out, yt_.data());
+        for (int64_t o = 0; o < c_out; ++o) {
+            for (int64_t i = 0; i < t; ++i) y[o * t + i] = yt_[(size_t) (i * c_out + o)];
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) c_out, (int) t, (int) (c_in * k), 1.0f, w,
-                    (int) (c_in * k), col_.data(), (int) t, b ? 1.0f : 0.0f, y, (int) t);
     }
 
 private:
+    // y[m, n_out] = x[m, k]·wᵀ + b with threads splitting the output columns in 16-float
+    // (cache-line) multiples, so each weight row is read by exactly one thread
+    void gemm_columns(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
+                      int64_t n_out, float * y) {
+        const int n_thr = pool_.size();
+        if (n_thr == 1 || m * n_out * k < k_min_parallel_fma || n_out < 32) {
+            cpu::gemm_nt(x, m, ldx, k, w, b, 0, n_out, y, n_out);
+            return;
+        }
+        const std::function<void(int)> job = [&](int t) {
+            auto edge = [&](int i) {
+                const int64_t e = (n_out * i / n_thr + 8) / 16 * 16;
+                return i == n_thr ? n_out : std::min(e, n_out);
+            };
+            cpu::gemm_nt(x, m, ldx, k, w, b, edge(t), edge(t + 1), y, n_out);
+        };
+        pool_.run(job);
+    }
+
     int                n_threads_;
-    std::vector<float> col_; // im2col scratch, grown once to the largest conv
+    cpu_gemm           gemm_;
+    cpu::thread_pool   pool_;
+    std::vector<float> col_;        // im2col scratch, grown once to the largest conv
+    std::vector<float> yt_;         // transposed conv output scratch
+    std::vector<float> scores_;     // attention scores of one query
 };
+
+int resolve_threads(int n_threads) {
+    return n_threads > 0 ? n_threads : (int) std::max(1u, std::thread::hardware_concurrency());
+}
 
 } // namespace
 
+std::unique_ptr<backend> backend_cpu_create_with(int n_threads, cpu_gemm gemm) {
+    return std::make_unique<cpu_backend>(resolve_threads(n_threads), gemm);
+}
+
 std::unique_ptr<backend> backend_cpu_create(int n_threads) {
-    if (n_threads <= 0) n_threads = (int) std::max(1u, std::thread::hardware_concurrency());
-    return std::make_unique<cpu_backend>(n_threads);
+    return backend_cpu_create_with(n_threads, cpu_gemm::CPU_GEMM_OWN);
 }
 
 } // namespace mb

@@ -1,0 +1,19 @@
+// CPU backend construction options beyond backend_cpu_create(n_threads): which
+// matrix kernel runs linear and conv1d (benchmarks and tests compare the two)
+#pragma once
+
+#include "backend/backend.h"
+
+#include <memory>
+
+namespace mb {
+
+enum class cpu_gemm : uint32_t {
+    CPU_GEMM_OWN      = 0,  // AVX2/FMA kernel, weights streamed once, threads split output columns (default)
+    CPU_GEMM_OPENBLAS = 1,  // OpenBLAS sgemm (its own threads)
+};
+
+// n_threads <= 0 selects the number of hardware threads
+std::unique_ptr<backend> backend_cpu_create_with(int n_threads, cpu_gemm gemm);
+
+} // namespace mb

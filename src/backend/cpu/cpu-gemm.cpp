@@ -1,0 +1,118 @@
+#include "backend/cpu/cpu-gemm.h"
+
+#include <algorithm>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define MB_GEMM_X86 1
+#endif
+
+namespace mb::cpu {
+namespace {
+
+// portable fallback: one dot product per output
+void gemm_nt_scalar(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b, int64_t o0,
+                    int64_t o1, float * y, int64_t ldy) {
+    for (int64_t o = o0; o < o1; ++o) {
+        const float * wr = w + o * k;
+        for (int64_t i = 0; i < m; ++i) {
+            const float * xr  = x + i * ldx;
+            float         acc = 0.0f;
+            for (int64_t c = 0; c < k; ++c) acc += xr[c] * wr[c];
+            y[i * ldy + o] = acc + (b ? b[o] : 0.0f);
+        }
+    }
+}
+
+#ifdef MB_GEMM_X86
+
+#define MB_AVX2 __attribute__((target("avx2,fma")))
+
+MB_AVX2 inline float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s        = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s        = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// an NI × NO block of outputs: rows x[0..NI), weight rows w[0..NO), whole k;
+// 8-wide FMA accumulators, a masked load for the k % 8 tail
+template <int NI, int NO>
+MB_AVX2 void block(const float * x, int64_t ldx, const float * w, int64_t k, const float * b, float * y,
+                   int64_t ldy) {
+    __m256 acc[NI][NO];
+    for (int i = 0; i < NI; ++i)
+        for (int j = 0; j < NO; ++j) acc[i][j] = _mm256_setzero_ps();
+
+    const int64_t k8 = k & ~int64_t(7);
+    for (int64_t c = 0; c < k8; c += 8) {
+        __m256 wv[NO];
+        for (int j = 0; j < NO; ++j) wv[j] = _mm256_loadu_ps(w + j * k + c);
+        for (int i = 0; i < NI; ++i) {
+            const __m256 xv = _mm256_loadu_ps(x + i * ldx + c);
+            for (int j = 0; j < NO; ++j) acc[i][j] = _mm256_fmadd_ps(xv, wv[j], acc[i][j]);
+        }
+    }
+    if (k8 < k) {
+        alignas(32) static const int32_t lanes[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+        const __m256i mask = _mm256_loadu_si256((const __m256i *) (lanes + 8 - (k - k8)));
+        __m256        wv[NO];
+        for (int j = 0; j < NO; ++j) wv[j] = _mm256_maskload_ps(w + j * k + k8, mask);
+        for (int i = 0; i < NI; ++i) {
+            const __m256 xv = _mm256_maskload_ps(x + i * ldx + k8, mask);
+            for (int j = 0; j < NO; ++j) acc[i][j] = _mm256_fmadd_ps(xv, wv[j], acc[i][j]);
+        }
+    }
+    for (int i = 0; i < NI; ++i)
+        for (int j = 0; j < NO; ++j) y[i * ldy + j] = hsum(acc[i][j]) + (b ? b[j] : 0.0f);
+}
+
+// the row count of a block is a template argument: dispatch the m % 3 tail
+template <int NO>
+MB_AVX2 void column_block(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
+                          float * y, int64_t ldy) {
+    int64_t i = 0;
+    for (; i + 3 <= m; i += 3) block<3, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy);
+    if (m - i == 2) block<2, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy);
+    if (m - i == 1) block<1, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy);
+}
+
+MB_AVX2 void gemm_nt_avx2(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
+                          int64_t o0, int64_t o1, float * y, int64_t ldy) {
+    // 4 weight rows at a time stay in L1 while every row of x passes over them
+    int64_t o = o0;
+    for (; o + 4 <= o1; o += 4) column_block<4>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy);
+    switch (o1 - o) {
+        case 3: column_block<3>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy); break;
+        case 2: column_block<2>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy); break;
+        case 1: column_block<1>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy); break;
+        default: break;
+    }
+}
+
+#endif // MB_GEMM_X86
+
+} // namespace
+
+bool gemm_has_avx2() {
+#ifdef MB_GEMM_X86
+    static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return ok;
+#else
+    return false;
+#endif
+}
+
+void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b, int64_t o0,
+             int64_t o1, float * y, int64_t ldy) {
+    if (m <= 0 || o1 <= o0) return;
+#ifdef MB_GEMM_X86
+    if (gemm_has_avx2()) {
+        gemm_nt_avx2(x, m, ldx, k, w, b, o0, o1, y, ldy);
+        return;
+    }
+#endif
+    gemm_nt_scalar(x, m, ldx, k, w, b, o0, o1, y, ldy);
+}
+
+} // namespace mb::cpu

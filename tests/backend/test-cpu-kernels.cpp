@@ -1,0 +1,96 @@
+// the CPU backend's own matrix kernel (AVX2/FMA, column-split threads) against a
+// double-precision reference and against the OpenBLAS variant, over the row counts,
+// widths and tails the networks use
+#include "backend/cpu/cpu-backend.h"
+#include "backend/cpu/cpu-gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace {
+
+std::vector<float> random_vec(size_t n, uint32_t seed) {
+    std::mt19937                    rng(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float>              v(n);
+    for (auto & x : v) x = dist(rng);
+    return v;
+}
+
+// max |y − ref| / sqrt(k): float32 dot products of k unit normals err by about sqrt(k)·eps
+double scaled_err(const std::vector<float> & y, const std::vector<double> & ref, int64_t k) {
+    double m = 0.0;
+    for (size_t i = 0; i < y.size(); ++i) m = std::max(m, std::fabs((double) y[i] - ref[i]));
+    return m / std::sqrt((double) k);
+}
+
+TEST(cpu_kernels, gemm_nt_shapes_and_tails) {
+    for (int64_t m : {1, 2, 3, 4, 6, 7, 16, 25, 64}) {
+        for (int64_t k : {1, 5, 8, 13, 64, 304, 1027}) {
+            for (int64_t n_out : {1, 3, 4, 5, 17, 80}) {
+                auto x = random_vec(m * k, 1), w = random_vec(n_out * k, 2), b = random_vec(n_out, 3);
+                std::vector<float>  y(m * n_out, NAN);
+                std::vector<double> ref(m * n_out);
+                for (int64_t i = 0; i < m; ++i)
+                    for (int64_t o = 0; o < n_out; ++o) {
+                        double acc = b[o];
+                        for (int64_t c = 0; c < k; ++c) acc += (double) x[i * k + c] * w[o * k + c];
+                        ref[i * n_out + o] = acc;
+                    }
+                mb::cpu::gemm_nt(x.data(), m, k, k, w.data(), b.data(), 0, n_out, y.data(), n_out);
+                ASSERT_LT(scaled_err(y, ref, k), 2e-6) << "m " << m << " k " << k << " n_out " << n_out;
+            }
+        }
+    }
+}
+
+TEST(cpu_kernels, gemm_nt_column_range_and_strides) {
+    // a sub-range of columns, x with a row stride larger than k, no bias
+    const int64_t m = 5, k = 37, ldx = 40, n_out = 23, ldy = 30, o0 = 6, o1 = 19;
+    auto x = random_vec(m * ldx, 4), w = random_vec(n_out * k, 5);
+    std::vector<float> y(m * ldy, -7.0f);
+    mb::cpu::gemm_nt(x.data(), m, ldx, k, w.data(), nullptr, o0, o1, y.data(), ldy);
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t o = 0; o < ldy; ++o) {
+            if (o < o0 || o >= o1) {
+                ASSERT_EQ(y[i * ldy + o], -7.0f) << "wrote outside the range at " << i << ", " << o;
+                continue;
+            }
+            double acc = 0.0;
+            for (int64_t c = 0; c < k; ++c) acc += (double) x[i * ldx + c] * w[o * k + c];
+            ASSERT_NEAR(y[i * ldy + o], acc, 1e-4);
+        }
+}
+
+TEST(cpu_kernels, own_matches_openblas_threaded) {
+    // network-sized ops, split over 1..3 threads, against the OpenBLAS variant
+    for (int threads : {1, 2, 3}) {
+        auto own  = mb::backend_cpu_create_with(threads, mb::cpu_gemm::CPU_GEMM_OWN);
+        auto blas = mb::backend_cpu_create_with(threads, mb::cpu_gemm::CPU_GEMM_OPENBLAS);
+        for (int64_t n : {6, 25}) {
+            const int64_t n_in = 1024, n_out = 3072 + 5;
+            auto x = random_vec(n * n_in, 6), w = random_vec(n_out * n_in, 7), b = random_vec(n_out, 8);
+            std::vector<float> y1(n * n_out), y2(n * n_out);
+            own->linear(x.data(), n, n_in, w.data(), b.data(), n_out, y1.data());
+            blas->linear(x.data(), n, n_in, w.data(), b.data(), n_out, y2.data());
+            double m = 0.0;
+            for (size_t i = 0; i < y1.size(); ++i) m = std::max(m, (double) std::fabs(y1[i] - y2[i]));
+            EXPECT_LT(m, 2e-4) << "linear, threads " << threads << " rows " << n;
+        }
+        for (int64_t dil : {1, 27}) {
+            const int64_t c_in = 96, c_out = 77, t = 64;
+            auto x = random_vec(c_in * t, 9), w = random_vec(c_out * c_in * 3, 10), b = random_vec(c_out, 11);
+            std::vector<float> y1(c_out * t), y2(c_out * t);
+            own->conv1d(x.data(), c_in, t, w.data(), b.data(), c_out, 3, dil, y1.data());
+            blas->conv1d(x.data(), c_in, t, w.data(), b.data(), c_out, 3, dil, y2.data());
+            double m = 0.0;
+            for (size_t i = 0; i < y1.size(); ++i) m = std::max(m, (double) std::fabs(y1[i] - y2[i]));
+            EXPECT_LT(m, 1e-4) << "conv1d, threads " << threads << " dilation " << dil;
+        }
+    }
+}
+
+} // namespace
