@@ -48,6 +48,9 @@ echo "pkg-config: $pc"
 cc -std=c11 -Wall -Wextra -Wpedantic -Werror "$src/tests/capi/consumer/consumer.c" $pc -o "$work/pc-consumer"
 cc -std=c11 -Wall -Wextra -Wpedantic -Werror "$src/examples/inference.c" $pc -o "$work/pc-example"
 c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror "$src/tests/capi/consumer/consumer.cpp" $pc -o "$work/pc-consumer-cpp"
+# the quick start of docs/API.md, as printed there
+awk '/^```c$/ {f = 1; next} /^```$/ {f = 0} f' "$src/docs/API.md" >"$work/quickstart.c"
+cc -std=c11 -Wall -Wextra -Wpedantic -Werror "$work/quickstart.c" $pc -o "$work/pc-quickstart"
 echo "== consumer (pkg-config)"
 "$work/pc-consumer" $bundle
 echo "== consumer-cpp (pkg-config)"
@@ -55,5 +58,7 @@ echo "== consumer-cpp (pkg-config)"
 if [ -n "$bundle" ]; then
     echo "== examples/inference.c (pkg-config)"
     "$work/pc-example" "$bundle" 1
+    echo "== docs/API.md quick start (pkg-config)"
+    "$work/pc-quickstart" "$bundle"
 fi
 echo "install test passed"
