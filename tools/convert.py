@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""MotionBricks converter entry point: python3 tools/convert.py {bundle,random-bundle,dump} ...
+"""MotionBricks converter entry point: python3 tools/convert.py {bundle,random-bundle,dump,style,styles} ...
 
 Upstream PyTorch Lightning checkpoints (.ckpt, read without executing pickle code)
 or .safetensors to the GGUF model bundle v1. Needs only Python 3 and numpy.

@@ -54,8 +54,9 @@ def build_parser():
     _add_hparams(r)
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
-    from .style import add_parser as add_style_parser
+    from .style import add_parser as add_style_parser, add_library_parser
     add_style_parser(sub)
+    add_library_parser(sub)
 
     d = sub.add_parser("dump", help="print a GGUF file's metadata and tensors")
     d.add_argument("file", metavar="FILE.gguf")
@@ -98,6 +99,10 @@ def main(argv=None):
         if args.command == "style":
             from .style import convert_qpos_csv
             sys.stderr.write("convert: %s\n" % convert_qpos_csv(args))
+            return 0
+        if args.command == "styles":
+            from .style import convert_clip_library
+            sys.stderr.write("convert: %s\n" % convert_clip_library(args))
             return 0
         if args.command == "bundle":
             from .converter import convert

@@ -463,3 +463,100 @@ def add_parser(sub):
     s.add_argument("--source-sha256", metavar="HEX", help="source identity (default: SHA-256 of the CSV)")
     s.add_argument("--out", required=True, metavar="FILE.mbstyle")
     return s
+
+
+# ---- a whole clip library (upstream G1-clip.ckpt layout) → the 15 named styles ------
+
+CLIP_KEYS = ("global_joint_positions", "global_joint_rotations", "global_root_positions", "global_headings",
+             "num_frames_per_clip")
+HAND_CRAWLING, ELBOW_CRAWLING = 3, 5
+ELBOW_CRAWLING_HEADING_FIX = 0.95
+
+
+def apply_heading_corrections(headings):
+    """upstream clip_holder_G1._apply_root_headings_correction on [15, F] headings (a copy)."""
+    h = np.array(headings, dtype=np.float32, copy=True)
+    h[HAND_CRAWLING, 0] = 0.0
+    h[ELBOW_CRAWLING, :] -= np.float32(ELBOW_CRAWLING_HEADING_FIX)
+    return h
+
+
+def load_clip_library(path):
+    """The clip buffers of an upstream clip checkpoint (.ckpt, read with the restricted
+    unpickler; legacy key mfm_feature accepted and unused) or of an .npz holding the same
+    arrays: dict of numpy arrays, headings as stored (before the load-time corrections)."""
+    if path.endswith(".npz"):
+        try:
+            z = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise ConvertError("%s: %s" % (path, e)) from None
+        # clip_library.npz also holds the corrected headings; the raw ones are what a checkpoint stores
+        source = {k: k for k in CLIP_KEYS}
+        if "global_headings_raw" in z.files:
+            source["global_headings"] = "global_headings_raw"
+        try:
+            out = {k: z[v] for k, v in source.items() if v in z.files}
+        except ValueError as e:
+            raise ConvertError("%s: %s" % (path, e)) from None
+    else:
+        from .ckpt import state_dict_tensors
+        sd, _ = state_dict_tensors(path)
+        out = {k: sd[k].load() for k in CLIP_KEYS if k in sd}
+    missing = [k for k in CLIP_KEYS if k not in out]
+    if missing:
+        raise ConvertError("%s: clip library lacks %s" % (path, ", ".join(missing)))
+    n_clips = len(C.STYLE_RELEASE)
+    nf = np.asarray(out["num_frames_per_clip"])
+    if nf.shape != (n_clips,) or nf.dtype.kind not in "iu":
+        raise ConvertError("%s: num_frames_per_clip must be %d integers" % (path, n_clips))
+    fmax = out["global_headings"].shape[1] if out["global_headings"].ndim == 2 else -1
+    want = {"global_joint_positions": (n_clips, fmax, C.N_JOINTS, 3),
+            "global_joint_rotations": (n_clips, fmax, C.N_JOINTS, 3, 3),
+            "global_root_positions": (n_clips, fmax, 3), "global_headings": (n_clips, fmax)}
+    for k, shape in want.items():
+        if tuple(out[k].shape) != shape:
+            raise ConvertError("%s: %s has shape %s, expected %s" % (path, k, list(out[k].shape), list(shape)))
+        out[k] = np.asarray(out[k], dtype=np.float32)
+    if (nf < C.STYLE_MIN_FRAMES).any() or (nf > fmax).any():
+        raise ConvertError("%s: num_frames_per_clip %s outside %d..%d" % (path, list(nf), C.STYLE_MIN_FRAMES, fmax))
+    return out
+
+
+def convert_clip_library(args):
+    """tools/convert.py styles: a clip library → 15 .mbstyle files plus manifest.json."""
+    import json
+    lib = load_clip_library(args.clips)
+    source = args.source_sha256 or sha256_file(args.clips)
+    heads = apply_heading_corrections(lib["global_headings"])
+    os.makedirs(args.out, exist_ok=True)
+    styles = {}
+    for m, (name, speed, n_allowed) in enumerate(C.STYLE_RELEASE):
+        n = int(lib["num_frames_per_clip"][m])
+        mask = np.zeros(11, dtype=np.int32)
+        mask[:n_allowed] = 1
+        buffers = {"joint_positions": lib["global_joint_positions"][m, :n],
+                   "joint_rotations": lib["global_joint_rotations"][m, :n],
+                   "root_positions": lib["global_root_positions"][m, :n],
+                   "headings": heads[m, :n]}
+        rel = name + C.STYLE_SUFFIX
+        size, sha = write_style(os.path.join(args.out, rel), name, speed, buffers, mask, source, index=m)
+        styles[name] = {"path": rel, "sha256": sha, "tensor_count": 5,
+                        "parameter_count": n * (C.N_JOINTS * 12 + 4) + 11}
+    manifest = {"format": "motionbricks-style-bundle-v1", "styles": styles}
+    tmp = os.path.join(args.out, "manifest.json.tmp-%d" % os.getpid())
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, os.path.join(args.out, "manifest.json"))
+    return "%s: %d styles from %s" % (args.out, len(styles), args.clips)
+
+
+def add_library_parser(sub):
+    """the `styles` subcommand of tools/convert.py."""
+    s = sub.add_parser("styles", help="the 15 named .mbstyle files from an upstream clip library")
+    s.add_argument("--clips", required=True, metavar="FILE",
+                   help="upstream G1-clip.ckpt (restricted unpickler) or an .npz with the same buffers")
+    s.add_argument("--source-sha256", metavar="HEX",
+                   help="source identity (default: SHA-256 of FILE; the release used %s)" % C.STYLE_RELEASE_SOURCE_SHA256[:12])
+    s.add_argument("--out", required=True, metavar="DIR")
+    return s

@@ -213,5 +213,55 @@ class BadInputTest(unittest.TestCase):
         self.assertFalse(os.path.exists(self.out))
 
 
+class LibraryTest(unittest.TestCase):
+    """tools/convert.py styles: the synthetic clip checkpoint (restricted unpickler) and its
+    .npz twin → 15 styles equal to the library the agent uses (corrected headings)."""
+
+    def test_checkpoint_and_npz_give_the_agent_library(self):
+        ckpt = require_shared("fixtures/agent-small/G1-clip-synthetic.ckpt")
+        npz = require_shared("fixtures/agent-small/clip_library.npz")
+        z = np.load(npz)
+        self.assertEqual([str(n) for n in z["mode_names"]], [s[0] for s in C.STYLE_RELEASE])
+        with tempfile.TemporaryDirectory() as d:
+            shas = []
+            for src in (ckpt, npz):
+                out = os.path.join(d, os.path.basename(src) + ".styles")
+                rc, _, err = run_cli("styles", "--clips", src, "--source-sha256", "0" * 64, "--out", out)
+                self.assertEqual(rc, 0, err)
+                with open(os.path.join(out, "manifest.json")) as f:
+                    import json
+                    manifest = json.load(f)
+                self.assertEqual(manifest["format"], "motionbricks-style-bundle-v1")
+                self.assertEqual(len(manifest["styles"]), 15)
+                shas.append({k: v["sha256"] for k, v in manifest["styles"].items()})
+                for m, (name, speed, _) in enumerate(C.STYLE_RELEASE):
+                    meta, a = S.read_style(os.path.join(out, name + C.STYLE_SUFFIX))
+                    n = int(z["num_frames_per_clip"][m])
+                    self.assertEqual(meta[C.KEY_STYLE_INDEX], m)
+                    self.assertEqual(meta[C.KEY_STYLE_FRAMES], n)
+                    self.assertAlmostEqual(meta[C.KEY_STYLE_SPEED] * 2, float(z["mode_avg_root_vel"][m]), places=6)
+                    np.testing.assert_array_equal(a[C.STYLE_ALLOWED_TOKENS], z["mode_allowed_pred_num_tokens"][m])
+                    np.testing.assert_array_equal(a[C.STYLE_HEADINGS], z["global_headings"][m, :n])
+                    np.testing.assert_array_equal(a[C.STYLE_JOINT_POSITIONS], z["global_joint_positions"][m, :n])
+                    np.testing.assert_array_equal(a[C.STYLE_JOINT_ROTATIONS],
+                                                  z["global_joint_rotations"][m, :n].reshape(n, 34, 9))
+                    np.testing.assert_array_equal(a[C.STYLE_ROOT_POSITIONS], z["global_root_positions"][m, :n])
+            self.assertEqual(shas[0], shas[1])   # same bytes from either container
+
+    def test_bad_library(self):
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.npz")
+            np.savez(bad, num_frames_per_clip=np.zeros(3, dtype=np.int32))
+            rc, _, err = run_cli("styles", "--clips", bad, "--out", os.path.join(d, "o"))
+            self.assertEqual(rc, 1)
+            self.assertIn("lacks", err)
+            junk = os.path.join(d, "junk.ckpt")
+            with open(junk, "wb") as f:
+                f.write(b"not a checkpoint")
+            rc, _, err = run_cli("styles", "--clips", junk, "--out", os.path.join(d, "o"))
+            self.assertEqual(rc, 1)
+            self.assertIn("junk.ckpt", err)
+
+
 if __name__ == "__main__":
     unittest.main()

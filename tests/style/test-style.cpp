@@ -364,3 +364,33 @@ TEST(style, python_converter_output_is_accepted) {
     std::remove(csv.c_str());
     std::remove(out.c_str());
 }
+
+// the 15 styles the python converter makes from the synthetic clip checkpoint (restricted
+// unpickler, upstream's two heading corrections) are accepted and equal the agent's library
+TEST(style, python_library_from_checkpoint_is_accepted) {
+    MB_REQUIRE_SHARED(ckpt, "fixtures/agent-small/G1-clip-synthetic.ckpt");
+    MB_REQUIRE_SHARED(lib, "fixtures/agent-small/clip_library.npz");
+    if (!std::filesystem::exists(MB_PYTHON)) GTEST_SKIP() << "skipped: " << MB_PYTHON << " not found";
+    const std::string dir = temp_path("lib");
+    const std::string cmd = std::string(MB_PYTHON) + " " + MB_SOURCE_DIR + "/tools/convert.py styles --clips " + ckpt +
+                            " --out " + dir + " 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const auto z       = mb::test::npz_numeric(lib);
+    const auto heads   = z.at("global_headings").to_f32();     // after upstream's load-time corrections
+    const auto nframes = z.at("num_frames_per_clip").to_i64();
+    const auto mask    = z.at("mode_allowed_pred_num_tokens").to_i64();
+    const int64_t fmax = z.at("global_headings").shape[1];
+    const char * names[15] = {"idle", "slow_walk", "walk", "hand_crawling", "walk_boxing", "elbow_crawling",
+                              "stealth_walk", "injured_walk", "walk_stealth", "walk_happy_dance", "walk_zombie",
+                              "walk_gun", "walk_scared", "walk_left", "walk_right"};
+    for (int m = 0; m < 15; ++m) {
+        SCOPED_TRACE(names[m]);
+        const style_asset s = style_read(dir + "/" + names[m] + ".mbstyle");
+        EXPECT_EQ(s.name, names[m]);
+        EXPECT_EQ(s.index, std::optional<uint32_t>(m));
+        ASSERT_EQ(int64_t(s.frames), nframes[m]);
+        for (uint32_t f = 0; f < s.frames; ++f) EXPECT_EQ(s.headings[f], heads[m * fmax + f]) << "frame " << f;
+        for (int i = 0; i < 11; ++i) EXPECT_EQ(s.allowed_tokens[i], mask[m * 11 + i]);
+    }
+    std::filesystem::remove_all(dir);
+}
