@@ -250,6 +250,12 @@ def check_inventory(component, shapes):
     return hp
 
 
+def check_heads(component, hp, n_head, where):
+    """The attention width must split evenly into n_head heads."""
+    if n_head is not None and hp["n_embd"] % n_head:
+        raise ConvertError("%s: %s n_embd %d is not divisible by %d heads" % (where, component, hp["n_embd"], n_head))
+
+
 def parameter_count(shapes):
     n = 0
     for s in shapes.values():

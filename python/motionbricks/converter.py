@@ -66,7 +66,7 @@ def read_source(path):
     if magic == b"PK\x03\x04":
         tensors, hp = state_dict_tensors(path)
         return tensors, (plain(hp) if hp is not None else None)
-    if magic[:1] == b"\x80":
+    if magic == b"\x80\x02\x8a\x0a":     # pickle protocol 2 + torch's legacy magic number
         raise ConvertError("%s: legacy (pre-zip) torch.save format is not supported; re-save it with a "
                            "current torch or export the state dict to .safetensors" % path)
     tensors, _ = read_safetensors(path)
@@ -157,8 +157,7 @@ def learned_component(role, path, source_sha256, heads_option, dilation_option):
         n_head = resolve_hparam(role, "n_head", hp, heads_option, C.RELEASE_N_HEAD_ROOT, path)
     if role in (C.COMPONENT_ROOT, C.COMPONENT_VQ_DECODER):
         dilation = resolve_hparam(role, "dilation_growth", hp, dilation_option, C.RELEASE_DILATION_GROWTH, path)
-    if n_head is not None and hparams["n_embd"] % n_head:
-        raise ConvertError("%s: n_embd %d is not divisible by %d heads" % (path, hparams["n_embd"], n_head))
+    architecture.check_heads(role, hparams, n_head, path)
     tlist = [ComponentTensor(n, C.GGML_TYPE_F32, t.shape, _float_chunks(n, t)) for n, t in chosen.items()]
     comp = Component(role, tlist, source_sha256, hyperparameter_metadata(role, n_head, dilation))
     info = {"kept": len(chosen), "dropped": dropped, "parameters": architecture.parameter_count(shapes),

@@ -92,6 +92,7 @@ def pose_token_embedding(cb):
 
 
 def random_component(role, hp, seed, cb, source_sha256, n_head=None, dilation=None):
+    architecture.check_heads(role, hp, n_head, "random-bundle")
     shapes = architecture.expected_shapes(role, hp)
     tensors = []
     for name, shape in shapes.items():
