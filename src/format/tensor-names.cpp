@@ -1,6 +1,6 @@
 #include "format/tensor-names.h"
 
-#include <openssl/evp.h>
+#include "format/sha256.h"
 
 #include <map>
 #include <stdexcept>
@@ -25,21 +25,6 @@ static void replace_all(std::string & s, std::string_view from, std::string_view
         s.replace(pos, from.size(), to);
         pos += to.size();
     }
-}
-
-static std::string sha256_hex(std::string_view data) {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int  n = 0;
-    if (!EVP_Digest(data.data(), data.size(), md, &n, EVP_sha256(), nullptr)) {
-        throw std::runtime_error("SHA-256 failed");
-    }
-    static const char hex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned int i = 0; i < n; ++i) {
-        out += hex[md[i] >> 4];
-        out += hex[md[i] & 15];
-    }
-    return out;
 }
 
 std::string compact_tensor_name(std::string_view name) {

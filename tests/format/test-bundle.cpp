@@ -5,11 +5,11 @@
 #include "support/test-paths.h"
 
 #include "format/bundle.h"
+#include "format/sha256.h"
 #include "format/tensor-names.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <openssl/evp.h>
 
 #include <cmath>
 #include <cstring>
@@ -25,19 +25,6 @@ using mb::test::temp_dir;
 namespace {
 
 constexpr const char * k_rev = "a0732b642c0333077e127a2f56ab0014c196bca4";
-
-std::string sha256_hex(std::string_view data) {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int  n = 0;
-    EVP_Digest(data.data(), data.size(), md, &n, EVP_sha256(), nullptr);
-    std::string out;
-    char        buf[3];
-    for (unsigned int i = 0; i < n; ++i) {
-        std::snprintf(buf, sizeof(buf), "%02x", md[i]);
-        out += buf;
-    }
-    return out;
-}
 
 // upstream-style names of each learned component, sized small; the loader derives
 // counts from the names, so these few layers and blocks are a complete bundle
@@ -566,7 +553,7 @@ TEST(bundle, release_support_is_byte_identical) {
                              {k_rev, "229b764411652b2ab0f824481d6daf897f701a97223029759444fc5bc241ea22"});
     std::string bytes = mb::test::read_bytes(dir.file("support.gguf"));
     EXPECT_EQ(bytes.size(), 5472u);
-    EXPECT_EQ(sha256_hex(bytes), "5d41cae4bc494e612ef19e25f599351aafbc9ef1cb46d4ac3f1e42bb7ab07200");
+    EXPECT_EQ(mb::sha256_hex(bytes), "5d41cae4bc494e612ef19e25f599351aafbc9ef1cb46d4ac3f1e42bb7ab07200");
 
     // and it decodes back to the same values
     auto f = mb::gguf_file::open(dir.file("support.gguf"));

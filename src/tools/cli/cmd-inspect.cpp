@@ -3,46 +3,20 @@
 #include "tools/cli/commands.h"
 
 #include "format/bundle.h"
+#include "format/sha256.h"
 #include "model/pose-planner.h"
 #include "model/root-planner.h"
 #include "model/vq-decoder.h"
 
 #include <nlohmann/json.hpp>
-#include <openssl/evp.h>
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <memory>
 #include <string>
 
 namespace mb::cli {
 
 namespace {
-
-// SHA-256 of a whole file as lowercase hex
-std::string file_sha256(const std::string & path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw std::runtime_error(path + ": cannot open for hashing");
-    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-    if (!ctx || !EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr)) throw std::runtime_error("SHA-256 unavailable");
-    std::vector<char> buf(1 << 20);
-    while (f) {
-        f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-        if (f.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(f.gcount()));
-    }
-    if (f.bad()) throw std::runtime_error(path + ": read error while hashing");
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int  n = 0;
-    EVP_DigestFinal_ex(ctx.get(), md, &n);
-    static const char hex[] = "0123456789abcdef";
-    std::string       out;
-    for (unsigned int i = 0; i < n; ++i) {
-        out += hex[md[i] >> 4];
-        out += hex[md[i] & 15];
-    }
-    return out;
-}
 
 nlohmann::ordered_json decoder_json(const cond_decoder_hparams & hp) {
     return {
@@ -132,7 +106,7 @@ nlohmann::ordered_json inspect_json(const model_bundle & b) {
             {"tensors", f.tensors().size()},
             {"parameters", n},
             {"bytes", f.file_size()},
-            {"sha256", file_sha256(f.path())},
+            {"sha256", sha256_file_hex(f.path())},
             {"source_sha256", std::string(*f.get_string("motionbricks.source_sha256"))},
         };
     }
