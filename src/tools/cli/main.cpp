@@ -19,6 +19,7 @@ int cmd_abi(int argc, char **) {
 static const command k_commands[] = {
     {"abi", "abi", cmd_abi},
     {"inspect", "inspect [--json] BUNDLE_DIR", cmd_inspect},
+    {"infer", "infer --model DIR --request REQUEST.json --output RESULT.json [--threads N] [--trace DIR]", cmd_infer},
 };
 
 } // namespace mb::cli
