@@ -1,0 +1,302 @@
+// Google Benchmark program: milliseconds per backend op at the release model's
+// shapes (own AVX2/FMA kernel vs OpenBLAS, 1 and 2 threads) and per network stage
+// (pose backbone pass, VQ decoder) on full-size random weights.
+//   bench-networks --benchmark_filter=linear     ops only
+//   bench-networks --benchmark_filter=stage      stages only
+// Every benchmark reports mean, median and stddev over 5 repetitions after warmup.
+#include "backend/cpu/cpu-backend.h"
+#include "format/tensor.h"
+#include "model/pose-planner.h"
+#include "model/sampling.h"
+#include "model/vq-decoder.h"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace mb;
+
+// ---------------------------------------------------------------- random weights
+
+// a tensor_source of full-size tensors with fan-in scaled uniform values
+// (LayerNorm weights 1, biases small), enough for timing and finite activations
+class random_source final : public tensor_source {
+public:
+    explicit random_source(std::string origin) : origin_(std::move(origin)) {}
+
+    void add(const std::string & name, std::vector<int64_t> torch_shape, float scale) {
+        auto e   = std::make_unique<entry>();
+        int64_t n = 1;
+        for (int64_t d : torch_shape) n *= d;
+        e->data.resize((size_t) n);
+        uniforms_generate(seed_++, e->data.data(), e->data.size());
+        for (float & v : e->data) v = (2.0f * v - 1.0f) * scale;
+        e->view.type   = dtype::DTYPE_F32;
+        e->view.n_dims = (uint32_t) torch_shape.size();
+        for (int i = 0; i < 4; ++i) e->view.ne[i] = 1;
+        for (size_t i = 0; i < torch_shape.size(); ++i) e->view.ne[i] = torch_shape[torch_shape.size() - 1 - i];
+        e->view.data    = e->data.data();
+        e->view.n_bytes = (uint64_t) n * 4;
+        e->name         = name;
+        e->view.name    = e->name;   // the entry is heap-allocated: the view stays valid
+        entries_[name]  = std::move(e);
+        bytes_ += (uint64_t) n * 4;
+    }
+    void linear(const std::string & name, int64_t n_out, int64_t n_in) {
+        add(name + ".weight", {n_out, n_in}, 1.0f / std::sqrt((float) n_in));
+        add(name + ".bias", {n_out}, 0.01f);
+    }
+    void conv(const std::string & name, int64_t c_out, int64_t c_in, int64_t k) {
+        add(name + ".weight", {c_out, c_in, k}, 1.0f / std::sqrt((float) (c_in * k)));
+        add(name + ".bias", {c_out}, 0.01f);
+    }
+    void norm(const std::string & name, int64_t d) {
+        add(name + ".weight", {d}, 0.0f);
+        add(name + ".bias", {d}, 0.0f);
+        for (float & v : entries_[name + ".weight"]->data) v = 1.0f;
+    }
+
+    const tensor_view * find(std::string_view name) const override {
+        auto it = entries_.find(std::string(name));
+        return it == entries_.end() ? nullptr : &it->second->view;
+    }
+    std::string origin() const override { return origin_; }
+    uint64_t    bytes() const { return bytes_; }
+
+private:
+    struct entry {
+        std::string        name;
+        std::vector<float> data;
+        tensor_view        view{};
+    };
+    std::string                                   origin_;
+    std::map<std::string, std::unique_ptr<entry>> entries_;
+    uint64_t                                      seed_  = 1;
+    uint64_t                                      bytes_ = 0;
+};
+
+// the release pose planner: n_embd 1024, 16 heads, 16 layers, 8×10 tokens of 32 dims
+std::unique_ptr<random_source> release_pose_weights() {
+    auto          s = std::make_unique<random_source>("random release pose planner");
+    const int64_t d = 1024, f = 2048;
+    for (int il = 0; il < 16; ++il) {
+        const std::string p = "_transformer_model.layers." + std::to_string(il) + ".";
+        s->add(p + "self_attn.in_proj_weight", {3 * d, d}, 1.0f / 32.0f);
+        s->add(p + "self_attn.in_proj_bias", {3 * d}, 0.01f);
+        s->linear(p + "self_attn.out_proj", d, d);
+        s->linear(p + "linear1", f, d);
+        s->linear(p + "linear2", d, f);
+        s->norm(p + "norm1", d);
+        s->norm(p + "norm2", d);
+    }
+    s->add("_pose_token_emb.weight", {88, 32}, 1.0f);
+    s->linear("_proj_pose_token_emb.forward_projection", 640, 640);
+    s->linear("_proj_pose_token_emb.fc_layers.0", 640, 256);
+    s->linear("_proj_pose_token_emb.fc_layers.1", 640, 640);
+    s->linear("_proj_local_root_values", 256, 16);
+    s->linear("_proj_local_pose", 160, 304);
+    s->add("_proj_num_valid_positions.weight", {11, 128}, 1.0f);
+    s->linear("_proj_input.0", d, 1024);
+    s->add("_position_emb.embed", {16, 1, d}, 1.0f);
+    s->linear("_proj_pose_output_logit", 80, d);
+    return s;
+}
+
+// the release pose VQ decoder: width 512, depth 4, 2 upsampling stages, 413 outputs
+std::unique_ptr<random_source> release_vq_weights() {
+    auto          s = std::make_unique<random_source>("random release VQ decoder");
+    const int64_t w = 512;
+    s->add("quantizer.vq._codebook.embed", {8, 10, 32}, 1.0f);
+    s->conv("decoder.model.0", w, 256, 3);
+    for (int i = 0; i < 2; ++i) {
+        const std::string p = "decoder.model." + std::to_string(2 + i) + ".";
+        for (int il = 0; il < 4; ++il) {
+            s->conv(p + "0.model." + std::to_string(il) + ".conv1", w, w, 3);
+            s->conv(p + "0.model." + std::to_string(il) + ".conv2", w, w, 1);
+        }
+        s->conv(p + "2", w, w, 3);
+    }
+    s->conv("decoder.model.4", w, w, 3);
+    s->conv("decoder.model.6", 413, w, 3);
+    s->linear("decoder.external_cond_blocks.0", w, 4 * 2 + w);
+    s->linear("decoder.external_cond_blocks.2", w, 2 * 2 + w);
+    s->linear("decoder.target_cond_blocks.0", 128, 304);
+    s->linear("decoder.target_cond_blocks.2", 256, 304);
+    return s;
+}
+
+std::unique_ptr<backend> make_backend(int64_t own, int64_t threads) {
+    return backend_cpu_create_with((int) threads, own ? cpu_gemm::CPU_GEMM_OWN : cpu_gemm::CPU_GEMM_OPENBLAS);
+}
+
+std::vector<float> random_vec(size_t n, uint64_t seed) {
+    std::vector<float> v(n);
+    uniforms_generate(seed, v.data(), n);
+    for (float & x : v) x = 2.0f * x - 1.0f;
+    return v;
+}
+
+void label(benchmark::State & state, int64_t own, int64_t threads, double weight_bytes) {
+    state.SetLabel(std::string(own ? "own" : "openblas") + " t" + std::to_string(threads));
+    state.counters["GB/s"] =
+        benchmark::Counter(weight_bytes * (double) state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+
+// ---------------------------------------------------------------- ops
+
+// copies of one weight matrix totalling at least 256 MB, used in turn, so every
+// call reads its weights from memory as a plan does (no cache reuse between calls)
+class weight_ring {
+public:
+    explicit weight_ring(int64_t n) : n_(n) {
+        const int64_t copies = std::max<int64_t>(2, ((int64_t) 256 << 20) / (4 * n) + 1);
+        data_.resize((size_t) (n * copies));
+        for (size_t i = 0; i < data_.size(); ++i) data_[i] = (float) (int) (i % 17) * 0.01f - 0.08f;   // cheap, finite
+        copies_ = copies;
+    }
+    const float * next() {
+        i_ = (i_ + 1) % copies_;
+        return data_.data() + i_ * n_;
+    }
+
+private:
+    int64_t            n_, copies_ = 1, i_ = 0;
+    std::vector<float> data_;
+};
+
+// args: own (1) / openblas (0), threads, rows, n_in, n_out
+void linear(benchmark::State & state) {
+    const int64_t own = state.range(0), threads = state.range(1), n = state.range(2), n_in = state.range(3),
+                  n_out = state.range(4);
+    auto be = make_backend(own, threads);
+    auto x = random_vec((size_t) (n * n_in), 1), b = random_vec((size_t) n_out, 3);
+    weight_ring        w(n_out * n_in);
+    std::vector<float> y((size_t) (n * n_out));
+    for (auto _ : state) {
+        be->linear(x.data(), n, n_in, w.next(), b.data(), n_out, y.data());
+        benchmark::DoNotOptimize(y.data());
+    }
+    label(state, own, threads, 4.0 * (double) (n_out * n_in));
+}
+
+// args: own / openblas, threads, frames, c_in, c_out, kernel, dilation
+void conv1d(benchmark::State & state) {
+    const int64_t own = state.range(0), threads = state.range(1), t = state.range(2), c_in = state.range(3),
+                  c_out = state.range(4), k = state.range(5), dil = state.range(6);
+    auto be = make_backend(own, threads);
+    auto x = random_vec((size_t) (c_in * t), 1), b = random_vec((size_t) c_out, 3);
+    weight_ring        w(c_out * c_in * k);
+    std::vector<float> y((size_t) (c_out * t));
+    for (auto _ : state) {
+        be->conv1d(x.data(), c_in, t, w.next(), b.data(), c_out, k, dil, y.data());
+        benchmark::DoNotOptimize(y.data());
+    }
+    label(state, own, threads, 4.0 * (double) (c_out * c_in * k));
+}
+
+void linear_args(benchmark::internal::Benchmark * b) {
+    for (int64_t own : {1, 0})
+        for (int64_t threads : {1, 2})
+            for (int64_t n : {6, 10, 16, 25}) {
+                b->Args({own, threads, n, 1024, 3072});     // pose qkv
+                b->Args({own, threads, n, 1024, 2048});     // pose linear1
+                b->Args({own, threads, n, 2048, 1024});     // pose linear2
+                b->Args({own, threads, n, 1024, 1024});     // pose out_proj / input fusion
+            }
+}
+
+void conv_args(benchmark::internal::Benchmark * b) {
+    for (int64_t own : {1, 0})
+        for (int64_t threads : {1, 2}) {
+            for (int64_t t : {16, 32, 64}) b->Args({own, threads, t, 512, 512, 3, 1});
+            b->Args({own, threads, 32, 512, 512, 3, 27});
+            b->Args({own, threads, 32, 512, 512, 1, 1});
+            b->Args({own, threads, 64, 512, 413, 3, 1});
+        }
+}
+
+BENCHMARK(linear)->Apply(linear_args)->ArgNames({"own", "thr", "rows", "in", "out"})->Unit(benchmark::kMillisecond)
+    ->UseRealTime()->MinTime(0.05)->Repetitions(5)->DisplayAggregatesOnly(true);
+BENCHMARK(conv1d)->Apply(conv_args)->ArgNames({"own", "thr", "t", "cin", "cout", "k", "dil"})
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.05)->Repetitions(5)->DisplayAggregatesOnly(true);
+
+// ---------------------------------------------------------------- stages
+
+struct pose_fixture {
+    std::unique_ptr<random_source> src = release_pose_weights();
+    pose_planner                   net = pose_planner::load(*src);
+};
+
+pose_fixture & pose_weights() {
+    static pose_fixture f;
+    return f;
+}
+
+struct vq_fixture {
+    std::unique_ptr<random_source> src = release_vq_weights();
+    vq_decoder                     net = vq_decoder::load(*src);
+};
+
+vq_fixture & vq_weights() {
+    static vq_fixture f;
+    return f;
+}
+
+// one pose backbone pass (1 inference step, argmax); args: own, threads, tokens
+void stage_pose(benchmark::State & state) {
+    const int64_t own = state.range(0), threads = state.range(1), n = state.range(2);
+    auto &        f  = pose_weights();
+    auto          be = make_backend(own, threads);
+    pose_planner_state st(f.net.hp);
+    auto root = random_vec((size_t) (4 * n * 4), 4), pose = random_vec((size_t) (4 * n * 304), 5);
+    std::vector<uint8_t> has((size_t) (4 * n), 0);
+    for (int i = 0; i < 4; ++i) has[(size_t) i] = has[(size_t) (4 * n - 1 - i)] = 1;
+    const pose_cond_inputs in{n, root.data(), pose.data(), has.data()};
+    std::vector<int32_t>   tokens((size_t) (n * 8));
+    for (auto _ : state) {
+        f.net.decode(*be, st, in, pose_decode_options{}, tokens.data());
+        benchmark::DoNotOptimize(tokens.data());
+    }
+    label(state, own, threads, (double) f.src->bytes());
+}
+
+// the VQ decoder from tokens to 4n frames; args: own, threads, tokens
+void stage_vq_decoder(benchmark::State & state) {
+    const int64_t own = state.range(0), threads = state.range(1), n = state.range(2);
+    auto &        f  = vq_weights();
+    auto          be = make_backend(own, threads);
+    vq_decoder_state st(f.net.hp, f.net.dec.hp, 16);
+    std::vector<int32_t> tokens((size_t) (n * 8));
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = (int32_t) (i * 7 % 10);
+    auto ext = random_vec((size_t) (4 * n * 2), 6), tgt = random_vec((size_t) (4 * n * 304), 7);
+    std::vector<uint8_t> has((size_t) (4 * n), 0);
+    for (int i = 0; i < 4; ++i) has[(size_t) i] = has[(size_t) (4 * n - 1 - i)] = 1;
+    std::vector<float> y((size_t) (4 * n * 413));
+    for (auto _ : state) {
+        f.net.decode(*be, st, tokens.data(), n, ext.data(), tgt.data(), has.data(), y.data());
+        benchmark::DoNotOptimize(y.data());
+    }
+    label(state, own, threads, (double) f.src->bytes());
+}
+
+void stage_args(benchmark::internal::Benchmark * b) {
+    for (int64_t own : {1, 0})
+        for (int64_t threads : {1, 2})
+            for (int64_t n : {6, 10, 16}) b->Args({own, threads, n});
+}
+
+BENCHMARK(stage_pose)->Apply(stage_args)->ArgNames({"own", "thr", "n"})->Unit(benchmark::kMillisecond)
+    ->UseRealTime()->Repetitions(5)->DisplayAggregatesOnly(true)->MinWarmUpTime(0.2);
+BENCHMARK(stage_vq_decoder)->Apply(stage_args)->ArgNames({"own", "thr", "n"})->Unit(benchmark::kMillisecond)
+    ->UseRealTime()->Repetitions(5)->DisplayAggregatesOnly(true)->MinWarmUpTime(0.2);
+
+} // namespace
+
+BENCHMARK_MAIN();
