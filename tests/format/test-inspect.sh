@@ -43,6 +43,7 @@ check(hp["pose"]["n_head"] == 4 and hp["pose"]["n_embd"] == 128 and hp["pose"]["
 check(hp["root"]["n_head"] == 4 and hp["root"]["n_embd"] == 64, "root hparams")
 check(hp["root"]["conv_decoder"]["depth"] == 2 and hp["root"]["conv_decoder"]["dilation_growth"] == 3, "root conv")
 check(hp["vq-decoder"]["decoder"]["depth"] == 2 and hp["vq-decoder"]["code_dim"] == 64, "vq hparams")
+check(hp["vq-decoder"]["decoder"]["dilations"] == [3, 1], "vq dilations")
 check([x["parent"] for x in j["joints"]][:3] == [-1, 0, 1], "joint parents")
 print("inspect --json ok")
 PY

@@ -18,11 +18,17 @@ namespace mb::cli {
 
 namespace {
 
-nlohmann::ordered_json decoder_json(const cond_decoder_hparams & hp) {
+nlohmann::ordered_json decoder_json(const cond_decoder & dec) {
+    const cond_decoder_hparams & hp = dec.hp;
+    // the dilation of each residual block, in application order (the same in every stage)
+    nlohmann::ordered_json dilations = nlohmann::ordered_json::array();
+    if (!dec.stages.empty()) {
+        for (const auto & blk : dec.stages[0].res) dilations.push_back(blk.dilation);
+    }
     return {
         {"c_in", hp.c_in},     {"width", hp.width},           {"c_out", hp.c_out},
         {"down_t", hp.down_t}, {"depth", hp.depth},           {"dilation_growth", hp.dilation_growth},
-        {"ext_dim", hp.ext_dim}, {"tgt_dim", hp.tgt_dim},
+        {"dilations", dilations}, {"ext_dim", hp.ext_dim},   {"tgt_dim", hp.tgt_dim},
     };
 }
 
@@ -70,7 +76,7 @@ nlohmann::ordered_json hparams_json(const model_bundle & b) {
         {"max_tokens", r.max_tokens},
         {"min_tokens", r.min_tokens},
         {"n_class", r.n_class},
-        {"conv_decoder", decoder_json(root.conv_output.hp)},
+        {"conv_decoder", decoder_json(root.conv_output)},
     };
     out["vq-decoder"] = {
         {"n_tok_head", v.n_tok_head},
@@ -81,7 +87,7 @@ nlohmann::ordered_json hparams_json(const model_bundle & b) {
         {"out_dim", v.out_dim},
         {"ext_dim", v.ext_dim},
         {"tgt_dim", v.tgt_dim},
-        {"decoder", decoder_json(vq.dec.hp)},
+        {"decoder", decoder_json(vq.dec)},
     };
     return out;
 }
