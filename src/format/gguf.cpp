@@ -437,7 +437,8 @@ void gguf_file::impl::parse() {
 std::unique_ptr<gguf_file> gguf_file::open(const std::string & path) {
     auto p  = std::make_unique<impl>();
     p->path = path;
-    int fd  = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then rejected below)
+    int fd  = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) throw gguf_error(path + ": cannot open: " + std::strerror(errno));
     struct stat st {};
     if (fstat(fd, &st) != 0) {

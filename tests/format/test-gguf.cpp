@@ -6,6 +6,7 @@
 #include "format/tensor-names.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstring>
@@ -205,6 +206,9 @@ TEST(gguf, missing_and_special_files) {
     temp_dir dir;
     EXPECT_THROW(gguf_file::open(dir.file("absent.gguf")), gguf_error);
     EXPECT_THROW(gguf_file::open(dir.path.string()), gguf_error);   // a directory
+    // a FIFO without a writer: rejected at once instead of blocking in open()
+    ASSERT_EQ(mkfifo(dir.file("fifo").c_str(), 0600), 0);
+    EXPECT_THROW(gguf_file::open(dir.file("fifo")), gguf_error);
 }
 
 // one hand-made corrupt file: what it is, its bytes, and a phrase the error must contain
