@@ -12,6 +12,7 @@ records its name and arguments and cannot run.
 import io
 import pickle
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -239,16 +240,22 @@ def load_checkpoint(path):
         raise ConvertError("%s: cannot read data.pkl: %s: %s" % (path, type(e).__name__, e))
 
     def materialise(ref):
+        # read only the span the tensor covers (seekable for the stored members torch writes)
         st = ref.storage
         dt = _NP[st.dtype]
-        n = 1
-        for d in ref.shape:
-            n *= d
-        raw = zf.read(root + "/data/" + st.key)
-        buf = np.frombuffer(raw, dtype=dt)
-        if n == 0:
+        if any(d == 0 for d in ref.shape):
             return np.zeros(ref.shape, dtype=dt)
-        view = np.lib.stride_tricks.as_strided(buf[ref.offset:], shape=ref.shape,
+        last = ref.offset + sum((d - 1) * s for d, s in zip(ref.shape, ref.stride))
+        try:
+            with zf.open(root + "/data/" + st.key) as f:
+                f.seek(ref.offset * dt.itemsize)
+                raw = f.read((last + 1 - ref.offset) * dt.itemsize)
+        except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as e:
+            raise ConvertError("%s: cannot read storage %s: %s" % (path, st.key, e))
+        if len(raw) != (last + 1 - ref.offset) * dt.itemsize:
+            raise ConvertError("%s: storage %s is shorter than its tensor" % (path, st.key))
+        buf = np.frombuffer(raw, dtype=dt)
+        view = np.lib.stride_tricks.as_strided(buf, shape=ref.shape,
                                                strides=tuple(s * dt.itemsize for s in ref.stride))
         return view.copy(order="C")
 

@@ -151,6 +151,32 @@ class BundleTest(unittest.TestCase):
             self.assertEqual(read_bytes(os.path.join(out, name)), read_bytes(os.path.join(self.out, name)), name)
 
 
+class DumpTest(unittest.TestCase):
+    def test_dump(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            args, _ = write_sources(tmp)
+            out = os.path.join(tmp, "b")
+            rc, _, err = run_cli("bundle", *args, "--out", out, "--quiet")
+            self.assertEqual(rc, 0, err)
+            rc, text, err = run_cli("dump", os.path.join(out, "support.gguf"))
+            self.assertEqual(rc, 0, err)
+            self.assertIn("4 tensors", text)
+            self.assertIn("motionbricks.joint_names", text)
+            self.assertRegex(text, "neutral_joints +F32 +ne=\\[3, 34\\]")
+            self.assertRegex(text, "joint_parents +I32 +ne=\\[34\\]")
+            rc, text, err = run_cli("dump", "--json", os.path.join(out, "root.gguf"))
+            self.assertEqual(rc, 0, err)
+            d = json.loads(text)
+            self.assertEqual(d["metadata"][0], {"key": "general.architecture", "type": 8, "value": "motionbricks"})
+            self.assertEqual(len(d["tensors"]), 86)
+            bad = os.path.join(tmp, "bad.gguf")
+            with open(bad, "wb") as f:
+                f.write(read_bytes(os.path.join(out, "root.gguf"))[:100])
+            rc, _, err = run_cli("dump", bad)
+            self.assertEqual(rc, 1)
+            self.assertRegex(err, "^convert: error: .*bad.gguf: truncated")
+
+
 class BadInputTest(unittest.TestCase):
     """Every rejection is exit status 1 with one clear line, and writes nothing."""
 
