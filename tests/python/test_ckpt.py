@@ -34,6 +34,26 @@ class AttributeDict(dict):
     """Like Lightning's AttributeDict: a dict subclass the converter cannot import."""
 
 
+class FakeNode:
+    """Pickles like an omegaconf value node: state {'_val': value, ...}."""
+
+    def __init__(self, val):
+        self._val = val
+        self._metadata = object.__new__(FakeMeta)
+
+
+class FakeMeta:
+    pass
+
+
+class FakeDictConfig:
+    """Pickles like an omegaconf DictConfig: state {'_content': {key: node}, ...}."""
+
+    def __init__(self, content):
+        self._content = content
+        self._parent = None
+
+
 def _torch_sd(sd):
     import torch
     return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in sd.items()}
@@ -186,6 +206,13 @@ class CkptTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("legacy", err)
 
+    def test_omegaconf_like_hyper_parameters(self):
+        hp = FakeDictConfig({"model": FakeDictConfig({"backbone_network": FakeDictConfig({
+            "args": FakeDictConfig({"n_head": FakeNode(8), "n_layers": FakeNode(2)})})})})
+        p = self.save("a.ckpt", {"state_dict": {}, "hyper_parameters": hp})
+        _, raw = state_dict_tensors(p)
+        self.assertEqual(plain(raw), {"model": {"backbone_network": {"args": {"n_head": 8, "n_layers": 2}}}})
+
     def test_storage_bounds(self):
         import torch
         t = torch.arange(10, dtype=torch.float32)
@@ -252,6 +279,25 @@ class CkptTest(unittest.TestCase):
             self.assertEqual(g.meta[C.KEY_SOURCE_SHA256], hashlib.sha256(read_bytes(ckpts["root"])).hexdigest())
         with GGUFFile(os.path.join(out_def, "pose.gguf")) as g:
             self.assertEqual(g.meta[C.KEY_N_HEAD], 4)
+
+
+
+class HyperParameterTest(unittest.TestCase):
+    """Where heads and dilation come from: checkpoint, else option, else release."""
+
+    def test_resolution_order(self):
+        from motionbricks.converter import resolve_hparam
+        hp = {"model": {"backbone_network": {"args": {"n_head": 4, "dilation_growth_rate": 2}},
+                        "pose_vqvae_network": {"dilation_growth_rate": 5}}}
+        self.assertEqual(resolve_hparam("pose", "n_head", hp, None, 16, "f"), 4)
+        self.assertEqual(resolve_hparam("root", "dilation_growth", hp, None, 3, "f"), 2)
+        self.assertEqual(resolve_hparam("vq-decoder", "dilation_growth", hp, None, 3, "f"), 5)
+        self.assertEqual(resolve_hparam("pose", "n_head", {"other": 1}, 8, 16, "f"), 8)
+        self.assertEqual(resolve_hparam("pose", "n_head", None, None, 16, "f"), 16)
+        self.assertEqual(resolve_hparam("pose", "n_head", {"n_head": 2}, None, 16, "f"), 2)
+        for bad in (0, -4, "16", 4.0, True):
+            with self.assertRaisesRegex(ConvertError, "not a positive integer"):
+                resolve_hparam("pose", "n_head", {"n_head": bad}, None, 16, "f")
 
 
 if __name__ == "__main__":
