@@ -41,6 +41,8 @@ def build_parser():
     b.add_argument("--vqvae", required=True, metavar="FILE", help="VQ-VAE .ckpt / .safetensors")
     _add_stats(b, True)
     b.add_argument("--out", required=True, metavar="DIR", help="bundle directory (created)")
+    b.add_argument("--skeleton", metavar="DIR",
+                   help="upstream skeleton/ folder: cross-check the carried constants against joints.p, parents.p")
     _add_provenance(b)
     _add_hparams(b)
     b.add_argument("--quiet", action="store_true", help="no progress on stderr")

@@ -200,6 +200,35 @@ def read_stats(mean_path=None, std_path=None, stats_path=None):
     return mean, std, h.hexdigest()
 
 
+def check_skeleton(directory):
+    """Cross-checks the carried G1Skeleton34 constants against upstream's
+    skeleton/joints.p and parents.p (torch files, read by the safe unpickler)."""
+    import os
+    from .ckpt import TensorRef, load_checkpoint
+    arrays = {}
+    for name in ("joints", "parents"):
+        path = os.path.join(directory, name + ".p")
+        obj, materialise = load_checkpoint(path)
+        if not isinstance(obj, TensorRef):
+            raise ConvertError("%s: expected one tensor" % path)
+        arrays[name] = np.squeeze(materialise(obj))
+    joints = arrays["joints"]
+    want = np.array([j[2] for j in C.SKELETON_JOINTS], dtype=np.float64)
+    if joints.shape != want.shape or joints.dtype.kind != "f":
+        raise ConvertError("%s/joints.p: shape %s %s, expected [%d, 3] floats"
+                           % (directory, list(joints.shape), joints.dtype, C.N_JOINTS))
+    bad = np.flatnonzero((joints.astype(np.float32) != want.astype(np.float32)).any(axis=1))
+    if bad.size:
+        raise ConvertError("%s/joints.p: joint %d (%s) rest position %s differs from G1Skeleton34 %s"
+                           % (directory, bad[0], C.SKELETON_JOINTS[bad[0]][0], joints[bad[0]].tolist(),
+                              want[bad[0]].tolist()))
+    parents = arrays["parents"]
+    want = [j[1] for j in C.SKELETON_JOINTS]
+    if parents.shape != (C.N_JOINTS,) or parents.dtype.kind not in "iu" or parents.tolist() != want:
+        raise ConvertError("%s/parents.p: %s differs from the G1Skeleton34 parents %s"
+                           % (directory, parents.tolist(), want))
+
+
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 _REV = re.compile(r"^[0-9a-fA-F]{40}([0-9a-fA-F]{24})?$")
 
@@ -241,6 +270,8 @@ def convert(args):
         raise ConvertError("give either --stats FILE or both --mean and --std")
     if args.stats is None and (args.mean is None or args.std is None):
         raise ConvertError("--mean and --std go together")
+    if args.skeleton is not None:
+        check_skeleton(args.skeleton)
     sources = {C.COMPONENT_POSE: args.pose, C.COMPONENT_ROOT: args.root, C.COMPONENT_VQ_DECODER: args.vqvae}
     heads = {C.COMPONENT_POSE: args.pose_heads, C.COMPONENT_ROOT: args.root_heads, C.COMPONENT_VQ_DECODER: None}
     components = {}

@@ -213,6 +213,30 @@ class CkptTest(unittest.TestCase):
         _, raw = state_dict_tensors(p)
         self.assertEqual(plain(raw), {"model": {"backbone_network": {"args": {"n_head": 8, "n_layers": 2}}}})
 
+    def test_skeleton_cross_check(self):
+        import torch
+        skel = os.path.join(self.dir, "skeleton")
+        os.makedirs(skel)
+        joints = torch.tensor([j[2] for j in C.SKELETON_JOINTS], dtype=torch.float64)
+        parents = torch.tensor([j[1] for j in C.SKELETON_JOINTS], dtype=torch.int64)
+        torch.save(joints, os.path.join(skel, "joints.p"))
+        torch.save(parents, os.path.join(skel, "parents.p"))
+        args, _ = write_sources(self.dir)
+        rc, _, err = run_cli("bundle", *args, "--skeleton", skel, "--out", os.path.join(self.dir, "ok"), "--quiet")
+        self.assertEqual(rc, 0, err)
+        joints[7, 1] += 0.01
+        torch.save(joints, os.path.join(skel, "joints.p"))
+        rc, _, err = run_cli("bundle", *args, "--skeleton", skel, "--out", os.path.join(self.dir, "bad"))
+        self.assertEqual(rc, 1)
+        self.assertIn("joint 7 (left_toe_base)", err)
+        joints[7, 1] -= 0.01
+        torch.save(joints, os.path.join(skel, "joints.p"))
+        parents[5] = 3
+        torch.save(parents, os.path.join(skel, "parents.p"))
+        rc, _, err = run_cli("bundle", *args, "--skeleton", skel, "--out", os.path.join(self.dir, "bad"))
+        self.assertEqual(rc, 1)
+        self.assertIn("differs from the G1Skeleton34 parents", err)
+
     def test_storage_bounds(self):
         import torch
         t = torch.arange(10, dtype=torch.float32)
