@@ -3,6 +3,7 @@ exit status 1."""
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -25,7 +26,7 @@ def _add_hparams(p):
     p.add_argument("--dilation-growth", type=int, metavar="N", help="conv dilation growth rate (default 3)")
 
 
-def _add_stats(p, required):
+def _add_stats(p):
     p.add_argument("--mean", metavar="FILE", help="mean.npy [418]")
     p.add_argument("--std", metavar="FILE", help="std.npy [418]")
     p.add_argument("--stats", metavar="FILE", help=".safetensors holding mean and std [418]")
@@ -39,7 +40,7 @@ def build_parser():
     b.add_argument("--pose", required=True, metavar="FILE", help="pose model .ckpt / .safetensors")
     b.add_argument("--root", required=True, metavar="FILE", help="root model .ckpt / .safetensors")
     b.add_argument("--vqvae", required=True, metavar="FILE", help="VQ-VAE .ckpt / .safetensors")
-    _add_stats(b, True)
+    _add_stats(b)
     b.add_argument("--out", required=True, metavar="DIR", help="bundle directory (created)")
     b.add_argument("--skeleton", metavar="DIR",
                    help="upstream skeleton/ folder: cross-check the carried constants against joints.p, parents.p")
@@ -51,7 +52,7 @@ def build_parser():
     r.add_argument("--preset", choices=("full", "small"), required=True)
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--out", required=True, metavar="DIR")
-    _add_stats(r, False)
+    _add_stats(r)
     _add_provenance(r)
     _add_hparams(r)
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -122,9 +123,10 @@ def main(argv=None):
         comps = manifest[C.MANIFEST_KEY_COMPONENTS]
         for role in C.COMPONENTS:
             e = comps[role]
-            sys.stderr.write("convert: %-16s %3d tensors %11d parameters  %s\n"
+            size = os.path.getsize(os.path.join(args.out, e[C.MANIFEST_KEY_PATH]))
+            sys.stderr.write("convert: %-16s %3d tensors %11d parameters %11d bytes  %s\n"
                              % (e[C.MANIFEST_KEY_PATH], e[C.MANIFEST_KEY_TENSOR_COUNT],
-                                e[C.MANIFEST_KEY_PARAMETER_COUNT], e[C.MANIFEST_KEY_SHA256]))
+                                e[C.MANIFEST_KEY_PARAMETER_COUNT], size, e[C.MANIFEST_KEY_SHA256]))
         sys.stderr.write("convert: %d inference parameters, wrote %s in %.1f s\n"
                          % (manifest[C.MANIFEST_KEY_INFERENCE_PARAMETER_COUNT], args.out, time.monotonic() - t0))
     return 0
