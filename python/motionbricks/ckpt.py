@@ -38,6 +38,7 @@ _TORCH_DTYPE_NAMES = {
 }
 
 MAX_PICKLE_BYTES = 256 * 1024 * 1024
+MAX_PLAIN_NODES = 1000000
 
 
 class Inert:
@@ -284,28 +285,49 @@ def state_dict_tensors(path):
     return out, hp
 
 
-def plain(obj, depth=0):
+def plain(obj):
     """Inert containers (Lightning AttributeDict, OmegaConf DictConfig, ...) seen as
-    plain dicts where possible, for reading hyper-parameters."""
-    if depth > 50:
-        return None
-    if isinstance(obj, dict):
-        return {k: plain(v, depth + 1) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [plain(v, depth + 1) for v in obj]
-    if isinstance(obj, Inert):
-        if obj.items:
-            return {k: plain(v, depth + 1) for k, v in obj.items.items()}
-        st = obj.state
-        if isinstance(st, tuple) and st and isinstance(st[-1], dict):
-            st = st[-1]
-        if isinstance(st, dict):
-            if "_content" in st:      # omegaconf DictConfig / ListConfig
-                return plain(st["_content"], depth + 1)
-            if "_val" in st:          # omegaconf value node
-                return plain(st["_val"], depth + 1)
-            return {k: plain(v, depth + 1) for k, v in st.items()}
-        if obj.list:
-            return [plain(v, depth + 1) for v in obj.list]
-        return None
-    return obj
+    plain dicts where possible, for reading hyper-parameters. Shared and cyclic
+    references are visited once (a cycle reads as None), and the walk is bounded."""
+    memo = {}
+    budget = [MAX_PLAIN_NODES]
+
+    def walk(o):
+        if isinstance(o, (str, bytes, int, float, bool, type(None))):
+            return o
+        key = id(o)
+        if key in memo:
+            return memo[key]
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ConvertError("checkpoint: hyper_parameters hold more than %d objects" % MAX_PLAIN_NODES)
+        memo[key] = None     # a cycle back to here reads as None
+        if isinstance(o, dict):
+            out = {}
+            memo[key] = out
+            for k, v in o.items():
+                out[k] = walk(v)
+        elif isinstance(o, (list, tuple)):
+            out = [walk(v) for v in o]
+        elif isinstance(o, Inert):
+            out = None
+            st = o.state
+            if isinstance(st, tuple) and st and isinstance(st[-1], dict):
+                st = st[-1]
+            if o.items:
+                out = walk(o.items)
+            elif isinstance(st, dict):
+                if "_content" in st:      # omegaconf DictConfig / ListConfig
+                    out = walk(st["_content"])
+                elif "_val" in st:        # omegaconf value node
+                    out = walk(st["_val"])
+                else:
+                    out = walk(st)
+            elif o.list:
+                out = walk(o.list)
+        else:
+            out = None
+        memo[key] = out
+        return out
+
+    return walk(obj)

@@ -319,9 +319,30 @@ class HyperParameterTest(unittest.TestCase):
         self.assertEqual(resolve_hparam("pose", "n_head", {"other": 1}, 8, 16, "f"), 8)
         self.assertEqual(resolve_hparam("pose", "n_head", None, None, 16, "f"), 16)
         self.assertEqual(resolve_hparam("pose", "n_head", {"n_head": 2}, None, 16, "f"), 2)
-        for bad in (0, -4, "16", 4.0, True):
+        for bad in (0, -4, "16", 4.0, True, [4]):
             with self.assertRaisesRegex(ConvertError, "not a positive integer"):
                 resolve_hparam("pose", "n_head", {"n_head": bad}, None, 16, "f")
+
+
+    def test_hostile_structures_are_bounded(self):
+        # cycles and exponentially shared sub-trees are walked once
+        d = {"n_head": 4}
+        d["self"] = d
+        d["again"] = [d, d]
+        self.assertEqual(plain(d)["n_head"], 4)
+        x = {"v": 1}
+        for _ in range(80):
+            x = {"x": x, "y": x}
+        y = plain(x)
+        for i in range(80):
+            y = y["xy"[i % 2]]
+        self.assertEqual(y, {"v": 1})
+        inert = Inert()
+        inert.items["k"] = inert
+        self.assertEqual(plain(inert), {"k": None})
+        wide = [[i] for i in range(1100000)]
+        with self.assertRaisesRegex(ConvertError, "more than"):
+            plain(wide)
 
 
 if __name__ == "__main__":
