@@ -1,5 +1,7 @@
-// libFuzzer target for the GGUF reader: any input must either open cleanly (and
-// then every tensor byte, key and lookup is safe to touch) or throw gguf_error
+// libFuzzer target for the GGUF reader and the bundle checks: any input must either
+// open cleanly (and then every tensor byte, key and lookup is safe to touch, and the
+// bundle component/support validators either accept it or throw) or throw gguf_error
+#include "format/bundle.h"
 #include "format/gguf.h"
 
 #include <sys/mman.h>
@@ -45,6 +47,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
         }
         (void) f->find("_root_token_transformer_model.layers.0.self_attn.out_proj.weight");
         (void) sink;
+
+        // the bundle validators on whatever opened
+        for (const char * role : mb::k_bundle_components) {
+            try {
+                mb::bundle_check_component(*f, role);
+            } catch (const std::runtime_error &) {
+            }
+        }
+        try {
+            mb::model_support sup = mb::bundle_decode_support(*f);
+            (void) sup;
+        } catch (const std::runtime_error &) {
+        }
     } catch (const mb::gguf_error &) {
         // rejected with a message: fine
     }

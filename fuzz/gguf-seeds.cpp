@@ -1,6 +1,7 @@
 // writes the fuzzer's seed corpus into DIR: valid GGUF files of the shapes the
 // bundle uses (all value types the writer knows, I32 and F32 tensors, 1..4 dims,
 // compacted names, other alignments) plus a few hand-made ones with arrays
+#include "format/bundle.h"
 #include "format/gguf.h"
 #include "format/tensor-names.h"
 
@@ -42,6 +43,28 @@ int main(int argc, char ** argv) {
         kv[1].u = 64;
         mb::gguf_write(dir + "/seed-align64.gguf", kv, {{"a", mb::dtype::DTYPE_F32, {3}, f.data()},
                                                         {"b", mb::dtype::DTYPE_F32, {5, 1}, f.data()}}, 64);
+
+        // a support.gguf and a minimal vq-decoder.gguf as the bundle writes them
+        mb::model_support sup;
+        for (int j = 0; j < mb::k_n_joints; ++j) {
+            sup.joint_names[j] = "j" + std::to_string(j);
+            sup.parents[j]     = j - 1;
+            for (int a = 0; a < 3; ++a) sup.neutral_joints[j * 3 + a] = 0.1f * static_cast<float>(a);
+        }
+        sup.mean.fill(0.5f);
+        sup.std.fill(2.0f);
+        mb::bundle_provenance prov{"a0732b642c0333077e127a2f56ab0014c196bca4", std::string(64, '0')};
+        mb::bundle_write_support(dir + "/seed-support.gguf", sup, prov);
+        std::vector<std::string> vq = {"quantizer.vq._codebook.embed"};
+        for (const char * n : {"model.0", "model.2.0.model.0.conv1", "model.2.0.model.0.conv2", "model.2.2", "model.3",
+                               "model.5", "target_cond_blocks.0", "target_cond_blocks.2", "external_cond_blocks.0",
+                               "external_cond_blocks.2"}) {
+            vq.push_back(std::string("decoder.") + n + ".weight");
+            vq.push_back(std::string("decoder.") + n + ".bias");
+        }
+        std::vector<mb::bundle_tensor> vt;
+        for (const auto & n : vq) vt.push_back({n, mb::dtype::DTYPE_F32, {2, 2}, f.data()});
+        mb::bundle_write_component(dir + "/seed-vq-decoder.gguf", "vq-decoder", vt, prov);
 
         // arrays: UINT8[3], STRING[2], ARRAY[2] of INT32[1], and a tensor
         std::string b = "GGUF";

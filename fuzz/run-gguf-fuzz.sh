@@ -27,7 +27,7 @@ if [ -z "$fuzzer" ]; then
     fi
     flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I"$root/src"
            -fsanitize=address,undefined -fno-sanitize-recover=undefined)
-    lib=("$root/src/format/gguf.cpp" "$root/src/format/tensor-names.cpp" "$root/src/format/sha256.cpp" "$root/src/format/tensor.cpp")
+    lib=("$root/src/format/bundle.cpp" "$root/src/format/gguf.cpp" "$root/src/format/tensor-names.cpp" "$root/src/format/sha256.cpp" "$root/src/format/tensor.cpp")
     fuzzer="$work/gguf-fuzz"
     seeder="$work/gguf-seeds"
     echo "building $fuzzer"

@@ -269,7 +269,9 @@ void check_finite(const gguf_file & f, const tensor_view & t) {
     }
 }
 
-model_support decode_support(const gguf_file & f) {
+} // namespace
+
+model_support bundle_decode_support(const gguf_file & f) {
     model_support sup;
 
     // joint names: 34 non-empty, unique, comma-joined
@@ -317,7 +319,12 @@ model_support decode_support(const gguf_file & f) {
     return sup;
 }
 
-} // namespace
+void bundle_check_component(const gguf_file & f, const std::string & role) {
+    check_common(f, role);
+    check_inventory(f, role);
+    if (role == "pose") check_heads(f, {"_transformer_model.layers."});
+    if (role == "root") check_heads(f, {"_shared_transformer_model.layers.", "_root_token_transformer_model.layers."});
+}
 
 uint64_t gguf_parameter_count(const gguf_file & f) {
     uint64_t n = 0;
@@ -334,8 +341,7 @@ std::unique_ptr<model_bundle> bundle_load(const std::string & directory) {
         std::string path = directory + "/" + role + ".gguf";
         *slots[c]        = gguf_file::open(path);
         const gguf_file & f = **slots[c];
-        check_common(f, role);
-        check_inventory(f, role);
+        bundle_check_component(f, role);
         std::string_view rev = require_string(f, "motionbricks.upstream_revision");
         if (c == 0) {
             b->upstream_revision = std::string(rev);
@@ -344,9 +350,7 @@ std::unique_ptr<model_bundle> bundle_load(const std::string & directory) {
                     b->upstream_revision + "'");
         }
     }
-    check_heads(*b->pose, {"_transformer_model.layers."});
-    check_heads(*b->root, {"_shared_transformer_model.layers.", "_root_token_transformer_model.layers."});
-    b->sup = decode_support(*b->support);
+    b->sup = bundle_decode_support(*b->support);
     return b;
 }
 

@@ -56,6 +56,15 @@ constexpr const char * k_bundle_components[4] = {"pose", "root", "vq-decoder", "
 // element count summed over every tensor of a component
 uint64_t gguf_parameter_count(const gguf_file & f);
 
+// the checks bundle_load applies to one component file: metadata (architecture, format
+// version, role, skeleton, provenance, parameter count, optional keys) and the exact tensor
+// inventory its structure implies; throws std::runtime_error naming the file
+void bundle_check_component(const gguf_file & f, const std::string & role);
+
+// support.gguf's data decoded and validated (34 names, parent topology, shapes, finiteness,
+// std >= 0); throws std::runtime_error naming the file
+model_support bundle_decode_support(const gguf_file & f);
+
 // one tensor for bundle_write_component, under its upstream (uncompacted) name
 struct bundle_tensor {
     std::string          name;          // state-dict key with the component prefix stripped
