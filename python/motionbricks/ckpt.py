@@ -330,4 +330,7 @@ def plain(obj):
         memo[key] = out
         return out
 
-    return walk(obj)
+    try:
+        return walk(obj)
+    except RecursionError:
+        raise ConvertError("checkpoint: hyper_parameters are nested too deeply")

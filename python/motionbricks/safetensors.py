@@ -77,7 +77,7 @@ def read_safetensors(path):
         raise ConvertError("%s: header is not valid UTF-8" % path)
     try:
         header = json.loads(text, object_pairs_hook=_no_duplicates)
-    except (ConvertError, ValueError) as e:
+    except (ConvertError, ValueError, RecursionError) as e:
         raise ConvertError("%s: bad header JSON: %s" % (path, e))
     if not isinstance(header, dict):
         raise ConvertError("%s: header is not a JSON object" % path)

@@ -340,6 +340,11 @@ class HyperParameterTest(unittest.TestCase):
         inert = Inert()
         inert.items["k"] = inert
         self.assertEqual(plain(inert), {"k": None})
+        deep = {}
+        for _ in range(100000):
+            deep = {"d": deep}
+        with self.assertRaisesRegex(ConvertError, "nested too deeply"):
+            plain(deep)
         wide = [[i] for i in range(1100000)]
         with self.assertRaisesRegex(ConvertError, "more than"):
             plain(wide)

@@ -67,6 +67,7 @@ class SafetensorsTest(unittest.TestCase):
         self.rejects(raw_file(None, data, b"{not json"), "bad header JSON")
         self.rejects(raw_file(None, data, b"\xff\xfe"), "UTF-8")
         self.rejects(raw_file(None, data, b"[1, 2]"), "not a JSON object")
+        self.rejects(raw_file(None, data, b"[" * 100000 + b"]" * 100000), "bad header JSON")
         self.rejects(raw_file(None, data, b'{"x": %s, "x": %s}' % (json.dumps(ok).encode(),
                                                                    json.dumps(ok).encode())), "duplicate key")
         self.rejects(raw_file({"x": dict(ok, dtype="F128")}, data), "unknown dtype")
