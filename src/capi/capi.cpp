@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <new>
 #include <system_error>
 
@@ -47,6 +48,9 @@ void check_bundle_files(const std::string & dir) {
         const fs::path p = fs::path(dir) / name;
         if (!fs::is_regular_file(p, ec)) {
             fail(MB_IO_ERROR, "bundle component '" + p.string() + "' is missing");
+        }
+        if (!std::ifstream(p, std::ios::binary).is_open()) {
+            fail(MB_IO_ERROR, "bundle component '" + p.string() + "' cannot be opened for reading");
         }
     }
 }
