@@ -3,6 +3,7 @@
 #include "model/sampling.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -11,6 +12,12 @@
 namespace mb {
 
 namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double ms_since(clock_type::time_point t0) {
+    return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
 
 std::string num(int64_t v) {
     return std::to_string(v);
@@ -167,6 +174,8 @@ root_result root_planner::run(backend & be, root_planner_state & st, const root_
         throw std::invalid_argument("root planner inputs missing");
     }
 
+    auto t0 = clock_type::now();
+
     // per-slot embeddings: projection where given, the learned "missing" vector elsewhere
     // [8, pose_feat | local_root_feat | global_root_feat]
     const int64_t feats = hp.pose_feat + hp.local_root_feat + hp.global_root_feat;
@@ -196,6 +205,9 @@ root_result root_planner::run(backend & be, root_planner_state & st, const root_
     fc_block_forward(be, proj_start, st.emb.data(), P, st.mlp_a.data(), st.mlp_b.data(), st.frame.data());
     fc_block_forward(be, proj_end, st.emb.data() + P * feats, P, st.mlp_a.data(), st.mlp_b.data(),
                      st.frame.data() + P * E);
+
+    st.ms_embed = ms_since(t0);
+    t0 = clock_type::now();
 
     // stage 1 input: [duration embedding, frames + slot embedding]  [1 + 8, E]
     {
@@ -234,6 +246,8 @@ root_result root_planner::run(backend & be, root_planner_state & st, const root_
     const int64_t n = c + hp.min_tokens;
     const int64_t F = n * P;
     res.n = n;
+    st.ms_stage1 = ms_since(t0);
+    t0 = clock_type::now();
 
     // stage 2: [chosen-duration embedding, frames + slot embedding, position rows 0..n−1]  [1 + 8 + n, E];
     // padded token rows are masked keys upstream, so the valid length alone gives the same rows
@@ -253,6 +267,9 @@ root_result root_planner::run(backend & be, root_planner_state & st, const root_
     } else {
         conv_in = position_emb;
     }
+
+    st.ms_stage2 = ms_since(t0);
+    t0 = clock_type::now();
 
     // dense decoder conditions over 4n frames: context slots at frames 0..3, target slots at 4n−4..4n−1
     {
@@ -282,6 +299,7 @@ root_result root_planner::run(backend & be, root_planner_state & st, const root_
     res.global_root.assign(size_t(F * hp.global_root_dim), 0.0f);
     conv_output.forward(be, conv_in, n, n, st.ext.data(), st.tgt.data(), st.has_tgt.data(), res.global_root.data(),
                         st.dec);
+    st.ms_conv = ms_since(t0);
     return res;
 }
 

@@ -79,6 +79,10 @@ struct root_planner_state {
     std::vector<uint8_t> has_tgt;   // [4·max_tokens]
     transformer_state  tf;          // sized for 1 + 8 + max_tokens rows
     cond_decoder_state dec;
+    double             ms_embed  = 0.0;     // last run: frame embeddings
+    double             ms_stage1 = 0.0;     // last run: shared transformer + duration logits
+    double             ms_stage2 = 0.0;     // last run: root-token transformer
+    double             ms_conv   = 0.0;     // last run: conditions + conv decoder
 
     root_planner_state() = default;
     explicit root_planner_state(const root_planner & rp);
