@@ -86,6 +86,11 @@ def _mlp(out, prefix, n_layer, width, n_in, n_out):
     _linear(out, "%s.%s" % (prefix, C.MLP_FORWARD_PROJECTION), n_out, width)
 
 
+def _conv_layer(prefix, *idx):
+    # name of a layer of a DoubleCondDecoder's main stack: prefix.model.i[.j...]
+    return ".".join([prefix, C.CONV_MODEL] + [str(i) for i in idx])
+
+
 def _cond_decoder(out, prefix, n_in, width, depth, n_out, target_cond_dim, external_cond_dim):
     # upstream DoubleCondDecoder with down_t = 2
     m = "%s.%s" % (prefix, C.CONV_MODEL)
@@ -188,10 +193,11 @@ def derive_hparams(component, shapes):
             "n_embd": _need(shapes, component, C.POSE_POSITION_EMB, 3)[2],
             "n_layer": _count_layers(shapes, component, C.POSE_TRANSFORMER),
             "n_ff": _n_ff(shapes, component, C.POSE_TRANSFORMER),
-            "pose_feat_width": _need(shapes, component, _w(C.POSE_PROJ_TOKEN_EMB + ".forward_projection"), 2)[0],
+            "pose_feat_width": _need(shapes, component,
+                                     _w(C.POSE_PROJ_TOKEN_EMB + "." + C.MLP_FORWARD_PROJECTION), 2)[0],
             "root_feat_width": _need(shapes, component, _w(C.POSE_PROJ_LOCAL_ROOT_VALUES), 2)[0],
             "token_length_feat_width": _need(shapes, component, C.POSE_PROJ_NUM_VALID_POSITIONS, 2)[1],
-            "code_dim": _need(shapes, component, _w(C.POSE_PROJ_TOKEN_EMB + ".fc_layers.0"), 2)[1],
+            "code_dim": _need(shapes, component, _w(C.POSE_PROJ_TOKEN_EMB + "." + C.MLP_FC_LAYERS + ".0"), 2)[1],
             "n_mlp": _count_layers(shapes, component, C.POSE_PROJ_TOKEN_EMB + "." + C.MLP_FC_LAYERS),
         }
     if component == C.COMPONENT_ROOT:
@@ -200,8 +206,8 @@ def derive_hparams(component, shapes):
             "n_layer_shared": _count_layers(shapes, component, C.ROOT_SHARED_TRANSFORMER),
             "n_layer_root_token": _count_layers(shapes, component, C.ROOT_TOKEN_TRANSFORMER),
             "n_ff": _n_ff(shapes, component, C.ROOT_SHARED_TRANSFORMER),
-            "width": _need(shapes, component, _w(C.ROOT_CONV_OUTPUT + ".model.0"), 3)[0],
-            "depth": _count_layers(shapes, component, C.ROOT_CONV_OUTPUT + ".model.2.0.model"),
+            "width": _need(shapes, component, _w(_conv_layer(C.ROOT_CONV_OUTPUT, 0)), 3)[0],
+            "depth": _count_layers(shapes, component, _conv_layer(_conv_layer(C.ROOT_CONV_OUTPUT, 2, 0))),
             "pose_feat_dim": _need(shapes, component, C.ROOT_NO_LOCAL_POSE_EMB, 1)[0],
             "local_root_feat_dim": _need(shapes, component, C.ROOT_NO_LOCAL_ROOT_EMB, 1)[0],
             "global_root_feat_dim": _need(shapes, component, C.ROOT_NO_GLOBAL_ROOT_EMB, 1)[0],
@@ -211,9 +217,9 @@ def derive_hparams(component, shapes):
         cb = _need(shapes, component, C.VQ_CODEBOOK, 3)
         return {
             "code_dim": cb[0] * cb[2],
-            "width": _need(shapes, component, _w(C.VQ_DECODER + ".model.0"), 3)[0],
-            "depth": _count_layers(shapes, component, C.VQ_DECODER + ".model.2.0.model"),
-            "n_out": _need(shapes, component, _w(C.VQ_DECODER + ".model.6"), 3)[0],
+            "width": _need(shapes, component, _w(_conv_layer(C.VQ_DECODER, 0)), 3)[0],
+            "depth": _count_layers(shapes, component, _conv_layer(_conv_layer(C.VQ_DECODER, 2, 0))),
+            "n_out": _need(shapes, component, _w(_conv_layer(C.VQ_DECODER, 4 + C.DOWN_T)), 3)[0],
         }
     raise ValueError("no hyper-parameters for component %r" % component)
 

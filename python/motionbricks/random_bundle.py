@@ -66,11 +66,12 @@ def _normal_chunks(seed, role, name, n, mean, std):
 def init_rule(name, shape):
     """(mean, std) of the normal a tensor is drawn from."""
     last = name.rsplit(".", 1)[-1]
-    if ".norm1." in "." + name or ".norm2." in "." + name:
+    parts = name.split(".")
+    if len(parts) >= 2 and parts[-2] in (C.LAYER_NORM1, C.LAYER_NORM2):
         return (1.0, 0.05) if last == C.WEIGHT else (0.0, 0.05)
     if name in EMBEDDINGS or name in FREE_VECTORS or name == C.NAME_CODEBOOK:
         return (0.0, 1.0)
-    if last in (C.BIAS, "in_proj_bias"):
+    if last in (C.BIAS, C.LAYER_IN_PROJ_BIAS.rsplit(".", 1)[-1]):
         return (0.0, 0.05)
     fan_in = 1
     for d in shape[1:]:
