@@ -279,18 +279,18 @@ void qpos_converter::qpos_to_transforms(const float * qpos, int64_t frames, floa
     }
 }
 
-void qpos_converter::features_to_qpos(const float * features, float * qpos) const {
+void qpos_converter::features_to_qpos(const float * features, float * qpos, float * hinge_radius) const {
     double rot[k_n_joints * 9];
     for (int j = 0; j < k_n_joints; ++j) {
         double c6[6];
         for (int c = 0; c < 6; ++c) c6[c] = features[k_global_rot6d + j * 6 + c];
         cont6d_to_matrix(c6, &rot[j * 9]);
     }
-    global_rotations_to_qpos(features, rot, qpos);
+    global_rotations_to_qpos(features, rot, qpos, hinge_radius);
 }
 
-void qpos_converter::global_rotations_to_qpos(const float * root_position, const double * rotations,
-                                              float * qpos) const {
+void qpos_converter::global_rotations_to_qpos(const float * root_position, const double * rotations, float * qpos,
+                                              float * hinge_radius) const {
     // local rotations (parent of the root = identity), then the body-quat offsets
     double lh[k_n_joints][9];
     for (int j = 0; j < k_n_joints; ++j) {
@@ -318,13 +318,14 @@ void qpos_converter::global_rotations_to_qpos(const float * root_position, const
     // hinge angles: the rotation about the hinge's motion axis, other components dropped
     for (int k = 0; k < k_qpos_hinges; ++k) {
         const double * r = lh[hinge_joint_[k]];
-        double         a = 0;
+        double         s = 0, c = 0;
         switch (axis_motion_[k]) {
-        case 0: a = std::atan2(r[7], r[8]); break;   // x: (R21, R22)
-        case 1: a = std::atan2(r[2], r[0]); break;   // y: (R02, R00)
-        default: a = std::atan2(r[3], r[4]); break;  // z: (R10, R11)
+        case 0: s = r[7]; c = r[8]; break;   // x: (R21, R22)
+        case 1: s = r[2]; c = r[0]; break;   // y: (R02, R00)
+        default: s = r[3]; c = r[4]; break;  // z: (R10, R11)
         }
-        qpos[7 + k] = (float) a;
+        qpos[7 + k] = (float) std::atan2(s, c);
+        if (hinge_radius) hinge_radius[k] = (float) std::hypot(s, c);
     }
 }
 

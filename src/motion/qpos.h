@@ -48,11 +48,13 @@ public:
     void qpos_to_transforms(const float * qpos, int64_t frames, float * positions, float * rotations) const;
 
     // one frame of un-normalised 414-d global features → qpos [36] (quaternion w first):
-    // root xyz from features [0:3], rotations from the 6D block, hinges by atan2 about their axis
-    void features_to_qpos(const float * features, float * qpos) const;
+    // root xyz from features [0:3], rotations from the 6D block, hinges by atan2 about their axis;
+    // hinge_radius [29], when given, receives hypot of each atan2's arguments (small = ill-conditioned)
+    void features_to_qpos(const float * features, float * qpos, float * hinge_radius = nullptr) const;
 
     // the core of features_to_qpos: root position (motion space) and global rotations [34, 9]
-    void global_rotations_to_qpos(const float * root_position, const double * rotations, float * qpos) const;
+    void global_rotations_to_qpos(const float * root_position, const double * rotations, float * qpos,
+                                  float * hinge_radius = nullptr) const;
 
     // the converter's intermediate state, for tests
     const std::array<int, k_qpos_hinges> &   hinge_joint() const { return hinge_joint_; }

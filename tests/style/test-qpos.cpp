@@ -239,9 +239,12 @@ TEST(qpos, motion_features_to_qpos_matches_upstream) {
         const auto    radius = member(z, "cond_hinge_atan2_radius", {frames, 29}).to_f32();
         const auto    branch = member(z, "cond_root_quat_branch", {frames}).to_i64();
         const auto    gap    = member(z, "cond_root_quat_branch_gap", {frames}).to_f32();
-        std::vector<float> got(frames * 36);
-        for (int64_t t = 0; t < frames; ++t) conv.features_to_qpos(&feat[t * 414], &got[t * 36]);
+        std::vector<float> got(frames * 36), got_radius(frames * 29);
+        for (int64_t t = 0; t < frames; ++t) conv.features_to_qpos(&feat[t * 414], &got[t * 36], &got_radius[t * 29]);
         expect_qpos_near(got, want, frames, &radius, std::filesystem::path(f).filename().string());
+        double e_radius = 0;
+        for (size_t i = 0; i < radius.size(); ++i) e_radius = std::max(e_radius, (double) std::fabs(got_radius[i] - radius[i]));
+        EXPECT_LE(e_radius, 1e-5) << "hinge atan2 conditioning radius";
 
         // the quaternion branch rule: same branch ⇒ same sign, exactly as upstream
         for (int64_t t = 0; t < frames; ++t) {

@@ -3,6 +3,7 @@
 #include "format/gguf.h"
 #include "format/style.h"
 
+#include "clip-library.h"
 #include "lenient-npz.h"
 #include "support/test-paths.h"
 
@@ -177,30 +178,11 @@ TEST(style, writer_refuses_invalid_styles) {
 // the agent-small clip library (upstream's own clip preprocessing) as 15 styles, as its README rebuilds them
 TEST(style, agent_small_clip_library_round_trips) {
     MB_REQUIRE_SHARED(lib, "fixtures/agent-small/clip_library.npz");
-    const auto z       = mb::test::npz_numeric(lib);
-    const auto nframes = z.at("num_frames_per_clip").to_i64();
-    const auto jp      = z.at("global_joint_positions").to_f32();
-    const auto jr      = z.at("global_joint_rotations").to_f32();
-    const auto rp      = z.at("global_root_positions").to_f32();
-    const auto hd      = z.at("global_headings").to_f32();
-    const auto speed   = z.at("mode_avg_root_vel").to_f32();
-    const auto mask    = z.at("mode_allowed_pred_num_tokens").to_i64();
-    const int64_t fmax = z.at("global_headings").shape[1];
-    ASSERT_EQ(nframes.size(), 15u);
-    for (int m = 0; m < 15; ++m) {
-        SCOPED_TRACE(m);
-        style_asset s;
-        s.name          = "mode_" + std::to_string(m);
-        s.speed         = speed[m];
-        s.frames        = uint32_t(nframes[m]);
-        s.index         = uint32_t(m);
-        s.source_sha256 = std::string(64, '0');
-        const size_t n  = s.frames;
-        s.joint_positions.assign(&jp[m * fmax * 102], &jp[m * fmax * 102] + n * 102);
-        s.joint_rotations.assign(&jr[m * fmax * 306], &jr[m * fmax * 306] + n * 306);
-        s.root_positions.assign(&rp[m * fmax * 3], &rp[m * fmax * 3] + n * 3);
-        s.headings.assign(&hd[m * fmax], &hd[m * fmax] + n);
-        for (int i = 0; i < 11; ++i) s.allowed_tokens[i] = int32_t(mask[m * 11 + i]);
+    const auto                     z      = mb::test::npz_numeric(lib);
+    const std::vector<style_asset> styles = mb::test::clip_library_styles(z);
+    ASSERT_EQ(styles.size(), 15u);
+    for (const style_asset & s : styles) {
+        SCOPED_TRACE(s.name);
         const std::string path = temp_path("mode.mbstyle");
         style_write(path, s);
         expect_same(s, style_read(path));
@@ -380,9 +362,7 @@ TEST(style, python_library_from_checkpoint_is_accepted) {
     const auto nframes = z.at("num_frames_per_clip").to_i64();
     const auto mask    = z.at("mode_allowed_pred_num_tokens").to_i64();
     const int64_t fmax = z.at("global_headings").shape[1];
-    const char * names[15] = {"idle", "slow_walk", "walk", "hand_crawling", "walk_boxing", "elbow_crawling",
-                              "stealth_walk", "injured_walk", "walk_stealth", "walk_happy_dance", "walk_zombie",
-                              "walk_gun", "walk_scared", "walk_left", "walk_right"};
+    const char * const * names = mb::test::k_clip_modes;
     for (int m = 0; m < 15; ++m) {
         SCOPED_TRACE(names[m]);
         const style_asset s = style_read(dir + "/" + names[m] + ".mbstyle");

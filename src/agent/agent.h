@@ -1,0 +1,107 @@
+// the animation agent of upstream's interactive demo (motion_backbone/demo/full_agent.py
+// as scripts/interactive_demo_g1.py drives it): canonicalise the 4 context frames,
+// spring-model the root, take 4 target frames from the style clip, build the predict
+// inputs, run predict, un-canonicalise to MuJoCo qpos and blend the seam
+#pragma once
+
+#include "format/style.h"
+#include "motion/predict.h"
+#include "motion/qpos.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mb {
+
+constexpr int k_agent_context = 4;      // context and target frames per plan
+constexpr int k_agent_replan  = 16;     // frames shown per plan in the upstream demo (generate_dt 2 × 8/30 s)
+
+// what one plan should do; directions are MuJoCo world vectors (x forward, y left, z up; z ignored)
+struct agent_command {
+    int      style        = 0;              // index into the agent's styles
+    float    movement[3]  = {0, 0, 0};      // movement direction (any length; zero turns in place)
+    float    facing[3]    = {1, 0, 0};      // facing direction
+    float    target_speed = -1.0f;          // m/s; negative: the style's configured speed
+    uint64_t seed         = 0;              // target clip frame k = seed mod (style frames − 4)
+    bool     argmax       = true;           // pose tokens by argmax (else Gumbel with the seed)
+};
+
+// every intermediate of one plan in upstream's canonical frame (tests compare these)
+struct agent_trace {
+    std::array<float, k_agent_context * 36> context_raw{};    // [4, 36] context qpos, world
+    std::array<float, k_agent_context * 36> context_canon{};  // [4, 36] after canonicalisation
+    double yaw0 = 0;                                // context frame 0 yaw (rad about MuJoCo z)
+    double p0[3] = {0, 0, 0};                       // context frame 0 position with z = 0
+    double movement_canon[3] = {0, 0, 0};           // command directions, canonical
+    double facing_canon[3]   = {0, 0, 0};
+    std::vector<float> context_pos;                 // [4, 34, 3] canonical context transforms
+    std::vector<float> context_rot;                 // [4, 34, 9]
+    double start_pos[4][2]{};                       // position spring, motion (x, z)
+    double target_pos[4][2]{};
+    double start_heading[4]{};                      // heading spring (rad about +Y)
+    double target_heading[4]{};
+    int    style_final = 0;                         // after the walk → walk_left/right remap
+    int    clip_frame  = 0;                         // k
+    std::vector<float> target_joint_pos;            // [4, 34, 3] realigned clip frames (root-relative xz)
+    std::vector<float> target_joint_rot;            // [4, 34, 9]
+    std::vector<float> target_root;                 // [4, 3] (spring x, clip root y, spring z)
+    std::vector<float> context_pos_realigned;       // [4, 34, 3] after source realignment
+    std::vector<float> context_rot_realigned;       // [4, 34, 9]
+    predict_request    request;                     // the predict inputs
+    predict_result     result;                      // predict output (canonical)
+    std::vector<float> qpos_canon;                  // [4n, 36] generated, canonical
+    std::vector<float> qpos_uncanon;                // [4n, 36] generated, world, before the blend
+};
+
+struct agent_plan {
+    int                frames = 0;          // 4n (24..64)
+    int                style  = 0;          // style that supplied the targets (after the remap)
+    int                num_tokens = 0;      // n
+    std::vector<float> qpos;                // [frames, 36] world, seam-blended, quaternion w first
+    std::vector<float> joint_positions;     // [frames, 34, 3] world, motion space (Y up, m)
+    std::vector<float> joint_rotations;     // [frames, 34, 9] world global rotations, row-major
+    std::vector<float> target_positions;    // [4, 34, 3] the placed target poses, world, motion space
+    std::vector<float> target_rotations;    // [4, 34, 9]
+};
+
+// steps (a)–(e): canonicalisation, springs, remap, targets, realignment and the predict
+// request; `context` is [4, 36] world qpos; throws std::invalid_argument on a bad command
+void agent_prepare(const std::vector<style_asset> & styles, const qpos_converter & conv, const float * context,
+                   const agent_command & cmd, agent_trace & t);
+
+// steps (f)–(g): predict output → canonical qpos → world qpos (t.qpos_uncanon) → the plan
+// with the seam blended against the raw context; reads t.result
+agent_plan agent_finish(const std::vector<style_asset> & styles, const qpos_converter & conv, agent_trace & t);
+
+class agent {
+public:
+    // `model` is borrowed and must outlive the agent; styles are copied. The initial buffer
+    // is the "idle" style's clip (else style 0) as upstream's reset builds it
+    agent(motion_model & model, std::vector<style_asset> styles);
+
+    const std::vector<style_asset> & styles() const { return styles_; }
+    int find_style(const std::string & name) const;     // -1 when absent
+
+    // back to the initial buffer, cursor 0
+    void reset();
+    // replaces the buffer with `frames` ≥ 4 world qpos frames [frames, 36]; cursor 0
+    void set_context(const float * qpos, int frames);
+    // plans from the 4 buffer frames at the cursor; the plan becomes the buffer, cursor 0
+    agent_plan plan(const agent_command & cmd, agent_trace * trace = nullptr);
+    // moves the cursor (clamped to the buffer's last frame)
+    void advance(int frames);
+
+    int                        cursor() const { return cursor_; }
+    const std::vector<float> & buffer() const { return buffer_; }   // [frames, 36]
+
+private:
+    motion_model &           model_;
+    std::vector<style_asset> styles_;
+    qpos_converter           conv_;
+    std::vector<float>       buffer_;      // [frames, 36] world qpos
+    int                      cursor_ = 0;
+};
+
+} // namespace mb
