@@ -4,8 +4,11 @@
 # C++17 wrapper) and plain `cc -std=c11 $(pkg-config --cflags --libs motionbricks)` builds of a
 # consumer and of examples/inference.c; with a bundle directory every program also runs inference
 # usage: test-install.sh BUILD_DIR SOURCE_DIR [BUNDLE_DIR]
+# MB_SANITIZE_FLAGS (e.g. "-fsanitize=address,undefined"): the build is sanitized, so consumers are
+# built with clang and those flags, and C programs are linked by clang++ (the C++ UBSan runtime)
 set -euo pipefail
 build=$1 src=$2 bundle=${3:-}
+san=${MB_SANITIZE_FLAGS:-}
 work=$(mktemp -d /tmp/mb-install-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
@@ -31,8 +34,13 @@ export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 
 # 2. CMake package: shared, static and C++ wrapper consumers
-cmake -S "$src/tests/capi/consumer" -B "$work/consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_PREFIX_PATH="$prefix" >"$work/consumer-configure.log" || { cat "$work/consumer-configure.log"; exit 1; }
+consumer_args=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix")
+if [ -n "$san" ]; then
+    consumer_args+=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ "-DCMAKE_C_FLAGS=$san" "-DCMAKE_CXX_FLAGS=$san"
+                    "-DCMAKE_EXE_LINKER_FLAGS=$san" -DCONSUMER_LINK_WITH_CXX=ON)
+fi
+cmake -S "$src/tests/capi/consumer" -B "$work/consumer" -G Ninja "${consumer_args[@]}" \
+      >"$work/consumer-configure.log" || { cat "$work/consumer-configure.log"; exit 1; }
 cmake --build "$work/consumer" >"$work/consumer-build.log" || { cat "$work/consumer-build.log"; exit 1; }
 for exe in consumer-shared consumer-static consumer-cpp; do
     echo "== $exe (find_package)"
@@ -45,12 +53,23 @@ fi
 # 3. pkg-config: C11 consumer, the example, the C++17 wrapper
 pc=$(pkg-config --cflags --libs motionbricks)
 echo "pkg-config: $pc"
-cc -std=c11 -Wall -Wextra -Wpedantic -Werror "$src/tests/capi/consumer/consumer.c" $pc -o "$work/pc-consumer"
-cc -std=c11 -Wall -Wextra -Wpedantic -Werror "$src/examples/inference.c" $pc -o "$work/pc-example"
-c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror "$src/tests/capi/consumer/consumer.cpp" $pc -o "$work/pc-consumer-cpp"
+# one C file → program, exactly `cc -std=c11 FILE $(pkg-config --cflags --libs motionbricks)` unless sanitized
+build_c() {
+    if [ -z "$san" ]; then
+        cc -std=c11 -Wall -Wextra -Wpedantic -Werror "$1" $pc -o "$2"
+    else
+        clang -std=c11 -Wall -Wextra -Wpedantic -Werror $san -c "$1" $(pkg-config --cflags motionbricks) -o "$2.o"
+        clang++ $san "$2.o" $(pkg-config --libs motionbricks) -o "$2"
+    fi
+}
+build_c "$src/tests/capi/consumer/consumer.c" "$work/pc-consumer"
+build_c "$src/examples/inference.c" "$work/pc-example"
+cxx=(c++)
+[ -z "$san" ] || cxx=(clang++ $san)
+"${cxx[@]}" -std=c++17 -Wall -Wextra -Wpedantic -Werror "$src/tests/capi/consumer/consumer.cpp" $pc -o "$work/pc-consumer-cpp"
 # the quick start of docs/API.md, as printed there
 awk '/^```c$/ {f = 1; next} /^```$/ {f = 0} f' "$src/docs/API.md" >"$work/quickstart.c"
-cc -std=c11 -Wall -Wextra -Wpedantic -Werror "$work/quickstart.c" $pc -o "$work/pc-quickstart"
+build_c "$work/quickstart.c" "$work/pc-quickstart"
 echo "== consumer (pkg-config)"
 "$work/pc-consumer" $bundle
 echo "== consumer-cpp (pkg-config)"
