@@ -183,7 +183,8 @@ class _RestrictedUnpickler(pickle.Unpickler):
 
     def persistent_load(self, pid):
         if not isinstance(pid, tuple) or len(pid) != 5 or pid[0] != "storage":
-            raise ConvertError("checkpoint: unsupported persistent id %r" % (pid[:1] if isinstance(pid, tuple) else pid,))
+            what = pid[:1] if isinstance(pid, tuple) else pid
+            raise ConvertError("checkpoint: unsupported persistent id %r" % (what,))
         _, stype, key, _location, numel = pid
         if isinstance(stype, StorageType):
             dtype = stype.dtype

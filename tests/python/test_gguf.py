@@ -47,7 +47,8 @@ class WriterTest(unittest.TestCase):
         w = np.arange(12, dtype=np.float32).reshape(3, 4)
         scalar = np.array(2.5, dtype=np.float32)
         idx = np.array([-1, 0, 1], dtype=np.int32)
-        path, size, sha = self.write("a.gguf", [_tensor("w", w), _tensor("s", scalar), _tensor("i", idx, C.GGML_TYPE_I32)])
+        tensors = [_tensor("w", w), _tensor("s", scalar), _tensor("i", idx, C.GGML_TYPE_I32)]
+        path, size, sha = self.write("a.gguf", tensors)
         raw = read_bytes(path)
         self.assertEqual(len(raw), size)
         self.assertEqual(hashlib.sha256(raw).hexdigest(), sha)

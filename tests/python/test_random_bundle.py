@@ -78,7 +78,8 @@ class RandomBundleSmallTest(unittest.TestCase):
         for name in ["manifest.json"] + [r + ".gguf" for r in C.COMPONENTS]:
             self.assertEqual(read_bytes(os.path.join(again, name)), read_bytes(os.path.join(self.out, name)), name)
         for r in C.LEARNED_COMPONENTS:
-            self.assertNotEqual(read_bytes(os.path.join(other, r + ".gguf")), read_bytes(os.path.join(self.out, r + ".gguf")))
+            self.assertNotEqual(read_bytes(os.path.join(other, r + ".gguf")),
+                                read_bytes(os.path.join(self.out, r + ".gguf")), r)
 
     def test_round_trip_through_safetensors(self):
         # exporting the random weights as upstream-style safetensors and converting them back,
