@@ -3,6 +3,7 @@ inference tensors, drop training-only state, check the inventory against the
 architecture derived from the shapes, resolve what shapes cannot tell, write."""
 
 import hashlib
+import os
 import re
 import sys
 
@@ -13,20 +14,20 @@ from . import constants as C
 from .bundle import Component, ComponentTensor, check_stats, hyperparameter_metadata, support_component, write_bundle
 from .ckpt import plain, state_dict_tensors
 from .errors import ConvertError
-from .safetensors import read_safetensors, to_float32
+from .safetensors import FLOAT_DTYPES, read_safetensors, to_float32
 
 CHUNK_ELEMENTS = 1 << 22
 
 # where Lightning checkpoints keep what shapes cannot tell (first match wins)
 HP_PATHS = {
-    ("pose", "n_head"): [("model", "backbone_network", "args", "n_head"), ("backbone_network", "args", "n_head"),
+    (C.COMPONENT_POSE, "n_head"): [("model", "backbone_network", "args", "n_head"), ("backbone_network", "args", "n_head"),
                          ("args", "n_head"), ("n_head",)],
-    ("root", "n_head"): [("model", "backbone_network", "args", "n_head"), ("backbone_network", "args", "n_head"),
+    (C.COMPONENT_ROOT, "n_head"): [("model", "backbone_network", "args", "n_head"), ("backbone_network", "args", "n_head"),
                          ("args", "n_head"), ("n_head",)],
-    ("root", "dilation_growth"): [("model", "backbone_network", "args", "dilation_growth_rate"),
+    (C.COMPONENT_ROOT, "dilation_growth"): [("model", "backbone_network", "args", "dilation_growth_rate"),
                                   ("backbone_network", "args", "dilation_growth_rate"),
                                   ("args", "dilation_growth_rate"), ("dilation_growth_rate",)],
-    ("vq-decoder", "dilation_growth"): [("model", "pose_vqvae_network", "dilation_growth_rate"),
+    (C.COMPONENT_VQ_DECODER, "dilation_growth"): [("model", "pose_vqvae_network", "dilation_growth_rate"),
                                         ("model", "pose_network", "dilation_growth_rate"),
                                         ("pose_vqvae_network", "dilation_growth_rate"),
                                         ("pose_network", "dilation_growth_rate"),
@@ -143,7 +144,7 @@ def learned_component(role, path, source_sha256, heads_option, dilation_option):
     tensors, hp = read_source(path)
     chosen, dropped = select(role, tensors, path)
     for name, t in chosen.items():
-        if t.dtype not in ("F32", "F64", "F16", "BF16"):
+        if t.dtype not in FLOAT_DTYPES:
             raise ConvertError("%s: tensor %r has dtype %s, expected floating point" % (path, name, t.dtype))
     shapes = {n: t.shape for n, t in chosen.items()}
     try:
@@ -174,7 +175,7 @@ def read_stats(mean_path=None, std_path=None, stats_path=None):
             if key not in tensors:
                 raise ConvertError("%s: missing tensor %r" % (stats_path, key))
             t = tensors[key]
-            if t.dtype not in ("F64", "F32", "F16", "BF16"):
+            if t.dtype not in FLOAT_DTYPES:
                 raise ConvertError("%s: %s has dtype %s, expected floating point" % (stats_path, key, t.dtype))
             a = t.load()
             arrays.append(to_float32(key, t.dtype, a) if t.dtype in ("F16", "BF16") else a)
@@ -203,7 +204,6 @@ def read_stats(mean_path=None, std_path=None, stats_path=None):
 def check_skeleton(directory):
     """Cross-checks the carried G1Skeleton34 constants against upstream's
     skeleton/joints.p and parents.p (torch files, read by the safe unpickler)."""
-    import os
     from .ckpt import TensorRef, load_checkpoint
     arrays = {}
     for name in ("joints", "parents"):
@@ -275,12 +275,10 @@ def convert(args):
     sources = {C.COMPONENT_POSE: args.pose, C.COMPONENT_ROOT: args.root, C.COMPONENT_VQ_DECODER: args.vqvae}
     heads = {C.COMPONENT_POSE: args.pose_heads, C.COMPONENT_ROOT: args.root_heads, C.COMPONENT_VQ_DECODER: None}
     components = {}
-    report = {}
     for role, path in sources.items():
         sha = overrides.get(role) or sha256_file(path)
         comp, info = learned_component(role, path, sha, heads[role], args.dilation_growth)
         components[role] = comp
-        report[role] = info
         if not args.quiet:
             sys.stderr.write("convert: %s: %d tensors kept (%d parameters), %d dropped, hparams %s%s%s\n"
                              % (role, info["kept"], info["parameters"], info["dropped"], info["hparams"],

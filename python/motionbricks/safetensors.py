@@ -22,6 +22,8 @@ DTYPES = {
     "BOOL": np.dtype("?"),
 }
 
+FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")
+
 MAX_HEADER_BYTES = 100 * 1024 * 1024
 
 
@@ -42,7 +44,7 @@ def to_float32(name, dtype, a):
     """a (numpy, safetensors dtype name `dtype`) as float32; integers are not floats."""
     if dtype == "BF16":
         return (a.astype(np.uint32) << 16).view(np.float32)
-    if dtype in ("F64", "F32", "F16"):
+    if dtype in FLOAT_DTYPES:
         return a.astype(np.float32, copy=False)
     raise ConvertError("tensor %r has dtype %s, expected a floating type" % (name, dtype))
 
