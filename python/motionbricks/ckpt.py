@@ -291,7 +291,8 @@ def plain(obj):
     plain dicts where possible, for reading hyper-parameters. Shared and cyclic
     references are visited once (a cycle reads as None), and the walk is bounded."""
     memo = {}
-    budget = [MAX_PLAIN_NODES]
+    limit = MAX_PLAIN_NODES
+    budget = [limit]
 
     def walk(o):
         if isinstance(o, (str, bytes, int, float, bool, type(None))):
@@ -301,7 +302,7 @@ def plain(obj):
             return memo[key]
         budget[0] -= 1
         if budget[0] < 0:
-            raise ConvertError("checkpoint: hyper_parameters hold more than %d objects" % MAX_PLAIN_NODES)
+            raise ConvertError("checkpoint: hyper_parameters hold more than %d objects" % limit)
         memo[key] = None     # a cycle back to here reads as None
         if isinstance(o, dict):
             out = {}

@@ -341,14 +341,19 @@ class HyperParameterTest(unittest.TestCase):
         inert.items["k"] = inert
         self.assertEqual(plain(inert), {"k": None})
         deep = {}
-        for _ in range(100000):
+        for _ in range(20000):
             deep = {"d": deep}
         with self.assertRaisesRegex(ConvertError, "nested too deeply"):
             plain(deep)
-        wide = [[i] for i in range(1100000)]
-        with self.assertRaisesRegex(ConvertError, "more than"):
-            plain(wide)
-
+        import motionbricks.ckpt as ckpt
+        saved = ckpt.MAX_PLAIN_NODES
+        ckpt.MAX_PLAIN_NODES = 1000
+        try:
+            with self.assertRaisesRegex(ConvertError, "more than 1000 objects"):
+                plain([[i] for i in range(2000)])
+            self.assertEqual(len(plain([[i] for i in range(900)])), 900)
+        finally:
+            ckpt.MAX_PLAIN_NODES = saved
 
 if __name__ == "__main__":
     unittest.main()
