@@ -61,6 +61,8 @@ class Tensor:
         self.name = name
         self.ggml_type = ggml_type
         self.shape = tuple(int(d) for d in shape) if len(shape) else (1,)   # 0-d is stored as [1]
+        if any(d <= 0 for d in self.shape):
+            raise ConvertError("tensor %r has shape %s: GGUF dimensions must be positive" % (name, list(shape)))
         self.chunks = chunks
         n = 1
         for d in self.shape:

@@ -111,6 +111,10 @@ class WriterTest(unittest.TestCase):
             self.write("a.gguf", [f64])
         self.assertEqual(os.listdir(self.dir), [])
 
+    def test_empty_dimension_rejected(self):
+        with self.assertRaisesRegex(ConvertError, "must be positive"):
+            gguf.Tensor("x", C.GGML_TYPE_F32, (3, 0), lambda: iter([]))
+
     def test_duplicates_rejected(self):
         z = np.zeros(1, np.float32)
         with self.assertRaisesRegex(ConvertError, "duplicate tensor"):
