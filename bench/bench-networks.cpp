@@ -1,8 +1,9 @@
 // Google Benchmark program: milliseconds per backend op at the release model's
-// shapes (own AVX2/FMA kernel vs OpenBLAS, 1 and 2 threads) and per network stage
+// shapes (own kernel AVX-512 and AVX2/FMA vs OpenBLAS, 1 and 2 threads) and per network stage
 // (pose backbone pass, VQ decoder) on full-size random weights.
 //   bench-networks --benchmark_filter=linear     ops only
 //   bench-networks --benchmark_filter=stage      stages only
+//   MB_BENCH_RING_MB=1024 bench-networks ...      op weights cycle through 1 GB (default 256 MB)
 // Every benchmark reports mean, median and stddev over 5 repetitions after warmup.
 #include "backend/cpu/cpu-backend.h"
 #include "format/tensor.h"
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -132,8 +134,9 @@ std::unique_ptr<random_source> release_vq_weights() {
     return s;
 }
 
-std::unique_ptr<backend> make_backend(int64_t own, int64_t threads) {
-    return backend_cpu_create_with((int) threads, own ? cpu_gemm::CPU_GEMM_OWN : cpu_gemm::CPU_GEMM_OPENBLAS);
+// gemm argument: the cpu_gemm value (0 own kernel, best ISA; 1 OpenBLAS; 2 own kernel, AVX2 only)
+std::unique_ptr<backend> make_backend(int64_t gemm, int64_t threads) {
+    return backend_cpu_create_with((int) threads, (cpu_gemm) gemm);
 }
 
 std::vector<float> random_vec(size_t n, uint64_t seed) {
@@ -143,20 +146,27 @@ std::vector<float> random_vec(size_t n, uint64_t seed) {
     return v;
 }
 
-void label(benchmark::State & state, int64_t own, int64_t threads, double weight_bytes) {
-    state.SetLabel(std::string(own ? "own" : "openblas") + " t" + std::to_string(threads));
+void label(benchmark::State & state, const backend & be, double weight_bytes) {
+    state.SetLabel(std::string(be.name()) + " t" + std::to_string(be.n_threads()));
     state.counters["GB/s"] =
         benchmark::Counter(weight_bytes * (double) state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
 // ---------------------------------------------------------------- ops
 
-// copies of one weight matrix totalling at least 256 MB, used in turn, so every
-// call reads its weights from memory as a plan does (no cache reuse between calls)
+// copies of one weight matrix totalling at least MB_BENCH_RING_MB (default 256) MB, used
+// in turn, so every call reads its weights from memory as a plan does (set it above the
+// last-level cache size)
+int64_t ring_bytes() {
+    const char * e = std::getenv("MB_BENCH_RING_MB");
+    const long   mb = e ? std::strtol(e, nullptr, 10) : 256;
+    return (int64_t) std::clamp(mb, 1L, 65536L) << 20;
+}
+
 class weight_ring {
 public:
     explicit weight_ring(int64_t n) : n_(n) {
-        const int64_t copies = std::max<int64_t>(2, ((int64_t) 256 << 20) / (4 * n) + 1);
+        const int64_t copies = std::max<int64_t>(2, ring_bytes() / (4 * n) + 1);
         data_.resize((size_t) (n * copies));
         for (size_t i = 0; i < data_.size(); ++i) data_[i] = (float) (int) (i % 17) * 0.01f - 0.08f;   // cheap, finite
         copies_ = copies;
@@ -171,11 +181,11 @@ private:
     std::vector<float> data_;
 };
 
-// args: own (1) / openblas (0), threads, rows, n_in, n_out
+// args: gemm, threads, rows, n_in, n_out
 void linear(benchmark::State & state) {
-    const int64_t own = state.range(0), threads = state.range(1), n = state.range(2), n_in = state.range(3),
+    const int64_t gemm = state.range(0), threads = state.range(1), n = state.range(2), n_in = state.range(3),
                   n_out = state.range(4);
-    auto be = make_backend(own, threads);
+    auto be = make_backend(gemm, threads);
     auto x = random_vec((size_t) (n * n_in), 1), b = random_vec((size_t) n_out, 3);
     weight_ring        w(n_out * n_in);
     std::vector<float> y((size_t) (n * n_out));
@@ -183,14 +193,14 @@ void linear(benchmark::State & state) {
         be->linear(x.data(), n, n_in, w.next(), b.data(), n_out, y.data());
         benchmark::DoNotOptimize(y.data());
     }
-    label(state, own, threads, 4.0 * (double) (n_out * n_in));
+    label(state, *be, 4.0 * (double) (n_out * n_in));
 }
 
-// args: own / openblas, threads, frames, c_in, c_out, kernel, dilation
+// args: gemm, threads, frames, c_in, c_out, kernel, dilation
 void conv1d(benchmark::State & state) {
-    const int64_t own = state.range(0), threads = state.range(1), t = state.range(2), c_in = state.range(3),
+    const int64_t gemm = state.range(0), threads = state.range(1), t = state.range(2), c_in = state.range(3),
                   c_out = state.range(4), k = state.range(5), dil = state.range(6);
-    auto be = make_backend(own, threads);
+    auto be = make_backend(gemm, threads);
     auto x = random_vec((size_t) (c_in * t), 1), b = random_vec((size_t) c_out, 3);
     weight_ring        w(c_out * c_in * k);
     std::vector<float> y((size_t) (c_out * t));
@@ -198,33 +208,33 @@ void conv1d(benchmark::State & state) {
         be->conv1d(x.data(), c_in, t, w.next(), b.data(), c_out, k, dil, y.data());
         benchmark::DoNotOptimize(y.data());
     }
-    label(state, own, threads, 4.0 * (double) (c_out * c_in * k));
+    label(state, *be, 4.0 * (double) (c_out * c_in * k));
 }
 
 void linear_args(benchmark::internal::Benchmark * b) {
-    for (int64_t own : {1, 0})
+    for (int64_t gemm : {0, 2, 1})
         for (int64_t threads : {1, 2})
             for (int64_t n : {6, 10, 16, 25}) {
-                b->Args({own, threads, n, 1024, 3072});     // pose qkv
-                b->Args({own, threads, n, 1024, 2048});     // pose linear1
-                b->Args({own, threads, n, 2048, 1024});     // pose linear2
-                b->Args({own, threads, n, 1024, 1024});     // pose out_proj / input fusion
+                b->Args({gemm, threads, n, 1024, 3072});     // pose qkv
+                b->Args({gemm, threads, n, 1024, 2048});     // pose linear1
+                b->Args({gemm, threads, n, 2048, 1024});     // pose linear2
+                b->Args({gemm, threads, n, 1024, 1024});     // pose out_proj / input fusion
             }
 }
 
 void conv_args(benchmark::internal::Benchmark * b) {
-    for (int64_t own : {1, 0})
+    for (int64_t gemm : {0, 2, 1})
         for (int64_t threads : {1, 2}) {
-            for (int64_t t : {16, 32, 64}) b->Args({own, threads, t, 512, 512, 3, 1});
-            b->Args({own, threads, 32, 512, 512, 3, 27});
-            b->Args({own, threads, 32, 512, 512, 1, 1});
-            b->Args({own, threads, 64, 512, 413, 3, 1});
+            for (int64_t t : {16, 32, 64}) b->Args({gemm, threads, t, 512, 512, 3, 1});
+            b->Args({gemm, threads, 32, 512, 512, 3, 27});
+            b->Args({gemm, threads, 32, 512, 512, 1, 1});
+            b->Args({gemm, threads, 64, 512, 413, 3, 1});
         }
 }
 
-BENCHMARK(linear)->Apply(linear_args)->ArgNames({"own", "thr", "rows", "in", "out"})->Unit(benchmark::kMillisecond)
+BENCHMARK(linear)->Apply(linear_args)->ArgNames({"gemm", "thr", "rows", "in", "out"})->Unit(benchmark::kMillisecond)
     ->UseRealTime()->MinTime(0.05)->Repetitions(5)->DisplayAggregatesOnly(true);
-BENCHMARK(conv1d)->Apply(conv_args)->ArgNames({"own", "thr", "t", "cin", "cout", "k", "dil"})
+BENCHMARK(conv1d)->Apply(conv_args)->ArgNames({"gemm", "thr", "t", "cin", "cout", "k", "dil"})
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.05)->Repetitions(5)->DisplayAggregatesOnly(true);
 
 // ---------------------------------------------------------------- stages
@@ -249,11 +259,11 @@ vq_fixture & vq_weights() {
     return f;
 }
 
-// one pose backbone pass (1 inference step, argmax); args: own, threads, tokens
+// one pose backbone pass (1 inference step, argmax); args: gemm, threads, tokens
 void stage_pose(benchmark::State & state) {
-    const int64_t own = state.range(0), threads = state.range(1), n = state.range(2);
+    const int64_t gemm = state.range(0), threads = state.range(1), n = state.range(2);
     auto &        f  = pose_weights();
-    auto          be = make_backend(own, threads);
+    auto          be = make_backend(gemm, threads);
     pose_planner_state st(f.net.hp);
     auto root = random_vec((size_t) (4 * n * 4), 4), pose = random_vec((size_t) (4 * n * 304), 5);
     std::vector<uint8_t> has((size_t) (4 * n), 0);
@@ -264,14 +274,14 @@ void stage_pose(benchmark::State & state) {
         f.net.decode(*be, st, in, pose_decode_options{}, tokens.data());
         benchmark::DoNotOptimize(tokens.data());
     }
-    label(state, own, threads, (double) f.src->bytes());
+    label(state, *be, (double) f.src->bytes());
 }
 
-// the VQ decoder from tokens to 4n frames; args: own, threads, tokens
+// the VQ decoder from tokens to 4n frames; args: gemm, threads, tokens
 void stage_vq_decoder(benchmark::State & state) {
-    const int64_t own = state.range(0), threads = state.range(1), n = state.range(2);
+    const int64_t gemm = state.range(0), threads = state.range(1), n = state.range(2);
     auto &        f  = vq_weights();
-    auto          be = make_backend(own, threads);
+    auto          be = make_backend(gemm, threads);
     vq_decoder_state st(f.net.hp, f.net.dec.hp, 16);
     std::vector<int32_t> tokens((size_t) (n * 8));
     for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = (int32_t) (i * 7 % 10);
@@ -283,18 +293,18 @@ void stage_vq_decoder(benchmark::State & state) {
         f.net.decode(*be, st, tokens.data(), n, ext.data(), tgt.data(), has.data(), y.data());
         benchmark::DoNotOptimize(y.data());
     }
-    label(state, own, threads, (double) f.src->bytes());
+    label(state, *be, (double) f.src->bytes());
 }
 
 void stage_args(benchmark::internal::Benchmark * b) {
-    for (int64_t own : {1, 0})
+    for (int64_t gemm : {0, 2, 1})
         for (int64_t threads : {1, 2})
-            for (int64_t n : {6, 10, 16}) b->Args({own, threads, n});
+            for (int64_t n : {6, 10, 16}) b->Args({gemm, threads, n});
 }
 
-BENCHMARK(stage_pose)->Apply(stage_args)->ArgNames({"own", "thr", "n"})->Unit(benchmark::kMillisecond)
+BENCHMARK(stage_pose)->Apply(stage_args)->ArgNames({"gemm", "thr", "n"})->Unit(benchmark::kMillisecond)
     ->UseRealTime()->Repetitions(5)->DisplayAggregatesOnly(true)->MinWarmUpTime(0.2);
-BENCHMARK(stage_vq_decoder)->Apply(stage_args)->ArgNames({"own", "thr", "n"})->Unit(benchmark::kMillisecond)
+BENCHMARK(stage_vq_decoder)->Apply(stage_args)->ArgNames({"gemm", "thr", "n"})->Unit(benchmark::kMillisecond)
     ->UseRealTime()->Repetitions(5)->DisplayAggregatesOnly(true)->MinWarmUpTime(0.2);
 
 } // namespace

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -28,8 +29,14 @@ double scaled_err(const std::vector<float> & y, const std::vector<double> & ref,
 }
 
 TEST(cpu_kernels, gemm_nt_shapes_and_tails) {
-    for (int64_t m : {1, 2, 3, 4, 6, 7, 16, 25, 64}) {
-        for (int64_t k : {1, 5, 8, 13, 64, 304, 1027}) {
+    for (auto isa : {mb::cpu::gemm_isa::GEMM_ISA_SCALAR, mb::cpu::gemm_isa::GEMM_ISA_AVX2,
+                     mb::cpu::gemm_isa::GEMM_ISA_AVX512}) {
+    if (!mb::cpu::gemm_isa_supported(isa)) {
+        std::printf("instruction set %u not supported here, not tested\n", (unsigned) isa);
+        continue;
+    }
+    for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 16, 25, 64}) {
+        for (int64_t k : {1, 5, 8, 13, 17, 64, 304, 1027}) {
             for (int64_t n_out : {1, 3, 4, 5, 17, 80}) {
                 auto x = random_vec(m * k, 1), w = random_vec(n_out * k, 2), b = random_vec(n_out, 3);
                 std::vector<float>  y(m * n_out, NAN);
@@ -40,10 +47,12 @@ TEST(cpu_kernels, gemm_nt_shapes_and_tails) {
                         for (int64_t c = 0; c < k; ++c) acc += (double) x[i * k + c] * w[o * k + c];
                         ref[i * n_out + o] = acc;
                     }
-                mb::cpu::gemm_nt(x.data(), m, k, k, w.data(), b.data(), 0, n_out, y.data(), n_out);
-                ASSERT_LT(scaled_err(y, ref, k), 2e-6) << "m " << m << " k " << k << " n_out " << n_out;
+                mb::cpu::gemm_nt(x.data(), m, k, k, w.data(), b.data(), 0, n_out, y.data(), n_out, isa);
+                ASSERT_LT(scaled_err(y, ref, k), 1e-5)
+                    << "isa " << (unsigned) isa << " m " << m << " k " << k << " n_out " << n_out;
             }
         }
+    }
     }
 }
 
@@ -67,8 +76,9 @@ TEST(cpu_kernels, gemm_nt_column_range_and_strides) {
 
 TEST(cpu_kernels, own_matches_openblas_threaded) {
     // network-sized ops, split over 1..3 threads, against the OpenBLAS variant
-    for (int threads : {1, 2, 3}) {
-        auto own  = mb::backend_cpu_create_with(threads, mb::cpu_gemm::CPU_GEMM_OWN);
+    for (int threads : {1, 2, 3})
+    for (auto kind : {mb::cpu_gemm::CPU_GEMM_OWN, mb::cpu_gemm::CPU_GEMM_OWN_AVX2}) {
+        auto own  = mb::backend_cpu_create_with(threads, kind);
         auto blas = mb::backend_cpu_create_with(threads, mb::cpu_gemm::CPU_GEMM_OPENBLAS);
         for (int64_t n : {6, 25}) {
             const int64_t n_in = 1024, n_out = 3072 + 5;

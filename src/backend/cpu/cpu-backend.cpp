@@ -23,11 +23,20 @@ constexpr int64_t k_min_parallel_fma = 1 << 16;
 
 class cpu_backend final : public backend {
 public:
-    cpu_backend(int n_threads, cpu_gemm gemm) : n_threads_(n_threads), gemm_(gemm), pool_(n_threads) {
+    cpu_backend(int n_threads, cpu_gemm gemm)
+        : n_threads_(n_threads), gemm_(gemm),
+          isa_(gemm == cpu_gemm::CPU_GEMM_OWN_AVX2 ? cpu::gemm_isa::GEMM_ISA_AVX2 : cpu::gemm_isa_default()),
+          pool_(n_threads) {
         if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) openblas_set_num_threads(n_threads_);
     }
 
-    const char * name() const override { return gemm_ == cpu_gemm::CPU_GEMM_OWN ? "cpu" : "cpu-openblas"; }
+    const char * name() const override {
+        switch (gemm_) {
+            case cpu_gemm::CPU_GEMM_OPENBLAS: return "cpu-openblas";
+            case cpu_gemm::CPU_GEMM_OWN_AVX2: return "cpu-avx2";
+            default: return "cpu";
+        }
+    }
     int          n_threads() const override { return n_threads_; }
 
     void linear(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
@@ -157,7 +166,7 @@ private:
                       int64_t n_out, float * y) {
         const int n_thr = pool_.size();
         if (n_thr == 1 || m * n_out * k < k_min_parallel_fma || n_out < 32) {
-            cpu::gemm_nt(x, m, ldx, k, w, b, 0, n_out, y, n_out);
+            cpu::gemm_nt(x, m, ldx, k, w, b, 0, n_out, y, n_out, isa_);
             return;
         }
         const std::function<void(int)> job = [&](int t) {
@@ -165,13 +174,14 @@ private:
                 const int64_t e = (n_out * i / n_thr + 8) / 16 * 16;
                 return i == n_thr ? n_out : std::min(e, n_out);
             };
-            cpu::gemm_nt(x, m, ldx, k, w, b, edge(t), edge(t + 1), y, n_out);
+            cpu::gemm_nt(x, m, ldx, k, w, b, edge(t), edge(t + 1), y, n_out, isa_);
         };
         pool_.run(job);
     }
 
     int                n_threads_;
     cpu_gemm           gemm_;
+    cpu::gemm_isa      isa_;        // own kernel's instruction set
     cpu::thread_pool   pool_;
     std::vector<float> col_;        // im2col scratch, grown once to the largest conv
     std::vector<float> yt_;         // transposed conv output scratch

@@ -9,8 +9,10 @@
 namespace mb {
 
 enum class cpu_gemm : uint32_t {
-    CPU_GEMM_OWN      = 0,  // AVX2/FMA kernel, weights streamed once, threads split output columns (default)
+    CPU_GEMM_OWN      = 0,  // own kernel (AVX-512 or AVX2/FMA, the best the CPU has), weights streamed
+                            // once, threads split output columns (default)
     CPU_GEMM_OPENBLAS = 1,  // OpenBLAS sgemm (its own threads)
+    CPU_GEMM_OWN_AVX2 = 2,  // own kernel limited to AVX2/FMA (for comparison)
 };
 
 // n_threads <= 0 selects the number of hardware threads

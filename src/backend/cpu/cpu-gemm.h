@@ -7,12 +7,26 @@
 
 namespace mb::cpu {
 
-// true when the AVX2 + FMA kernel runs on this CPU (else a portable scalar loop is used)
+// instruction sets of the kernel; the best one the CPU has is chosen at run time
+enum class gemm_isa : uint32_t {
+    GEMM_ISA_SCALAR = 0,    // portable loop
+    GEMM_ISA_AVX2   = 1,    // 8-wide FMA, 3 × 4 blocks
+    GEMM_ISA_AVX512 = 2,    // 16-wide FMA, 4 × 4 blocks
+};
+
+gemm_isa gemm_isa_default();
+bool     gemm_isa_supported(gemm_isa isa);
+
+// true when the AVX2 + FMA kernel runs on this CPU
 bool gemm_has_avx2();
 
 // y[i, o] = Σ_c x[i, c]·w[o, c] (+ b[o]) for i < m and o0 ≤ o < o1;
 // x[m, k] with row stride ldx, w[n_out, k] row-major, y with row stride ldy; b may be null
 void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b, int64_t o0,
              int64_t o1, float * y, int64_t ldy);
+
+// the same with an explicit instruction set (falls back to the next one the CPU has)
+void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b, int64_t o0,
+             int64_t o1, float * y, int64_t ldy, gemm_isa isa);
 
 } // namespace mb::cpu
