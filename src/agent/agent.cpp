@@ -470,7 +470,8 @@ void agent::reset() {
     for (int f = (int) s.frames; f < n; ++f) {
         for (int i = 0; i < 36; ++i) buffer_[(size_t) f * 36 + i] = buffer_[(size_t) (s.frames - 1) * 36 + i];
     }
-    cursor_ = 0;
+    cursor_     = 0;
+    last_style_ = -1;
 }
 
 void agent::set_context(const float * qpos, int frames) {
@@ -479,7 +480,8 @@ void agent::set_context(const float * qpos, int frames) {
         if (!std::isfinite(qpos[i])) throw std::invalid_argument("agent: context qpos is not finite");
     }
     buffer_.assign(qpos, qpos + (size_t) frames * 36);
-    cursor_ = 0;
+    cursor_     = 0;
+    last_style_ = -1;
 }
 
 agent_plan agent::plan(const agent_command & cmd, agent_trace * trace) {
@@ -496,7 +498,15 @@ agent_plan agent::plan(const agent_command & cmd, agent_trace * trace) {
     agent_plan plan = agent_finish(styles_, conv_, t);
     buffer_         = plan.qpos;
     cursor_         = 0;
+    last_style_     = plan.style;
     return plan;
+}
+
+bool agent::replan_due(const agent_command & cmd) const {
+    const int n = (int) (buffer_.size() / 36);
+    if (cursor_ < k_agent_replan && cursor_ < n - 1) return false;
+    const int idle = find_style("idle");
+    return !(idle >= 0 && last_style_ == idle && cmd.style == idle);
 }
 
 void agent::advance(int frames) {

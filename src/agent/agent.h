@@ -92,6 +92,11 @@ public:
     agent_plan plan(const agent_command & cmd, agent_trace * trace = nullptr);
     // moves the cursor (clamped to the buffer's last frame)
     void advance(int frames);
+    // upstream's replan rule: the cursor reached frame 16 or the buffer's last frame, unless
+    // the last plan and `cmd` are both idle (then the buffer plays out and holds its last frame)
+    bool replan_due(const agent_command & cmd) const;
+    // the style of the last plan (after the remap), -1 before the first
+    int last_style() const { return last_style_; }
 
     int                        cursor() const { return cursor_; }
     const std::vector<float> & buffer() const { return buffer_; }   // [frames, 36]
@@ -101,7 +106,8 @@ private:
     std::vector<style_asset> styles_;
     qpos_converter           conv_;
     std::vector<float>       buffer_;      // [frames, 36] world qpos
-    int                      cursor_ = 0;
+    int                      cursor_     = 0;
+    int                      last_style_ = -1;
 };
 
 } // namespace mb

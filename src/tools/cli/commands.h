@@ -13,5 +13,6 @@ struct command {
 int cmd_abi(int argc, char ** argv);
 int cmd_inspect(int argc, char ** argv);
 int cmd_infer(int argc, char ** argv);
+int cmd_plan(int argc, char ** argv);
 
 } // namespace mb::cli

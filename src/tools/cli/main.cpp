@@ -20,6 +20,7 @@ static const command k_commands[] = {
     {"abi", "abi", cmd_abi},
     {"inspect", "inspect [--json] BUNDLE_DIR", cmd_inspect},
     {"infer", "infer --model DIR --request REQUEST.json --output RESULT.json [--threads N] [--trace DIR]", cmd_infer},
+    {"plan", "plan --model DIR --style FILE.mbstyle [--style ...] --script SCRIPT.json --output MOTION.json [--format json|csv] [--threads N]", cmd_plan},
 };
 
 } // namespace mb::cli
