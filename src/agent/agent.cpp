@@ -146,6 +146,10 @@ void agent_prepare(const std::vector<style_asset> & styles, const qpos_converter
             throw std::invalid_argument("agent: movement and facing must be finite");
         }
     }
+    if (cmd.has_target && (!std::isfinite(cmd.target[0]) || !std::isfinite(cmd.target[1]) ||
+                           !std::isfinite(cmd.target[2]) || !std::isfinite(cmd.target_heading))) {
+        throw std::invalid_argument("agent: the world target must be finite");
+    }
     if (!std::isfinite(cmd.target_speed) || cmd.target_speed < -1.0f) {
         throw std::invalid_argument("agent: target speed must be finite and >= -1");
     }
@@ -203,7 +207,14 @@ void agent_prepare(const std::vector<style_asset> & styles, const qpos_converter
         dir[0] = t.facing_canon[1] * 0.1;
         dir[1] = t.facing_canon[0] * 0.1;
     }
-    const double target[2] = {pos0[0] + dist * dir[0], pos0[1] + dist * dir[1]};
+    double target[2] = {pos0[0] + dist * dir[0], pos0[1] + dist * dir[1]};
+    if (cmd.has_target) {
+        // canonical MuJoCo (x, y) → motion (x, z) = (y, x)
+        double p[3] = {cmd.target[0] - t.p0[0], cmd.target[1] - t.p0[1], 0};
+        mul3(rzt, p, p);
+        target[0] = p[1];
+        target[1] = p[0];
+    }
     float dts[8];
     for (int i = 0; i < 4; ++i) {
         dts[i]     = (float) i * (1.0f / 30.0f);
@@ -232,6 +243,7 @@ void agent_prepare(const std::vector<style_asset> & styles, const qpos_converter
         const double h1   = y_heading(&G[k_j * 9]);
         const double hvel = wrap(h1 - h0) * k_fps;
         double       ht   = std::atan2(t.facing_canon[1], t.facing_canon[0]);
+        if (cmd.has_target) ht = wrap((double) cmd.target_heading - t.yaw0);
         if (std::isnan(ht)) ht = 0;
         if (h0 - ht > k_pi) ht += 2 * k_pi;
         if (h0 - ht < -k_pi) ht -= 2 * k_pi;

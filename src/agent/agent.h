@@ -26,6 +26,9 @@ struct agent_command {
     float    target_speed = -1.0f;          // m/s; negative: the style's configured speed
     uint64_t seed         = 0;              // target clip frame k = seed mod (style frames − 4)
     bool     argmax       = true;           // pose tokens by argmax (else Gumbel with the seed)
+    bool     has_target   = false;          // a world target replaces the spring's goal (upstream
+    float    target[3]    = {0, 0, 0};      //   specific_target_positions: MuJoCo world, z ignored)
+    float    target_heading = 0;            //   and its heading (rad about MuJoCo z, like the root yaw)
 };
 
 // every intermediate of one plan in upstream's canonical frame (tests compare these)

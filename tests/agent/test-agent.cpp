@@ -284,3 +284,37 @@ TEST_F(agent_small, rejects_bad_commands) {
     bad[40]        = INFINITY;
     EXPECT_THROW(agent_prepare(fx.styles, conv, bad.data(), c, t), std::invalid_argument);
 }
+
+// a world target replaces the spring's goal: the movement no longer matters, and the spring
+// heads for the target position and heading (upstream specific_target_positions / _headings)
+TEST_F(agent_small, world_target_drives_the_springs) {
+    agent_command a = fx.command(5), b = fx.command(5);
+    const auto    ctx = fx.slice("rp_context_qpos_raw", 5);
+    for (agent_command * c : {&a, &b}) {
+        c->has_target     = true;
+        c->target[0]      = ctx[0] + 3.0f;
+        c->target[1]      = ctx[1] - 1.0f;
+        c->target_heading = 2.0f;
+    }
+    b.movement[0] = -a.movement[1];
+    b.movement[1] = a.movement[0] + 0.5f;
+    agent_trace ta, tb, tn;
+    agent_prepare(fx.styles, conv, ctx.data(), a, ta);
+    agent_prepare(fx.styles, conv, ctx.data(), b, tb);
+    agent_prepare(fx.styles, conv, ctx.data(), fx.command(5), tn);
+    for (int i = 0; i < 4; ++i) {
+        for (int c = 0; c < 2; ++c) EXPECT_EQ(ta.target_pos[i][c], tb.target_pos[i][c]);
+        EXPECT_EQ(ta.target_heading[i], tb.target_heading[i]);
+    }
+    // the goal in canonical motion space: world (x + 3, y − 1) turned by −yaw0, as (y, x)
+    const double dx = 3.0, dy = -1.0, c = std::cos(ta.yaw0), s = std::sin(ta.yaw0);
+    const double gx = -s * dx + c * dy, gz = c * dx + s * dy;
+    const double before = std::hypot(ta.start_pos[0][0] - gx, ta.start_pos[0][1] - gz);
+    const double after  = std::hypot(ta.target_pos[3][0] - gx, ta.target_pos[3][1] - gz);
+    EXPECT_LT(after, before);
+    const double goal = wrap_pi(2.0 - ta.yaw0);
+    EXPECT_LT(std::fabs(wrap_pi(ta.target_heading[3] - goal)), std::fabs(wrap_pi(ta.start_heading[0] - goal)) + 1e-9);
+    EXPECT_NE(tn.target_pos[3][0], ta.target_pos[3][0]);
+    a.target_heading = NAN;
+    EXPECT_THROW(agent_prepare(fx.styles, conv, ctx.data(), a, ta), std::invalid_argument);
+}

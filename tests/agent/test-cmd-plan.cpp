@@ -110,7 +110,8 @@ TEST(cmd_plan, ten_second_script_is_continuous) {
         {"frames": 40, "style": "idle"},
         {"frames": 90, "style": "walk", "movement": [0, 1], "facing": [0, 1]},
         {"frames": 100, "style": "csv_zombie", "movement": [1, 0], "facing": [1, 1], "speed": 0.4},
-        {"frames": 70, "style": "idle"}
+        {"frames": 40, "style": "walk", "target": [2, 3], "target_heading": 1.5},
+        {"frames": 30, "style": "idle"}
     ])";
     const std::string out = e.dir + "/motion.json";
     ASSERT_EQ(run(plan_cmd(e, script, out), e.dir + "/plan.log"), 0) << slurp(e.dir + "/plan.log");
@@ -196,6 +197,8 @@ TEST(cmd_plan, bad_input_exits_2) {
         {"string speed", R"([{"frames": 10, "style": "walk", "speed": "fast"}])"},
         {"unknown field", R"([{"frames": 10, "style": "walk", "jump": true}])"},
         {"negative seed", R"([{"frames": 10, "style": "walk", "seed": -1}])"},
+        {"heading without target", R"([{"frames": 10, "style": "walk", "target_heading": 1}])"},
+        {"bad target", R"([{"frames": 10, "style": "walk", "target": [1, null]}])"},
     };
     for (const auto & [what, text] : scripts) {
         const std::string script = e.dir + "/bad-script.json";

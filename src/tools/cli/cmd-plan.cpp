@@ -4,11 +4,13 @@
 // (model load, compute, I/O), 2 bad usage, bad script, unknown style or bad style file.
 //
 // Script: a JSON array of segments
-//   {"frames": N, "style": NAME, "movement": [x, z], "facing": [x, z], "speed": V, "seed": S}
+//   {"frames": N, "style": NAME, "movement": [x, z], "facing": [x, z], "speed": V, "seed": S,
+//    "target": [x, z], "target_heading": H}
 // frames 1..100000 (required), style a loaded style's name (required); the rest optional.
 // Directions are on the motion-space ground plane (Y up: x left, z forward = MuJoCo y, x);
 // movement defaults to none (turn in place), facing to the current facing, speed to the
-// style's (negative = the style's), seed to the plan counter (it picks the target clip frame).
+// style's (negative = the style's), seed to the plan counter (it picks the target clip frame);
+// a target (world position, heading about +Y in rad, default 0) replaces the spring's goal.
 #include "agent/agent.h"
 #include "format/bundle.h"
 #include "tools/cli/commands.h"
@@ -53,6 +55,9 @@ struct segment {
     float                facing[2]   = {0, 0};
     float                speed       = -1.0f;
     std::optional<uint64_t> seed;
+    bool                 has_target  = false;
+    float                target[2]   = {0, 0};      // motion (x, z)
+    float                target_heading = 0;        // rad about +Y
 };
 
 std::string read_text(const std::string & path, uint64_t limit) {
@@ -88,7 +93,8 @@ std::vector<segment> parse_script(const std::string & text, const agent & a) {
         throw bad_input(std::string("script is not valid JSON: ") + e.what());
     }
     if (!j.is_array() || j.empty()) throw bad_input("the script must be a non-empty JSON array of segments");
-    static const std::set<std::string> keys = {"frames", "style", "movement", "facing", "speed", "seed"};
+    static const std::set<std::string> keys = {"frames", "style",  "movement", "facing",
+                                               "speed",  "seed",   "target",   "target_heading"};
     std::vector<segment> out;
     int64_t              total = 0;
     for (size_t i = 0; i < j.size(); ++i) {
@@ -121,6 +127,14 @@ std::vector<segment> parse_script(const std::string & text, const agent & a) {
         if (s.contains("speed")) {
             seg.speed = finite(s["speed"], w + ": speed", 100);
             if (seg.speed < 0) seg.speed = -1.0f;
+        }
+        if (s.contains("target")) {
+            vec2(s["target"], w + ": target", seg.target);
+            seg.has_target = true;
+        }
+        if (s.contains("target_heading")) {
+            if (!seg.has_target) throw bad_input(w + ": target_heading needs a target");
+            seg.target_heading = finite(s["target_heading"], w + ": target_heading", 1e3);
         }
         if (s.contains("seed")) {
             if (!s["seed"].is_number_unsigned() && !(s["seed"].is_number_integer() && s["seed"].get<int64_t>() >= 0)) {
@@ -277,6 +291,12 @@ int cmd_plan(int argc, char ** argv) {
                     cmd.facing[0]  = float(r[0] / n);
                     cmd.facing[1]  = float(r[3] / n);
                     if (cmd.facing[0] == 0 && cmd.facing[1] == 0) cmd.facing[0] = 1;
+                }
+                if (seg.has_target) {
+                    cmd.has_target     = true;
+                    cmd.target[0]      = seg.target[1];
+                    cmd.target[1]      = seg.target[0];
+                    cmd.target_heading = seg.target_heading;   // about +Y = about MuJoCo z
                 }
                 if (!ag->replan_due(cmd)) continue;
                 const auto       t0   = std::chrono::steady_clock::now();
