@@ -211,6 +211,21 @@ public:
             return mb_command_set_world_target(p_.get(), x, y, z, heading_radians, enabled ? 1u : 0u, e, n);
         });
     }
+    struct world_target_value {
+        std::array<float, 3> position{};         // m
+        float                heading_radians = 0.0f;
+        bool                 enabled         = false;
+    };
+    world_target_value world_target() const {
+        world_target_value v;
+        uint32_t           enabled = 0;
+        detail::check([&](char * e, uint64_t n) {
+            return mb_command_get_world_target(p_.get(), &v.position[0], &v.position[1], &v.position[2],
+                                               &v.heading_radians, &enabled, e, n);
+        });
+        v.enabled = enabled != 0;
+        return v;
+    }
     void set_seed(uint64_t seed) {
         detail::check([&](char * e, uint64_t n) { return mb_command_set_seed(p_.get(), seed, e, n); });
     }

@@ -19,6 +19,13 @@ int main(int argc, char ** argv) {
                 return 1;
             }
         }
+        motionbricks::command command;
+        command.set_world_target(1.0f, 0.0f, 2.0f, 0.5f, true);
+        command.set_sampling_argmax(true);
+        const auto target = command.world_target();
+        if (!target.enabled || target.position[2] != 2.0f || !command.sampling_argmax() || command.target_speed() != -1.0f) {
+            return 1;
+        }
         if (argc > 1) {
             motionbricks::model             model = motionbricks::model::load(argv[1], &options);
             motionbricks::inference_request request;
