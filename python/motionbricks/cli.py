@@ -60,6 +60,8 @@ def build_parser():
     from .style import add_parser as add_style_parser, add_library_parser
     add_style_parser(sub)
     add_library_parser(sub)
+    from .demo_styles import add_parser as add_demo_styles_parser
+    add_demo_styles_parser(sub)
 
     d = sub.add_parser("dump", help="print a GGUF file's metadata and tensors")
     d.add_argument("file", metavar="FILE.gguf")
@@ -102,6 +104,11 @@ def main(argv=None):
         if args.command == "style":
             from .style import convert_qpos_csv
             sys.stderr.write("convert: %s\n" % convert_qpos_csv(args))
+            return 0
+        if args.command == "demo-styles":
+            from .demo_styles import write_demo_styles
+            for line in write_demo_styles(args.out):
+                sys.stderr.write("convert: %s\n" % line)
             return 0
         if args.command == "styles":
             from .style import convert_clip_library
