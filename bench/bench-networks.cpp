@@ -1,17 +1,22 @@
 // Google Benchmark program: milliseconds per backend op at the release model's
 // shapes (own kernel AVX-512 and AVX2/FMA vs OpenBLAS, 1 and 2 threads) and per network stage
-// (pose backbone pass, VQ decoder) on full-size random weights.
+// (root planner, pose backbone pass, VQ decoder) and per whole plan on full-size random weights.
 //   bench-networks --benchmark_filter=linear     ops only
 //   bench-networks --benchmark_filter=stage      stages only
+//   bench-networks --benchmark_filter=plan       upstream predict end to end (motion_model)
 //   MB_BENCH_RING_MB=1024 bench-networks ...      op weights cycle through 1 GB (default 256 MB)
 // Every benchmark reports mean, median and stddev over 5 repetitions after warmup.
 #include "backend/cpu/cpu-backend.h"
 #include "format/tensor.h"
 #include "model/pose-planner.h"
+#include "model/root-planner.h"
+#include "motion/predict.h"
 #include "model/sampling.h"
 #include "model/vq-decoder.h"
 
 #include <benchmark/benchmark.h>
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cmath>
@@ -135,6 +140,57 @@ std::unique_ptr<random_source> release_vq_weights() {
 }
 
 // gemm argument: the cpu_gemm value (0 own kernel, best ISA; 1 OpenBLAS; 2 own kernel, AVX2 only)
+// the release root planner: E 512, 16 heads, 3 + 3 layers, conv decoder to 5 channels
+std::unique_ptr<random_source> release_root_weights() {
+    auto          s = std::make_unique<random_source>("random release root planner");
+    const int64_t e = 512, f = 2048, w = 512;
+    for (const char * tf : {"_shared_transformer_model.", "_root_token_transformer_model."}) {
+        for (int il = 0; il < 3; ++il) {
+            const std::string p = std::string(tf) + "layers." + std::to_string(il) + ".";
+            s->add(p + "self_attn.in_proj_weight", {3 * e, e}, 1.0f / std::sqrt((float) e));
+            s->add(p + "self_attn.in_proj_bias", {3 * e}, 0.01f);
+            s->linear(p + "self_attn.out_proj", e, e);
+            s->linear(p + "linear1", f, e);
+            s->linear(p + "linear2", e, f);
+            s->norm(p + "norm1", e);
+            s->norm(p + "norm2", e);
+        }
+    }
+    s->add("_no_local_pose_emb", {256}, 1.0f);
+    s->add("_no_local_root_emb", {64}, 1.0f);
+    s->add("_no_global_root_emb", {64}, 1.0f);
+    s->add("_conv_no_frame_emb", {e}, 1.0f);
+    s->conv("_conv_output.model.0", w, e, 3);
+    for (int i = 0; i < 2; ++i) {
+        const std::string p = "_conv_output.model." + std::to_string(2 + i) + ".";
+        for (int il = 0; il < 4; ++il) {
+            s->conv(p + "0.model." + std::to_string(il) + ".conv1", w, w, 3);
+            s->conv(p + "0.model." + std::to_string(il) + ".conv2", w, w, 1);
+        }
+        s->conv(p + "2", w, w, 3);
+    }
+    s->conv("_conv_output.model.4", w, w, 3);
+    s->conv("_conv_output.model.6", 5, w, 3);
+    s->linear("_conv_output.external_cond_blocks.0", w, 4 * e + w);
+    s->linear("_conv_output.external_cond_blocks.2", w, 2 * e + w);
+    s->linear("_conv_output.target_cond_blocks.0", 128, 5);
+    s->linear("_conv_output.target_cond_blocks.2", 256, 5);
+    s->linear("_proj_local_pose", 256, 304);
+    s->linear("_proj_local_root_value", 64, 4);
+    s->linear("_proj_global_root_value", 64, 5);
+    for (const char * m : {"_proj_start_input.", "_proj_end_input."}) {
+        s->linear(std::string(m) + "forward_projection", e, e);
+        s->linear(std::string(m) + "fc_layers.0", e, 384);
+        s->linear(std::string(m) + "fc_layers.1", e, e);
+    }
+    s->add("_input_position_emb.weight", {8, e}, 1.0f);
+    s->add("_proj_input_num_tokens.weight", {13, e}, 1.0f);
+    s->add("_position_emb.embed", {16, 1, e}, 1.0f);
+    s->linear("_proj_num_token_output_logit", 12, e);
+    s->add("_middle_token_emb.weight", {12, e}, 1.0f);
+    return s;
+}
+
 std::unique_ptr<backend> make_backend(int64_t gemm, int64_t threads) {
     return backend_cpu_create_with((int) threads, (cpu_gemm) gemm);
 }
@@ -296,6 +352,39 @@ void stage_vq_decoder(benchmark::State & state) {
     label(state, *be, (double) f.src->bytes());
 }
 
+struct root_fixture {
+    std::unique_ptr<random_source> src = release_root_weights();
+    root_planner                   net = root_planner::load(*src);
+};
+
+root_fixture & root_weights() {
+    static root_fixture f;
+    return f;
+}
+
+// the root planner (duration logits, stage 2, conv decoder) with a forced count; args: gemm, threads, tokens
+void stage_root(benchmark::State & state) {
+    const int64_t gemm = state.range(0), threads = state.range(1), n = state.range(2);
+    auto &        f  = root_weights();
+    auto          be = make_backend(gemm, threads);
+    root_planner_state st(f.net);
+    auto g = random_vec(8 * 5, 8), l = random_vec(8 * 4, 9), p = random_vec(8 * 304, 10);
+    std::vector<uint8_t> has(8, 1);
+    root_inputs in;
+    in.global_root = g.data();
+    in.has_global  = has.data();
+    in.local_root  = l.data();
+    in.has_local   = has.data();
+    in.poses       = p.data();
+    in.has_pose    = has.data();
+    in.num_tokens  = n;
+    for (auto _ : state) {
+        root_result r = f.net.run(*be, st, in);
+        benchmark::DoNotOptimize(r.global_root.data());
+    }
+    label(state, *be, (double) f.src->bytes());
+}
+
 void stage_args(benchmark::internal::Benchmark * b) {
     for (int64_t gemm : {0, 2, 1})
         for (int64_t threads : {1, 2})
@@ -304,7 +393,78 @@ void stage_args(benchmark::internal::Benchmark * b) {
 
 BENCHMARK(stage_pose)->Apply(stage_args)->ArgNames({"gemm", "thr", "n"})->Unit(benchmark::kMillisecond)
     ->UseRealTime()->Repetitions(5)->DisplayAggregatesOnly(true)->MinWarmUpTime(0.2);
+BENCHMARK(stage_root)->Apply(stage_args)->ArgNames({"gemm", "thr", "n"})->Unit(benchmark::kMillisecond)
+    ->UseRealTime()->Repetitions(5)->DisplayAggregatesOnly(true)->MinWarmUpTime(0.2);
 BENCHMARK(stage_vq_decoder)->Apply(stage_args)->ArgNames({"gemm", "thr", "n"})->Unit(benchmark::kMillisecond)
+    ->UseRealTime()->Repetitions(5)->DisplayAggregatesOnly(true)->MinWarmUpTime(0.2);
+
+// ---------------------------------------------------------------- whole plan
+
+// support data good enough for timing: a chain skeleton, zero mean, unit std
+model_support random_support() {
+    model_support sup;
+    for (int j = 0; j < k_n_joints; ++j) {
+        sup.joint_names[(size_t) j] = "joint_" + std::to_string(j);
+        sup.parents[(size_t) j]     = j - 1;
+        for (int c = 0; c < 3; ++c) sup.neutral_joints[(size_t) (j * 3 + c)] = c == 1 ? -0.02f * (float) j : 0.0f;
+    }
+    sup.mean.fill(0.0f);
+    sup.std.fill(1.0f);
+    return sup;
+}
+
+// standing start and a target 1 m ahead, all keyframes given (slot 3 without velocity, as upstream's agent)
+predict_request plan_request(int num_tokens) {
+    predict_request req;
+    for (int s = 0; s < k_constraint_frames; ++s) {
+        const float z = s < 4 ? 0.0f : 1.0f;
+        const float g[5] = {0.0f, 0.8f, z, 1.0f, 0.0f};
+        std::copy(g, g + 5, req.global_root.begin() + s * 5);
+        req.global_root_mask[(size_t) s] = 1;
+        req.local_root[(size_t) (s * 4 + 3)] = 0.8f;
+        req.local_root_mask[(size_t) s]      = s == 3 ? 0 : 1;
+        req.pose_mask[(size_t) s]            = 1;
+    }
+    const auto p = random_vec((size_t) (k_constraint_frames * k_pose_dim), 11);
+    for (size_t i = 0; i < p.size(); ++i) req.poses[i] = 0.1f * p[i];
+    req.num_tokens = num_tokens;
+    return req;
+}
+
+struct plan_fixture {
+    pose_fixture & pose = pose_weights();
+    root_fixture & root = root_weights();
+    vq_fixture &   vq   = vq_weights();
+    uint64_t bytes() const { return pose.src->bytes() + root.src->bytes() + vq.src->bytes(); }
+};
+
+// upstream predict end to end (argmax, 1 step); args: threads, tokens (0 = predicted duration)
+void plan(benchmark::State & state) {
+    const int64_t threads = state.range(0), n = state.range(1);
+    plan_fixture  f;
+    auto model = motion_model::create_from_sources(*f.pose.src, *f.root.src, *f.vq.src, random_support(), (int) threads);
+    const predict_request req = plan_request((int) n);
+    const std::string     err = model->validate(req);
+    if (!err.empty()) {
+        state.SkipWithError(err.c_str());
+        return;
+    }
+    int64_t tokens = 0;
+    for (auto _ : state) {
+        predict_result r = model->predict(req);
+        tokens           = r.num_tokens;
+        benchmark::DoNotOptimize(r.global_features.data());
+    }
+    struct rusage ru {};
+    getrusage(RUSAGE_SELF, &ru);
+    state.SetLabel("cpu t" + std::to_string(threads) + " n=" + std::to_string(tokens));
+    state.counters["GB/s"] =
+        benchmark::Counter((double) f.bytes() * (double) state.iterations() / 1e9, benchmark::Counter::kIsRate);
+    state.counters["weight_MB"]   = (double) f.bytes() / 1e6;
+    state.counters["peak_RSS_MB"] = (double) ru.ru_maxrss / 1024.0;
+}
+
+BENCHMARK(plan)->ArgsProduct({{1, 2}, {6, 10, 16, 0}})->ArgNames({"thr", "n"})->Unit(benchmark::kMillisecond)
     ->UseRealTime()->Repetitions(5)->DisplayAggregatesOnly(true)->MinWarmUpTime(0.2);
 
 } // namespace

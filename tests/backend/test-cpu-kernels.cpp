@@ -3,10 +3,13 @@
 // widths and tails the networks use
 #include "backend/cpu/cpu-backend.h"
 #include "backend/cpu/cpu-gemm.h"
+#include "backend/cpu/thread-pool.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -99,6 +102,21 @@ TEST(cpu_kernels, own_matches_openblas_threaded) {
             double m = 0.0;
             for (size_t i = 0; i < y1.size(); ++i) m = std::max(m, (double) std::fabs(y1[i] - y2[i]));
             EXPECT_LT(m, 1e-4) << "conv1d, threads " << threads << " dilation " << dil;
+        }
+    }
+}
+
+TEST(cpu_kernels, thread_pool_runs_every_chunk_once) {
+    // more threads than cores, many short jobs back to back: each chunk runs exactly once
+    for (int threads : {1, 2, 5}) {
+        mb::cpu::thread_pool pool(threads);
+        std::vector<int>     hits(300);
+        for (int job = 0; job < 3000; ++job) {
+            const int n = 1 + job % 300;
+            std::fill(hits.begin(), hits.end(), 0);
+            const std::function<void(int)> fn = [&](int c) { hits[(size_t) c] += 1; };
+            pool.run(n, fn);
+            for (int c = 0; c < 300; ++c) ASSERT_EQ(hits[(size_t) c], c < n ? 1 : 0) << "job " << job << " chunk " << c;
         }
     }
 }

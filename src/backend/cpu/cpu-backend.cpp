@@ -160,8 +160,8 @@ public:
     }
 
 private:
-    // y[m, n_out] = x[m, k]·wᵀ + b with threads splitting the output columns in 16-float
-    // (cache-line) multiples, so each weight row is read by exactly one thread
+    // y[m, n_out] = x[m, k]·wᵀ + b with threads splitting the output columns in chunks of
+    // 16-float (cache-line) multiples, so each weight row is read by exactly one thread
     void gemm_columns(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
                       int64_t n_out, float * y) {
         const int n_thr = pool_.size();
@@ -169,14 +169,14 @@ private:
             cpu::gemm_nt(x, m, ldx, k, w, b, 0, n_out, y, n_out, isa_);
             return;
         }
-        const std::function<void(int)> job = [&](int t) {
-            auto edge = [&](int i) {
-                const int64_t e = (n_out * i / n_thr + 8) / 16 * 16;
-                return i == n_thr ? n_out : std::min(e, n_out);
-            };
-            cpu::gemm_nt(x, m, ldx, k, w, b, edge(t), edge(t + 1), y, n_out, isa_);
+        // about 4 chunks per thread, each a multiple of 16 columns, claimed dynamically
+        const int64_t chunk    = std::max<int64_t>(64, (n_out + 4 * n_thr - 1) / (4 * n_thr) + 15) / 16 * 16;
+        const int     n_chunks = (int) ((n_out + chunk - 1) / chunk);
+        const std::function<void(int)> job = [&](int c) {
+            const int64_t o0 = c * chunk;
+            cpu::gemm_nt(x, m, ldx, k, w, b, o0, std::min(n_out, o0 + chunk), y, n_out, isa_);
         };
-        pool_.run(job);
+        pool_.run(n_chunks, job);
     }
 
     int                n_threads_;

@@ -10,13 +10,13 @@
 namespace mb::cpu {
 namespace {
 
-// spins before sleeping: about 20–50 µs, longer than the gap between two ops of a plan
+// spins before sleeping: tens of µs, longer than the gap between two ops of a plan
 constexpr int k_spin = 20000;
 
 } // namespace
 
 thread_pool::thread_pool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
-    for (int t = 1; t < n_threads_; ++t) workers_.emplace_back([this, t] { worker(t); });
+    for (int t = 1; t < n_threads_; ++t) workers_.emplace_back([this] { worker(); });
 }
 
 thread_pool::~thread_pool() {
@@ -26,10 +26,26 @@ thread_pool::~thread_pool() {
     for (auto & w : workers_) w.join();
 }
 
-void thread_pool::worker(int t) {
+void thread_pool::work_on(uint32_t gen) {
+    // one word holds generation, chunk count and next chunk, so a claim is valid only for
+    // the job it was meant for; job_ is read after the claim: the job cannot change while
+    // one of its chunks is claimed and unfinished
+    uint64_t v = next_.load(std::memory_order_acquire);
+    for (;;) {
+        const uint32_t g = (uint32_t) (v >> 32);
+        const int      n = (int) ((v >> 16) & 0xFFFF), c = (int) (v & 0xFFFF);
+        if (g != gen || c >= n) return;
+        if (!next_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+        (*job_.load(std::memory_order_acquire))(c);
+        if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == n) done_.notify_one();
+        v = next_.load(std::memory_order_acquire);
+    }
+}
+
+void thread_pool::worker() {
     uint32_t seen = 0;
     for (;;) {
-        // wait for a new generation
+        // wait for a new generation: spin, then sleep
         uint32_t g = gen_.load(std::memory_order_acquire);
         for (int i = 0; g == seen && i < k_spin; ++i) {
             MB_CPU_RELAX();
@@ -41,32 +57,35 @@ void thread_pool::worker(int t) {
         }
         seen = g;
         if (stop_.load(std::memory_order_acquire)) return;
-
-        (*job_)(t);
-        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+        work_on(g);
     }
 }
 
-void thread_pool::run(const std::function<void(int)> & fn) {
-    if (n_threads_ == 1) {
-        fn(0);
+void thread_pool::run(int n_chunks, const std::function<void(int)> & fn) {
+    if (n_chunks <= 0) return;
+    if (n_threads_ == 1 || n_chunks == 1 || n_chunks > 0xFFFF) {
+        for (int c = 0; c < n_chunks; ++c) fn(c);
         return;
     }
-    job_ = &fn;
-    pending_.store(n_threads_ - 1, std::memory_order_relaxed);
-    gen_.fetch_add(1, std::memory_order_acq_rel);
+    // publish the job, then the generation that makes it visible
+    const uint32_t gen = gen_.load(std::memory_order_relaxed) + 1;
+    job_.store(&fn, std::memory_order_release);
+    done_.store(0, std::memory_order_relaxed);
+    next_.store((uint64_t) gen << 32 | (uint64_t) n_chunks << 16, std::memory_order_release);
+    gen_.store(gen, std::memory_order_release);
     gen_.notify_all();
 
-    fn(0);
+    work_on(gen);
 
-    int p = pending_.load(std::memory_order_acquire);
-    for (int i = 0; p != 0 && i < k_spin; ++i) {
+    // wait for chunks still running on workers
+    int d = done_.load(std::memory_order_acquire);
+    for (int i = 0; d != n_chunks && i < k_spin; ++i) {
         MB_CPU_RELAX();
-        p = pending_.load(std::memory_order_acquire);
+        d = done_.load(std::memory_order_acquire);
     }
-    while (p != 0) {
-        pending_.wait(p, std::memory_order_acquire);
-        p = pending_.load(std::memory_order_acquire);
+    while (d != n_chunks) {
+        done_.wait(d, std::memory_order_acquire);
+        d = done_.load(std::memory_order_acquire);
     }
 }
 
