@@ -295,35 +295,37 @@ BENCHMARK(conv1d)->Apply(conv_args)->ArgNames({"gemm", "thr", "t", "cin", "cout"
 
 // ---------------------------------------------------------------- stages
 
-struct pose_fixture {
-    std::unique_ptr<random_source> src = release_pose_weights();
-    pose_planner                   net = pose_planner::load(*src);
+// one network on full-size random weights, built once on first use
+template <typename net_t, std::unique_ptr<random_source> (*make)()>
+struct net_fixture {
+    std::unique_ptr<random_source> src = make();
+    net_t                          net = net_t::load(*src);
+
+    static net_fixture & get() {
+        static net_fixture f;
+        return f;
+    }
 };
 
-pose_fixture & pose_weights() {
-    static pose_fixture f;
-    return f;
-}
+using pose_fixture = net_fixture<pose_planner, release_pose_weights>;
+using root_fixture = net_fixture<root_planner, release_root_weights>;
+using vq_fixture   = net_fixture<vq_decoder, release_vq_weights>;
 
-struct vq_fixture {
-    std::unique_ptr<random_source> src = release_vq_weights();
-    vq_decoder                     net = vq_decoder::load(*src);
-};
-
-vq_fixture & vq_weights() {
-    static vq_fixture f;
-    return f;
+// keyframe flags of the 4 context and 4 target frames of a 4n-frame plan
+std::vector<uint8_t> keyframe_flags(int64_t n) {
+    std::vector<uint8_t> has((size_t) (4 * n), 0);
+    for (int i = 0; i < 4; ++i) has[(size_t) i] = has[(size_t) (4 * n - 1 - i)] = 1;
+    return has;
 }
 
 // one pose backbone pass (1 inference step, argmax); args: gemm, threads, tokens
 void stage_pose(benchmark::State & state) {
     const int64_t gemm = state.range(0), threads = state.range(1), n = state.range(2);
-    auto &        f  = pose_weights();
+    auto &        f  = pose_fixture::get();
     auto          be = make_backend(gemm, threads);
     pose_planner_state st(f.net.hp);
     auto root = random_vec((size_t) (4 * n * 4), 4), pose = random_vec((size_t) (4 * n * 304), 5);
-    std::vector<uint8_t> has((size_t) (4 * n), 0);
-    for (int i = 0; i < 4; ++i) has[(size_t) i] = has[(size_t) (4 * n - 1 - i)] = 1;
+    const auto has = keyframe_flags(n);
     const pose_cond_inputs in{n, root.data(), pose.data(), has.data()};
     std::vector<int32_t>   tokens((size_t) (n * 8));
     for (auto _ : state) {
@@ -336,14 +338,13 @@ void stage_pose(benchmark::State & state) {
 // the VQ decoder from tokens to 4n frames; args: gemm, threads, tokens
 void stage_vq_decoder(benchmark::State & state) {
     const int64_t gemm = state.range(0), threads = state.range(1), n = state.range(2);
-    auto &        f  = vq_weights();
+    auto &        f  = vq_fixture::get();
     auto          be = make_backend(gemm, threads);
     vq_decoder_state st(f.net.hp, f.net.dec.hp, 16);
     std::vector<int32_t> tokens((size_t) (n * 8));
     for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = (int32_t) (i * 7 % 10);
     auto ext = random_vec((size_t) (4 * n * 2), 6), tgt = random_vec((size_t) (4 * n * 304), 7);
-    std::vector<uint8_t> has((size_t) (4 * n), 0);
-    for (int i = 0; i < 4; ++i) has[(size_t) i] = has[(size_t) (4 * n - 1 - i)] = 1;
+    const auto has = keyframe_flags(n);
     std::vector<float> y((size_t) (4 * n * 413));
     for (auto _ : state) {
         f.net.decode(*be, st, tokens.data(), n, ext.data(), tgt.data(), has.data(), y.data());
@@ -352,20 +353,10 @@ void stage_vq_decoder(benchmark::State & state) {
     label(state, *be, (double) f.src->bytes());
 }
 
-struct root_fixture {
-    std::unique_ptr<random_source> src = release_root_weights();
-    root_planner                   net = root_planner::load(*src);
-};
-
-root_fixture & root_weights() {
-    static root_fixture f;
-    return f;
-}
-
 // the root planner (duration logits, stage 2, conv decoder) with a forced count; args: gemm, threads, tokens
 void stage_root(benchmark::State & state) {
     const int64_t gemm = state.range(0), threads = state.range(1), n = state.range(2);
-    auto &        f  = root_weights();
+    auto &        f  = root_fixture::get();
     auto          be = make_backend(gemm, threads);
     root_planner_state st(f.net);
     auto g = random_vec(8 * 5, 8), l = random_vec(8 * 4, 9), p = random_vec(8 * 304, 10);
@@ -432,9 +423,9 @@ predict_request plan_request(int num_tokens) {
 }
 
 struct plan_fixture {
-    pose_fixture & pose = pose_weights();
-    root_fixture & root = root_weights();
-    vq_fixture &   vq   = vq_weights();
+    pose_fixture & pose = pose_fixture::get();
+    root_fixture & root = root_fixture::get();
+    vq_fixture &   vq   = vq_fixture::get();
     uint64_t bytes() const { return pose.src->bytes() + root.src->bytes() + vq.src->bytes(); }
 };
 
