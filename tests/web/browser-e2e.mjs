@@ -1,0 +1,180 @@
+// end-to-end browser test of the viewer: Debian's chromium, headless, driven by playwright-core.
+// opens the site, waits for frames, holds W (the robot must move), turns, stops with Space,
+// checks the status line and that no message was dropped by validation, saves a screenshot.
+//
+//   node tests/web/browser-e2e.mjs --mock --screenshot OUT.png      (node mock server)
+//   node tests/web/browser-e2e.mjs --url http://127.0.0.1:PORT --screenshot OUT.png [--min-move M]
+//
+// exit 0 pass, 1 fail, 77 skipped (chromium or web/node_modules missing).
+
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const SKIP = 77;
+const here = dirname(fileURLToPath(import.meta.url));
+const web_dir = join(here, '..', '..', 'web');
+const chromium_path = process.env.MB_CHROMIUM ?? '/usr/bin/chromium';
+
+const args = process.argv.slice(2);
+const opt = (name, fallback = null) => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args[i + 1] : fallback;
+};
+const use_mock = args.includes('--mock');
+const screenshot = opt('--screenshot', join(tmpdir(), 'motionbricks-viewer.png'));
+const min_move = Number(opt('--min-move', use_mock ? '0.5' : '0'));
+const timeout_ms = Number(opt('--timeout', '60')) * 1000;
+
+if (!existsSync(chromium_path)) {
+    console.log(`skipped: ${chromium_path} not found (bash scripts/bootstrap.sh installs Debian's chromium)`);
+    process.exit(SKIP);
+}
+for (const need of ['node_modules/playwright-core/package.json', 'node_modules/ws/package.json', 'vendor/three.module.js']) {
+    if (!existsSync(join(web_dir, need))) {
+        console.log(`skipped: web/${need} not found (run \`npm ci\` in web/, as bash scripts/bootstrap.sh does)`);
+        process.exit(SKIP);
+    }
+}
+const require = createRequire(join(web_dir, 'package.json'));
+const { chromium } = require('playwright-core');
+
+const failures = [];
+const check = (ok, what) => {
+    console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
+    if (!ok) failures.push(what);
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+let mock = null;
+let base = opt('--url');
+if (use_mock) {
+    const { start_mock } = await import('./mock-server.mjs');
+    mock = await start_mock();
+    base = mock.url;
+}
+if (!base) {
+    console.error('usage: browser-e2e.mjs --mock | --url URL [--screenshot PNG]');
+    process.exit(2);
+}
+
+const profile = mkdtempSync(join(tmpdir(), 'mb-chromium-'));
+// a fresh profile directory each run (playwright passes it as --user-data-dir)
+const context = await chromium.launchPersistentContext(profile, {
+    executablePath: chromium_path,
+    headless: true,
+    viewport: { width: 1280, height: 720 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+        '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
+});
+const deadline = Date.now() + timeout_ms;
+const wait_for = async (page, fn, what, arg) => {
+    try {
+        await page.waitForFunction(fn, arg, { timeout: Math.max(1000, deadline - Date.now()), polling: 100 });
+        return true;
+    } catch {
+        check(false, `${what} (timed out)`);
+        return false;
+    }
+};
+
+try {
+    const page = context.pages()[0] ?? await context.newPage();
+    const page_errors = [];
+    page.on('pageerror', (e) => page_errors.push(String(e)));
+    page.on('console', (m) => {
+        if (m.type() === 'error') page_errors.push(m.text());
+    });
+    await page.goto(base + '/', { waitUntil: 'load' });
+
+    // frames arrive and are rendered
+    const state = () => page.evaluate(() => JSON.parse(JSON.stringify(window.motionbricks ?? null)));
+    await wait_for(page, () => window.motionbricks?.ready && window.motionbricks.frames_rendered > 30, 'frames arrive and render');
+    await wait_for(page, () => window.motionbricks.owner === true, 'first viewer is the owner');
+    await sleep(1200);   // one full second of arrivals for the frame-rate figure
+    let s = await state();
+    const status0 = await page.textContent('#status');
+    console.log(`status: ${status0}`);
+    check(/connected/.test(status0) && /owner/.test(status0), 'status says connected and owner');
+    const fps = Number((status0.match(/(\d+) frames\/s/) ?? [])[1] ?? 0);
+    check(fps >= 10, `status shows frames arriving (${fps} frames/s)`);
+    check(s.invalid === 0, `every message passed validation (dropped ${s.invalid}: ${s.errors.join('; ')})`);
+    const meta = await page.evaluate(() => fetch('/api/meta').then((r) => r.json()));
+    const banner = await page.locator('.banner.demo').count();
+    check(banner === (meta.demo ? 1 : 0), `demo banner shown exactly when /api/meta says demo (${meta.demo})`);
+    const n_styles = await page.locator('#style option').count();
+    check(n_styles === meta.styles.length && n_styles > 0, `style selector lists the ${meta.styles.length} styles`);
+    await wait_for(page, () => window.motionbricks.ghosts === 4, 'four target ghosts are placed');
+
+    // hold W: commands go out, get acknowledged, and the skeleton moves
+    const p0 = s.pelvis, j0 = await page.evaluate(() => window.motionbricks.positions);
+    const sent0 = s.sent;
+    await page.locator('#view').focus();
+    await page.keyboard.down('w');
+    await sleep(2500);
+    await page.keyboard.down('ArrowLeft');
+    await sleep(500);
+    await page.keyboard.up('ArrowLeft');
+    await sleep(500);
+    await page.keyboard.up('w');
+    s = await state();
+    const j1 = await page.evaluate(() => window.motionbricks.positions);
+    const moved = Math.hypot(s.pelvis[0] - p0[0], s.pelvis[2] - p0[2]);
+    let max_joint = 0;
+    for (let i = 0; i < j0.length; ++i) max_joint = Math.max(max_joint, Math.abs(j1[i] - j0[i]));
+    console.log(`pelvis moved ${moved.toFixed(3)} m on the ground, largest joint coordinate change ${max_joint.toFixed(3)} m`);
+    check(s.sent > sent0, `W sent control commands (${s.sent - sent0})`);
+    check((s.acks.received ?? 0) > 0 && ((s.acks.scheduled ?? 0) + (s.acks.applied ?? 0) + (s.acks.superseded ?? 0)) > 0,
+        `commands were acknowledged (${JSON.stringify(s.acks)})`);
+    check(max_joint > 0.01, 'the skeleton moved');
+    if (min_move > 0) check(moved >= min_move, `the pelvis walked at least ${min_move} m`);
+    check(!(s.acks.rejected > 0), 'no command was rejected');
+
+    // Space stops: the last control sent has zero movement
+    await page.keyboard.press('Space');
+    await sleep(400);
+    if (mock) {
+        const last = mock.log.filter((m) => m.type === 'control').pop();
+        check(last && last.move[0] === 0 && last.move[1] === 0, 'Space sends a stop (move [0, 0])');
+        const seqs = mock.log.filter((m) => m.seq !== undefined).map((m) => m.seq);
+        check(seqs.every((v, i) => i === 0 || v > seqs[i - 1]), 'seq strictly increases');
+        check(mock.log.some((m) => m.type === 'resume'), 'owner sent resume after hello');
+    }
+
+    // a second viewer is a spectator
+    const page2 = await context.newPage();
+    page2.on('pageerror', (e) => page_errors.push(String(e)));
+    await page2.goto(base + '/', { waitUntil: 'load' });
+    await wait_for(page2, () => window.motionbricks?.owner === false && window.motionbricks.frames_rendered > 10, 'second viewer is a spectator and renders');
+    const status2 = await page2.textContent('#status');
+    check(/spectator/.test(status2), `spectator status: ${status2}`);
+    await page2.close();
+
+    // a dropped link reconnects and resumes ownership with the stored token
+    if (mock) {
+        const before = (await state()).frames_received;
+        await fetch(base + '/mock/drop');
+        await wait_for(page, (n) => window.motionbricks.connection === 'open' && window.motionbricks.owner === true &&
+            window.motionbricks.frames_received > n + 20, 'reconnects and is owner again', before);
+    }
+
+    await sleep(300);
+    mkdirSync(dirname(screenshot), { recursive: true });
+    await page.screenshot({ path: screenshot });
+    console.log(`screenshot: ${screenshot}`);
+    s = await state();
+    check(s.invalid === 0, `no message dropped by validation over the whole run (${s.invalid})`);
+    check(page_errors.length === 0, `no page errors (${page_errors.join(' | ')})`);
+} catch (e) {
+    check(false, `unexpected: ${e.stack ?? e}`);
+} finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+    if (mock) await mock.close();
+}
+
+console.log(failures.length ? `browser e2e: ${failures.length} check(s) failed` : 'browser e2e: all checks passed');
+process.exit(failures.length ? 1 : 0);

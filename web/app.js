@@ -1,0 +1,255 @@
+// the viewer: reads /api/meta, opens the stream, feeds frames through the pose buffer and FK
+// into the scene, steers with the keyboard, and keeps the status line honest.
+
+import * as THREE from './vendor/three.module.js';
+import { read_meta } from './protocol.js';
+import { PoseBuffer } from './pose-buffer.js';
+import { StreamClient } from './stream-client.js';
+import { forward_kinematics, rest_offsets } from './skeleton-fk.js';
+import { CameraFollow, OrbitRig } from './camera-follow.js';
+import { CommandState, KeyboardInput } from './controls.js';
+import { SkeletonView } from './skeleton-view.js';
+
+const SEND_INTERVAL = 0.1;   // s between control messages while keys change (server limit is 120/s)
+const $ = (id) => document.getElementById(id);
+
+// what the page is doing, for people (status line) and for the browser test (window.motionbricks)
+const debug = {
+    ready: false, connection: 'connecting', owner: null, frames_received: 0, frames_rendered: 0,
+    invalid: 0, fps: 0, pelvis: null, buffer_state: 'empty', planning: false, plan_ms: null,
+    ghosts: 0, sent: 0, acks: {}, errors: [],
+};
+window.motionbricks = debug;
+
+function show_banner(kind, html) {
+    const el = document.createElement('div');
+    el.className = `banner ${kind}`;
+    el.innerHTML = html;
+    $('banners').append(el);
+    return el;
+}
+
+function report_error(text) {
+    debug.errors.push(text);
+    if (debug.errors.length > 20) debug.errors.shift();
+    $('last-error').textContent = text;
+}
+
+async function load_meta() {
+    const r = await fetch('/api/meta', { cache: 'no-store' });
+    if (!r.ok) throw new Error(`GET /api/meta: HTTP ${r.status}`);
+    return read_meta(await r.json());
+}
+
+function main(meta) {
+    if (meta.demo) {
+        show_banner('demo', '<strong>Demo model: untrained random weights.</strong> The motion is not meaningful. ' +
+            'Run <code>motionbricks download</code> to fetch the published G1 model, then restart the server.');
+    }
+
+    // scene
+    const canvas = $('view');
+    const renderer = new THREE.WebGLRenderer({ canvas, antialias: true, preserveDrawingBuffer: true });
+    renderer.setPixelRatio(Math.min(window.devicePixelRatio, 2));
+    const scene = new THREE.Scene();
+    scene.background = new THREE.Color(0x161c22);
+    scene.fog = new THREE.Fog(0x161c22, 14, 30);
+    scene.add(new THREE.HemisphereLight(0xdfefff, 0x303840, 1.6));
+    const sun = new THREE.DirectionalLight(0xffffff, 1.8);
+    sun.position.set(3, 6, 2);
+    scene.add(sun);
+    const camera = new THREE.PerspectiveCamera(45, 1, 0.05, 200);
+    const view = new SkeletonView(scene, meta.parents);
+
+    const resize = () => {
+        const w = canvas.clientWidth, h = canvas.clientHeight;
+        renderer.setSize(w, h, false);
+        camera.aspect = w / Math.max(h, 1);
+        camera.updateProjectionMatrix();
+    };
+    window.addEventListener('resize', resize);
+    resize();
+
+    // motion state
+    const offsets = rest_offsets(meta.positions, meta.parents);
+    const positions = new Float64Array(meta.parents.length * 3);
+    const buffer = new PoseBuffer({ joints: meta.parents.length });
+    const follow = new CameraFollow();
+    const orbit = new OrbitRig({ yaw: 0.5 });
+    const command = new CommandState(meta.styles);
+    let targets = [];
+    let last_epoch = null;
+
+    // style selector
+    const select = $('style');
+    meta.styles.forEach((s, i) => {
+        const o = document.createElement('option');
+        o.value = s.name;
+        o.textContent = `${i < 9 ? `${i + 1} · ` : ''}${s.name}${s.speed ? ` (${s.speed.toFixed(1)} m/s)` : ''}`;
+        select.append(o);
+    });
+    select.value = command.style;
+    select.addEventListener('change', () => {
+        command.style = select.value;
+        select.blur();
+    });
+
+    // orbit and zoom with the mouse
+    let drag = null;
+    canvas.addEventListener('pointerdown', (ev) => {
+        drag = { x: ev.clientX, y: ev.clientY };
+        canvas.setPointerCapture(ev.pointerId);
+    });
+    canvas.addEventListener('pointermove', (ev) => {
+        if (!drag) return;
+        orbit.rotate(-(ev.clientX - drag.x) * 0.006, (ev.clientY - drag.y) * 0.006);
+        drag = { x: ev.clientX, y: ev.clientY };
+    });
+    canvas.addEventListener('pointerup', () => { drag = null; });
+    canvas.addEventListener('wheel', (ev) => {
+        ev.preventDefault();
+        orbit.zoom(Math.exp(ev.deltaY * 0.001));
+    }, { passive: false });
+    $('reset-camera').addEventListener('click', () => orbit.restore());
+    $('stop').addEventListener('click', () => command.stop());
+
+    // stream
+    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const arrivals = [];
+    const client = new StreamClient({
+        url: `${proto}//${location.host}/api/stream/socket`,
+        n_joints: meta.parents.length,
+        on_state: (s) => {
+            debug.connection = s;
+            if (s === 'open') command.forget_sent();
+        },
+        on_invalid: (e) => {
+            debug.invalid++;
+            report_error(`dropped a server message: ${e}`);
+        },
+        on_message: (m, r) => {
+            switch (m.type) {
+            case 'hello':
+                debug.owner = m.owner;
+                if (m.buffer_seconds) buffer.delay = m.buffer_seconds;
+                command.forget_sent();
+                break;
+            case 'frame':
+                if (!buffer.push(m)) {
+                    debug.invalid++;
+                    report_error(`dropped a frame: ${buffer.stats.last_error}`);
+                    break;
+                }
+                debug.frames_received++;
+                arrivals.push(performance.now());
+                if (last_epoch !== null && m.epoch !== last_epoch) view.clear_trail();
+                last_epoch = m.epoch;
+                if (m.error) report_error(`server: ${m.error}`);
+                break;
+            case 'targets':
+                targets = target_poses(r.targets);
+                view.set_targets(targets);
+                debug.ghosts = view.ghost_count;
+                break;
+            case 'ack':
+                debug.acks[m.state] = (debug.acks[m.state] ?? 0) + 1;
+                if (m.state === 'scheduled' && typeof m.planner_ms === 'number') debug.plan_ms = m.planner_ms;
+                if (m.state === 'rejected') report_error(`command ${m.seq} rejected: ${m.error ?? ''}`);
+                break;
+            case 'error':
+                report_error(`server: ${m.error}`);
+                break;
+            }
+        },
+    });
+
+    // targets arrive as joint positions, or as roots with local rotations to run through FK
+    function target_poses(t) {
+        const n = meta.parents.length, poses = [];
+        for (let k = 0; k < Math.min(t.count, 4); ++k) {
+            if (t.joints) {
+                poses.push(t.joints.subarray(k * n * 3, (k + 1) * n * 3));
+            } else {
+                poses.push(forward_kinematics(t.roots.subarray(3 * k, 3 * k + 3),
+                    t.rotations.subarray(k * n * 4, (k + 1) * n * 4), meta.parents, offsets));
+            }
+        }
+        return poses;
+    }
+
+    new KeyboardInput(window, command);
+    client.connect();
+
+    // render loop
+    let last = performance.now() / 1000, last_send = -1, last_status = 0;
+    function tick() {
+        const now = performance.now() / 1000;
+        const dt = Math.min(now - last, 0.1);
+        last = now;
+
+        const pose = buffer.sample(now);
+        let anchor = follow.anchor;
+        if (pose) {
+            forward_kinematics(pose.root, pose.rotations, meta.parents, offsets, positions);
+            view.set_pose(positions);
+            anchor = follow.update([positions[0], positions[1], positions[2]], dt);
+            debug.frames_rendered++;
+            debug.pelvis = [positions[0], positions[1], positions[2]];
+            debug.planning = !!pose.frame.planning;
+            debug.paused = !!pose.frame.paused;
+            debug.style = pose.frame.style ?? null;
+        }
+        debug.buffer_state = buffer.state;
+
+        camera.position.fromArray(orbit.eye(anchor));
+        camera.lookAt(anchor[0], anchor[1], anchor[2]);
+
+        // steering, sent at most every SEND_INTERVAL and only when it changed
+        command.update(orbit.forward(), dt);
+        if (select.value !== command.style) select.value = command.style;
+        if (client.owner && now - last_send >= SEND_INTERVAL) {
+            const c = command.pending();
+            if (c && client.send({ type: 'control', ...c }) !== false) {
+                command.mark_sent(c);
+                debug.sent++;
+                last_send = now;
+            }
+        }
+
+        if (now - last_status > 0.25) {
+            last_status = now;
+            const cutoff = performance.now() - 1000;
+            while (arrivals.length && arrivals[0] < cutoff) arrivals.shift();
+            debug.fps = arrivals.length;
+            if (pose) debug.positions = Array.from(positions);
+            update_status();
+        }
+        renderer.render(scene, camera);
+        requestAnimationFrame(tick);
+    }
+
+    function update_status() {
+        const parts = [];
+        const conn = client.fatal ? `stopped: ${client.fatal}` : debug.connection === 'open' ? 'connected' : debug.connection;
+        parts.push(conn);
+        if (debug.owner !== null && debug.connection === 'open') parts.push(debug.owner ? 'owner' : 'spectator');
+        if (debug.paused) parts.push('paused');
+        if (debug.planning) parts.push('waiting for motion planner');
+        if (buffer.state === 'buffering' && buffer.queue.length) parts.push('buffering');
+        parts.push(`${debug.fps} frames/s`);
+        if (debug.plan_ms !== null) parts.push(`plan ${debug.plan_ms.toFixed(0)} ms`);
+        if (debug.style) parts.push(`style ${debug.style}`);
+        $('status').textContent = parts.join(' · ');
+        $('status').dataset.connection = debug.connection;
+        document.body.classList.toggle('spectator', debug.owner === false);
+    }
+
+    debug.ready = true;
+    requestAnimationFrame(tick);
+}
+
+load_meta().then(main).catch((e) => {
+    show_banner('error', `The viewer could not start: ${String(e.message ?? e).replace(/</g, '&lt;')}`);
+    $('status').textContent = 'not connected';
+    debug.errors.push(String(e));
+});
