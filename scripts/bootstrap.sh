@@ -9,13 +9,29 @@ packages=(
     libgtest-dev libgmock-dev libbenchmark-dev
     libopenblas-dev nlohmann-json3-dev libssl-dev zlib1g-dev
     python3 python3-numpy python3-torch
+    chromium
 )
 
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# node and npm for the viewer's tests: Debian's nodejs + npm unless a node with npm is already here
+command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
+
+# the viewer's npm packages (three, playwright-core, ws) into web/node_modules, and three's
+# browser build into web/vendor (npm ci's postinstall); only when the lock file changed
+web_deps() {
+    local web
+    web="$(cd "$(dirname "$0")/../web" && pwd)"
+    if [ ! -f "$web/node_modules/.package-lock.json" ] || [ ! -f "$web/vendor/three.module.js" ] ||
+       [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
+        echo "bootstrap: npm ci in web/"
+        (cd "$web" && npm ci --no-audit --no-fund --loglevel=error)
+    fi
+}
 if [ ${#missing[@]} -eq 0 ]; then
+    web_deps
     exit 0
 fi
 
@@ -24,3 +40,4 @@ sudo=""
 echo "bootstrap: installing ${missing[*]}"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+web_deps
