@@ -125,3 +125,48 @@ TEST(safetensors, rejects_corrupt_files) {
                                                           R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8))),
                  std::runtime_error);
 }
+
+namespace {
+
+std::string slurp(const std::string & path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// corrupted copies of `bytes` (flipped bytes and truncations) either load or throw runtime_error
+template <typename Load>
+void survive_corruption(const std::string & bytes, const std::string & name, Load load) {
+    uint64_t state = 0x9E3779B97F4A7C15ull;
+    auto next = [&]() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        return state;
+    };
+    for (int i = 0; i < 300; ++i) {
+        std::string b = bytes;
+        if (i % 3 == 0) {
+            b.resize(size_t(next() % bytes.size()));
+        } else {
+            for (int k = 0; k < 1 + i % 4; ++k) b[size_t(next() % b.size())] = char(next());
+        }
+        const std::string path = write_tmp(name, b);
+        try {
+            load(path);
+        } catch (const std::runtime_error &) {
+        }
+    }
+}
+
+} // namespace
+
+TEST(npz, survives_corrupted_fixture) {
+    MB_REQUIRE_SHARED(path, "fixtures/reference-small/cases/strafe_fixed8_3steps_gumbel.npz");
+    survive_corruption(slurp(path), "corrupt.npz", [](const std::string & p) { mb::test::npz_file z(p); });
+}
+
+TEST(safetensors, survives_corrupted_weights) {
+    MB_REQUIRE_SHARED(path, "fixtures/reference-small/weights/root.safetensors");
+    survive_corruption(slurp(path), "corrupt.safetensors",
+                       [](const std::string & p) { mb::test::safetensors_source s(p, "backbone_net."); });
+}
