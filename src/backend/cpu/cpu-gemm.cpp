@@ -39,13 +39,16 @@ MB_AVX2 inline float hsum(__m256 v) {
 // 8-wide FMA accumulators, a masked load for the k % 8 tail
 template <int NI, int NO>
 MB_AVX2 void block(const float * x, int64_t ldx, const float * w, int64_t k, const float * b, float * y,
-                   int64_t ldy) {
+                   int64_t ldy, const float * pf) {
     __m256 acc[NI][NO];
     for (int i = 0; i < NI; ++i)
         for (int j = 0; j < NO; ++j) acc[i][j] = _mm256_setzero_ps();
 
     const int64_t k8 = k & ~int64_t(7);
     for (int64_t c = 0; c < k8; c += 8) {
+        if (pf && (c & 15) == 0) {
+            for (int j = 0; j < NO; ++j) _mm_prefetch((const char *) (pf + j * k + c), _MM_HINT_T1);
+        }
         __m256 wv[NO];
         for (int j = 0; j < NO; ++j) wv[j] = _mm256_loadu_ps(w + j * k + c);
         for (int i = 0; i < NI; ++i) {
@@ -68,20 +71,24 @@ MB_AVX2 void block(const float * x, int64_t ldx, const float * w, int64_t k, con
 }
 
 // the row count of a block is a template argument: dispatch the m % 3 tail
+// pf: the next weight block, fetched towards L2 during the first row group (may be null)
 template <int NO>
 MB_AVX2 void column_block(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
-                          float * y, int64_t ldy) {
+                          float * y, int64_t ldy, const float * pf = nullptr) {
     int64_t i = 0;
-    for (; i + 3 <= m; i += 3) block<3, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy);
-    if (m - i == 2) block<2, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy);
-    if (m - i == 1) block<1, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy);
+    for (; i + 3 <= m; i += 3, pf = nullptr) block<3, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf);
+    if (m - i == 2) block<2, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf);
+    if (m - i == 1) block<1, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf);
 }
 
 MB_AVX2 void gemm_nt_avx2(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
                           int64_t o0, int64_t o1, float * y, int64_t ldy) {
     // 4 weight rows at a time stay in L1 while every row of x passes over them
     int64_t o = o0;
-    for (; o + 4 <= o1; o += 4) column_block<4>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy);
+    for (; o + 4 <= o1; o += 4) {
+        const float * pf = o + 8 <= o1 ? w + (o + 4) * k : nullptr;
+        column_block<4>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy, pf);
+    }
     switch (o1 - o) {
         case 3: column_block<3>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy); break;
         case 2: column_block<2>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy); break;
@@ -102,13 +109,16 @@ MB_AVX512 inline float hsum16(__m512 v) {
 
 template <int NI, int NO>
 MB_AVX512 void block16(const float * x, int64_t ldx, const float * w, int64_t k, const float * b, float * y,
-                       int64_t ldy) {
+                       int64_t ldy, const float * pf) {
     __m512 acc[NI][NO];
     for (int i = 0; i < NI; ++i)
         for (int j = 0; j < NO; ++j) acc[i][j] = _mm512_setzero_ps();
 
     const int64_t k16 = k & ~int64_t(15);
     for (int64_t c = 0; c < k16; c += 16) {
+        if (pf) {
+            for (int j = 0; j < NO; ++j) _mm_prefetch((const char *) (pf + j * k + c), _MM_HINT_T1);
+        }
         __m512 wv[NO];
         for (int j = 0; j < NO; ++j) wv[j] = _mm512_loadu_ps(w + j * k + c);
         for (int i = 0; i < NI; ++i) {
@@ -131,13 +141,13 @@ MB_AVX512 void block16(const float * x, int64_t ldx, const float * w, int64_t k,
 
 template <int NO>
 MB_AVX512 void column_block16(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
-                              float * y, int64_t ldy) {
+                              float * y, int64_t ldy, const float * pf = nullptr) {
     int64_t i = 0;
-    for (; i + 4 <= m; i += 4) block16<4, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy);
+    for (; i + 4 <= m; i += 4, pf = nullptr) block16<4, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf);
     switch (m - i) {
-        case 3: block16<3, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy); break;
-        case 2: block16<2, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy); break;
-        case 1: block16<1, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy); break;
+        case 3: block16<3, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf); break;
+        case 2: block16<2, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf); break;
+        case 1: block16<1, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf); break;
         default: break;
     }
 }
@@ -145,7 +155,10 @@ MB_AVX512 void column_block16(const float * x, int64_t m, int64_t ldx, int64_t k
 MB_AVX512 void gemm_nt_avx512(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
                               int64_t o0, int64_t o1, float * y, int64_t ldy) {
     int64_t o = o0;
-    for (; o + 4 <= o1; o += 4) column_block16<4>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy);
+    for (; o + 4 <= o1; o += 4) {
+        const float * pf = o + 8 <= o1 ? w + (o + 4) * k : nullptr;
+        column_block16<4>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy, pf);
+    }
     switch (o1 - o) {
         case 3: column_block16<3>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy); break;
         case 2: column_block16<2>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy); break;
