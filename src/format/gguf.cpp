@@ -508,6 +508,14 @@ uint32_t gguf_file::alignment() const {
     return p_->alignment;
 }
 
+uint64_t gguf_file::data_offset() const {
+    return p_->data_offset;
+}
+
+uint64_t gguf_file::tensor_offset(const tensor_view & t) const {
+    return static_cast<uint64_t>(static_cast<const uint8_t *>(t.data) - p_->map);
+}
+
 uint64_t gguf_file::file_size() const {
     return p_->size;
 }

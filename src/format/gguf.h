@@ -67,6 +67,8 @@ public:
     const std::vector<tensor_view> & tensors() const;
     const gguf_kv *                  kv(std::string_view key) const;     // nullptr when absent
     uint32_t                         alignment() const;
+    uint64_t                         data_offset() const;                // file offset of the data section
+    uint64_t                         tensor_offset(const tensor_view & t) const;  // file offset of t's data
     uint64_t                         file_size() const;
     const std::string &              path() const;
 

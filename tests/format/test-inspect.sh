@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# motionbricks inspect end to end: converts ../shared/fixtures/reference-small with the
+# motionbricks inspect and dump end to end: converts ../shared/fixtures/reference-small with the
 # Python converter, checks `inspect --json` against the files (counts, sizes, SHA-256,
 # hyperparameters), the human output, and that bad bundles exit 2 with one stderr line.
 # Usage: test-inspect.sh MOTIONBRICKS_BIN SHARED_DIR PYTHON WORK_DIR
@@ -73,4 +73,22 @@ expect_reject "truncated root.gguf" --json "$work/bad"
 cp "$b/root.gguf" "$work/bad/root.gguf"
 cp "$b/pose.gguf" "$work/bad/vq-decoder.gguf"
 expect_reject "pose file in the vq-decoder slot" "$work/bad"
+
+# dump: every key and tensor of one file
+"$bin" dump --json "$b/root.gguf" > "$work/dump.json"
+"$py" - "$work/dump.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+keys = [k["key"] for k in j["metadata"]]
+assert keys[:3] == ["general.architecture", "general.name", "general.alignment"], keys
+assert len(j["tensors"]) == 86 and j["alignment"] == 32
+assert all(t["offset"] % 32 == 0 and t["offset"] >= j["data_offset"] for t in j["tensors"])
+assert any(t["name"] == "_root_token_transformer_model.layers.0.attn.out_proj.weight" for t in j["tensors"])
+print("dump --json ok")
+PY
+"$bin" dump "$b/support.gguf" | grep -q "^  joint_parents .* I32 \[34\]"
+set +e
+"$bin" dump "$work/bad/absent.gguf" 2> "$work/err.txt"; rc=$?
+set -e
+[ $rc -eq 2 ] && [ "$(wc -l < "$work/err.txt")" -eq 1 ] || { echo "FAIL (dump of a missing file): rc=$rc"; exit 1; }
 echo "ok"

@@ -12,7 +12,10 @@ struct command {
 
 int cmd_abi(int argc, char ** argv);
 int cmd_inspect(int argc, char ** argv);
+int cmd_dump(int argc, char ** argv);
 int cmd_infer(int argc, char ** argv);
 int cmd_plan(int argc, char ** argv);
+int cmd_serve(int argc, char ** argv);
+int cmd_download(int argc, char ** argv);
 
 } // namespace mb::cli
