@@ -53,7 +53,7 @@ function main(meta) {
     renderer.setPixelRatio(Math.min(window.devicePixelRatio, 2));
     const scene = new THREE.Scene();
     scene.background = new THREE.Color(0x161c22);
-    scene.fog = new THREE.Fog(0x161c22, 14, 30);
+    scene.fog = new THREE.Fog(0x161c22, 12, 24);
     scene.add(new THREE.HemisphereLight(0xdfefff, 0x303840, 1.6));
     const sun = new THREE.DirectionalLight(0xffffff, 1.8);
     sun.position.set(3, 6, 2);
@@ -181,7 +181,7 @@ function main(meta) {
     client.connect();
 
     // render loop
-    let last = performance.now() / 1000, last_send = -1, last_status = 0;
+    let last = performance.now() / 1000, last_send = -1, last_status = 0, renders = 0, render_since = last;
     function tick() {
         const now = performance.now() / 1000;
         const dt = Math.min(now - last, 0.1);
@@ -221,10 +221,16 @@ function main(meta) {
             const cutoff = performance.now() - 1000;
             while (arrivals.length && arrivals[0] < cutoff) arrivals.shift();
             debug.fps = arrivals.length;
+            debug.render_fps = Math.round(renders / (now - render_since));
+            renders = 0;
+            render_since = now;
+            debug.camera_forward = orbit.forward();
+            debug.camera = { eye: camera.position.toArray(), anchor: [...anchor] };
             if (pose) debug.positions = Array.from(positions);
             update_status();
         }
         renderer.render(scene, camera);
+        renders++;
         requestAnimationFrame(tick);
     }
 

@@ -11,18 +11,39 @@ const TRAIL_STEP = 0.02;     // m between trail points
 const GHOST_COLORS = [0xffb347, 0xff8c1a, 0xff5e3a, 0xe0457b];
 const Y_AXIS = new THREE.Vector3(0, 1, 0);
 
+// a square grid of half-size `half` m with lines every `step` m (brighter every metre and every
+// 5 m), cut into short segments: a long line crossing the near plane is dropped whole by some
+// software rasterisers (headless chromium), a short one only loses the piece behind the camera
+function ground_grid(half, step) {
+    const pos = [], col = [];
+    const shade = (v) => {
+        const m = Math.round(v / step) * step;
+        return Math.abs(m % 5) < 1e-6 ? 0.34 : Math.abs(m % 1) < 1e-6 ? 0.22 : 0.14;
+    };
+    for (let a = -half; a <= half + 1e-9; a += step) {
+        const c = shade(a);
+        for (let b = -half; b < half - 1e-9; b += 1) {
+            const e = Math.min(b + 1, half);
+            pos.push(a, 0, b, a, 0, e, b, 0, a, e, 0, a);
+            for (let k = 0; k < 4; ++k) col.push(c * 0.8, c * 0.95, c * 1.1);
+        }
+    }
+    const geo = new THREE.BufferGeometry();
+    geo.setAttribute('position', new THREE.Float32BufferAttribute(pos, 3));
+    geo.setAttribute('color', new THREE.Float32BufferAttribute(col, 3));
+    const grid = new THREE.LineSegments(geo, new THREE.LineBasicMaterial({ vertexColors: true }));
+    grid.frustumCulled = false;
+    return grid;
+}
+
 export class SkeletonView {
     constructor(scene, parents, { color = 0x35d0e0 } = {}) {
         this.scene = scene;
         this.parents = parents;
         const n = parents.length;
 
-        // ground: a fine grid and a coarse one, moved in whole metres to stay under the robot
-        this.grid = new THREE.Group();
-        const fine = new THREE.GridHelper(40, 80, 0x3a4a58, 0x2c3843);
-        const coarse = new THREE.GridHelper(40, 8, 0x5f7486, 0x5f7486);
-        coarse.position.y = 0.001;
-        this.grid.add(fine, coarse);
+        // ground grid, moved in whole metres to stay under the robot
+        this.grid = ground_grid(20, 0.5);
         scene.add(this.grid);
 
         // skeleton

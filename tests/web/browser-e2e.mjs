@@ -65,7 +65,7 @@ const profile = mkdtempSync(join(tmpdir(), 'mb-chromium-'));
 const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromium_path,
     headless: true,
-    viewport: { width: 1280, height: 720 },
+    viewport: { width: 960, height: 540 },
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
         '--disable-background-networking', '--disable-component-update', '--disable-sync',
         '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
@@ -74,6 +74,7 @@ const deadline = Date.now() + timeout_ms;
 const wait_for = async (page, fn, what, arg) => {
     try {
         await page.waitForFunction(fn, arg, { timeout: Math.max(1000, deadline - Date.now()), polling: 100 });
+        check(true, what);
         return true;
     } catch {
         check(false, `${what} (timed out)`);
@@ -130,7 +131,18 @@ try {
     check((s.acks.received ?? 0) > 0 && ((s.acks.scheduled ?? 0) + (s.acks.applied ?? 0) + (s.acks.superseded ?? 0)) > 0,
         `commands were acknowledged (${JSON.stringify(s.acks)})`);
     check(max_joint > 0.01, 'the skeleton moved');
-    if (min_move > 0) check(moved >= min_move, `the pelvis walked at least ${min_move} m`);
+    console.log(`rendering at ${s.render_fps} frames/s, ${s.fps} frames/s arriving`);
+    if (mock) {
+        // the commands drove the world: it walked, along the camera's forward (W), then turned
+        const walked = Math.hypot(mock.world.x, mock.world.z);
+        const controls = mock.log.filter((m) => m.type === 'control' && (m.move[0] !== 0 || m.move[1] !== 0));
+        const first = controls[0]?.move ?? [0, 0];
+        const f = s.camera_forward;
+        check(walked >= min_move, `the world walked ${walked.toFixed(2)} m (at least ${min_move} m)`);
+        check(first[0] * f[0] + first[1] * f[1] > 0.99, `W moves along the camera forward (${first} vs ${f.map((v) => v.toFixed(3))})`);
+        check(controls.some((m) => m.facing[0] * f[0] + m.facing[1] * f[1] < 0.99), 'ArrowLeft turned the facing');
+        check(moved > 0.1, 'the rendered pelvis followed');
+    }
     check(!(s.acks.rejected > 0), 'no command was rejected');
 
     // Space stops: the last control sent has zero movement
