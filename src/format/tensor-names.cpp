@@ -32,6 +32,11 @@ std::string compact_tensor_name(std::string_view name) {
     std::string s(name);
     for (const auto & sub : k_substitutions) replace_all(s, sub[0], sub[1]);
     if (s.size() < k_max_tensor_name) return s;
+    // a cut before a continuation byte would split a UTF-8 character
+    if ((static_cast<unsigned char>(s[48]) & 0xC0) == 0x80) {
+        throw std::runtime_error("tensor name '" + std::string(name) +
+                                 "' cannot be compacted without splitting a UTF-8 character");
+    }
     return s.substr(0, 48) + "." + sha256_hex(name).substr(0, 12);
 }
 

@@ -383,6 +383,11 @@ TEST(tensor_names, compaction) {
     EXPECT_EQ(c.size(), 61u);
     EXPECT_EQ(c.substr(0, 49), std::string(48, 'x') + ".");
     EXPECT_EQ(c.substr(49), "09ecb6ebc8bc");
+    // a cut inside a UTF-8 character is refused (47 ASCII bytes, then 2-byte characters)
+    std::string utf8 = std::string(47, 'y');
+    for (int k = 0; k < 10; ++k) utf8 += "\xc3\xa9";
+    EXPECT_THROW(mb::compact_tensor_name(utf8), std::runtime_error);
+    EXPECT_NO_THROW(mb::compact_tensor_name("y" + utf8));
     // collisions are reported
     std::vector<std::string> names = {n, "_root_token_transformer_model.layers.1.attn.out_proj.weight"};
     EXPECT_THROW(mb::compact_tensor_names(names), std::runtime_error);
