@@ -220,12 +220,17 @@ void pose_planner::decode(backend & be, pose_planner_state & st, const pose_cond
     std::fill(prob, prob + nh, (float) (1.0 / (double) H));
 
     for (int s = 0; s < opt.n_steps; ++s) {
-        // re-mask the n_mask least probable tokens (ascending, stable: lower index first on ties)
+        // re-mask the n_mask least probable tokens (ascending, lower index first on ties, NaN last
+        // like torch.sort; std::sort with the index tie-break is stable and allocates nothing)
         {
             const int64_t n_mask = pose_remask_count(s, opt.n_steps, n, H);
             int32_t *     order  = st.order.data();
             std::iota(order, order + nh, 0);
-            std::stable_sort(order, order + nh, [prob](int32_t a, int32_t b) { return prob[a] < prob[b]; });
+            const auto key = [prob](int32_t i) { return std::isnan(prob[i]) ? INFINITY : prob[i]; };
+            std::sort(order, order + nh, [&key](int32_t a, int32_t b) {
+                const float ka = key(a), kb = key(b);
+                return ka < kb || (ka == kb && a < b);
+            });
             for (int64_t k = 0; k < n_mask && k < nh; ++k) tok[order[k]] = hp.mask_id();
         }
         if (trace) {
