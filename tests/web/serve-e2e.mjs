@@ -10,7 +10,7 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -20,8 +20,8 @@ const opt = (name, fallback = null) => {
     const i = args.indexOf(name);
     return i >= 0 ? args[i + 1] : fallback;
 };
-const bin = opt('--bin');
-const work = opt('--work');
+const bin = opt('--bin') && resolve(opt('--bin'));
+const work = opt('--work') && resolve(opt('--work'));
 const python = opt('--python', '/usr/bin/python3');
 const mode = ['prepare', 'browser', 'fk-parity'].find((m) => args.includes(m));
 if (!work || !mode || (mode !== 'prepare' && !bin)) {
@@ -72,6 +72,10 @@ async function start_server() {
         child.on('exit', (code) => {
             clearTimeout(timer);
             reject(new Error(`serve exited (${code}) before listening:\n${log}`));
+        });
+        child.on('error', (e) => {
+            clearTimeout(timer);
+            reject(new Error(`cannot run ${bin}: ${e.message}`));
         });
     });
     child.stdout.removeAllListeners('data');
