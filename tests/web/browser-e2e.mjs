@@ -121,6 +121,7 @@ try {
     await sleep(500);
     await page.keyboard.up('ArrowLeft');
     await sleep(500);
+    const style_walking = (await state()).style;
     await page.keyboard.up('w');
     s = await state();
     const j1 = await page.evaluate(() => window.motionbricks.positions);
@@ -129,6 +130,8 @@ try {
     for (let i = 0; i < j0.length; ++i) max_joint = Math.max(max_joint, Math.abs(j1[i] - j0[i]));
     console.log(`pelvis moved ${moved.toFixed(3)} m on the ground, largest joint coordinate change ${max_joint.toFixed(3)} m`);
     check(s.sent > sent0, `W sent control commands (${s.sent - sent0})`);
+    const status1 = await page.textContent('#status');
+    check(/plan \d+ ms/.test(status1), `status shows the plan latency (${status1})`);
     check((s.acks.received ?? 0) > 0 && ((s.acks.scheduled ?? 0) + (s.acks.applied ?? 0) + (s.acks.superseded ?? 0)) > 0,
         `commands were acknowledged (${JSON.stringify(s.acks)})`);
     check(max_joint > 0.01, 'the skeleton moved');
@@ -149,6 +152,11 @@ try {
     // Space stops: the last control sent has zero movement
     await page.keyboard.press('Space');
     await sleep(400);
+    if (!mock && meta.styles.some((st) => st.name === 'idle')) {
+        // the server's rules: movement plays a moving style, zero movement switches to idle
+        check(style_walking && style_walking !== 'idle', `while W is held the server plays a moving style (${style_walking})`);
+        await wait_for(page, () => window.motionbricks.style === 'idle', 'after Space the server switches to idle');
+    }
     if (mock) {
         const last = mock.log.filter((m) => m.type === 'control').pop();
         check(last && last.move[0] === 0 && last.move[1] === 0, 'Space sends a stop (move [0, 0])');
