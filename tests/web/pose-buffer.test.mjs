@@ -171,3 +171,29 @@ test('times come from the integer tick, not the rounded text time', () => {
     assert.equal(b.queue.length, 2);
     assert.equal(b.stats.replaced, 0);
 });
+
+test('delivery jitter up to 80 ms: smooth, monotonic playback at a 60 Hz render with no underrun', () => {
+    // frames made at 50 Hz arrive late by a random 0..80 ms (in order, as over one TCP stream)
+    let seed = 12345;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const arrivals = [];
+    let last_arrival = 0;
+    for (let k = 0; k < 50 * 30; ++k) {
+        last_arrival = Math.max(last_arrival, k / 50 + rand() * 0.08);
+        arrivals.push([last_arrival, k]);
+    }
+    const b = new PoseBuffer();
+    let i = 0, prev_x = -Infinity, prev_time = null, worst_step = 0;
+    for (let t = 0; t < 30; t += 1 / 60) {
+        while (i < arrivals.length && arrivals[i][0] <= t) b.push(frame(arrivals[i++][1]));
+        const p = b.sample(t);
+        if (!p) continue;
+        assert.ok(p.root[0] >= prev_x - 1e-12, `monotonic at ${t}`);
+        prev_x = p.root[0];
+        if (t > 2 && prev_time !== null) worst_step = Math.max(worst_step, Math.abs((p.time - prev_time) * 60 - 1));
+        prev_time = p.time;
+    }
+    assert.equal(b.stats.underruns, 0);
+    assert.ok(worst_step <= RATE_LIMIT + 1e-9, `playback speed deviates by ${worst_step}`);
+    assert.ok(b.lead > 0.1 && b.lead < 0.2, `lead ${b.lead}`);
+});
