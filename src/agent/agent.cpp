@@ -413,6 +413,12 @@ agent_plan agent_finish(const std::vector<style_asset> & styles, const qpos_conv
     plan.joint_positions.assign((size_t) n * k_j * 3, 0.0f);
     plan.joint_rotations.assign((size_t) n * k_j * 9, 0.0f);
     conv.qpos_to_transforms(plan.qpos.data(), n, plan.joint_positions.data(), plan.joint_rotations.data());
+    plan.root_translations.assign((size_t) n * 3, 0.0f);
+    for (int f = 0; f < n; ++f) {
+        for (int c = 0; c < 3; ++c) plan.root_translations[f * 3 + c] = plan.joint_positions[(size_t) f * k_j * 3 + c];
+    }
+    plan.local_rotations_xyzw.assign((size_t) n * k_j * 4, 0.0f);
+    local_rotations_xyzw(plan.joint_rotations.data(), n, plan.local_rotations_xyzw.data());
     // canonical motion space → world motion space: R = M rg Mᵀ, x ← R x + d
     double rm[9];
     {
@@ -448,7 +454,36 @@ agent_plan agent_finish(const std::vector<style_asset> & styles, const qpos_conv
             for (int c = 0; c < 3; ++c) pos[j * 3 + c] = (float) (pos[j * 3 + c] + d[c]);
         }
     }
+    plan.target_local_rotations_xyzw.assign(k_agent_context * k_j * 4, 0.0f);
+    local_rotations_xyzw(plan.target_rotations.data(), k_agent_context, plan.target_local_rotations_xyzw.data());
     return plan;
+}
+
+void local_rotations_xyzw(const float * global_rotations, int64_t frames, float * out) {
+    for (int64_t f = 0; f < frames; ++f) {
+        const float * g = &global_rotations[f * k_j * 9];
+        for (int j = 0; j < k_j; ++j) {
+            double gj[9], l[9];
+            for (int i = 0; i < 9; ++i) gj[i] = g[j * 9 + i];
+            const int p = k_g1_parents[j];
+            if (p < 0) {
+                for (int i = 0; i < 9; ++i) l[i] = gj[i];
+            } else {
+                double pt[9];
+                for (int r = 0; r < 3; ++r) {
+                    for (int c = 0; c < 3; ++c) pt[r * 3 + c] = g[p * 9 + c * 3 + r];
+                }
+                mul33(pt, gj, l);
+            }
+            double q[4];
+            matrix_to_quat_wxyz(l, q);
+            float * o = &out[(f * k_j + j) * 4];
+            o[0]      = (float) q[1];
+            o[1]      = (float) q[2];
+            o[2]      = (float) q[3];
+            o[3]      = (float) q[0];
+        }
+    }
 }
 
 agent::agent(motion_model & model, std::vector<style_asset> styles) : model_(model), styles_(std::move(styles)) {

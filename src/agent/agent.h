@@ -63,11 +63,18 @@ struct agent_plan {
     int                style  = 0;          // style that supplied the targets (after the remap)
     int                num_tokens = 0;      // n
     std::vector<float> qpos;                // [frames, 36] world, seam-blended, quaternion w first
-    std::vector<float> joint_positions;     // [frames, 34, 3] world, motion space (Y up, m)
+    std::vector<float> root_translations;   // [frames, 3] pelvis position, world, motion space (Y up, m)
+    std::vector<float> local_rotations_xyzw;// [frames, 34, 4] parent-relative rotations (root: world)
+    std::vector<float> joint_positions;     // [frames, 34, 3] world joint positions (FK of the qpos)
     std::vector<float> joint_rotations;     // [frames, 34, 9] world global rotations, row-major
     std::vector<float> target_positions;    // [4, 34, 3] the placed target poses, world, motion space
-    std::vector<float> target_rotations;    // [4, 34, 9]
+    std::vector<float> target_rotations;    // [4, 34, 9] their global rotations
+    std::vector<float> target_local_rotations_xyzw;   // [4, 34, 4]
 };
+
+// parent-relative rotations as quaternions x, y, z, w of `frames` frames of global rotations
+// [frames, 34, 9] (the root's parent is the world; pytorch3d branch rule)
+void local_rotations_xyzw(const float * global_rotations, int64_t frames, float * out);
 
 // steps (a)–(e): canonicalisation, springs, remap, targets, realignment and the predict
 // request; `context` is [4, 36] world qpos; throws std::invalid_argument on a bad command

@@ -264,6 +264,32 @@ TEST_F(agent_small, replanning_every_16_frames_is_continuous) {
         EXPECT_EQ(plan.joint_positions.size(), size_t(plan.frames) * 34 * 3);
         // placed targets: world positions of 4 frames, rotations orthonormal
         EXPECT_EQ(plan.target_positions.size(), 4u * 34 * 3);
+        EXPECT_EQ(plan.target_local_rotations_xyzw.size(), 4u * 34 * 4);
+        // local rotations composed along the tree give back the global ones; roots are joint 0
+        double e_fk = 0;
+        for (int f = 0; f < plan.frames; ++f) {
+            for (int c = 0; c < 3; ++c) {
+                EXPECT_EQ(plan.root_translations[f * 3 + c], plan.joint_positions[size_t(f) * 102 + c]);
+            }
+            double g[34][9];
+            for (int j = 0; j < 34; ++j) {
+                const float * q = &plan.local_rotations_xyzw[(size_t(f) * 34 + j) * 4];
+                const double  w[4] = {q[3], q[0], q[1], q[2]};
+                double        l[9];
+                quat_to_matrix(w, l);
+                const int p = k_g1_parents[j];
+                for (int r = 0; r < 3; ++r) {
+                    for (int cc = 0; cc < 3; ++cc) {
+                        g[j][r * 3 + cc] = p < 0 ? l[r * 3 + cc]
+                                                 : g[p][r * 3] * l[cc] + g[p][r * 3 + 1] * l[3 + cc] + g[p][r * 3 + 2] * l[6 + cc];
+                    }
+                }
+                for (int i = 0; i < 9; ++i) {
+                    e_fk = std::max(e_fk, std::fabs(g[j][i] - plan.joint_rotations[(size_t(f) * 34 + j) * 9 + i]));
+                }
+            }
+        }
+        EXPECT_LE(e_fk, 1e-5);
     }
 }
 

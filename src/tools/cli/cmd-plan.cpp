@@ -341,30 +341,16 @@ int cmd_plan(int argc, char ** argv) {
         } else {
             std::vector<float> pos(size_t(frames) * k_n_joints * 3), rot(size_t(frames) * k_n_joints * 9);
             conv.qpos_to_transforms(shown.data(), frames, pos.data(), rot.data());
+            std::vector<float> local_xyzw(size_t(frames) * k_n_joints * 4);
+            local_rotations_xyzw(rot.data(), frames, local_xyzw.data());
             json root = json::array(), local = json::array(), joints = json::array(), qpos = json::array();
             for (int64_t f = 0; f < frames; ++f) {
                 const float * P = &pos[size_t(f) * k_n_joints * 3];
-                const float * G = &rot[size_t(f) * k_n_joints * 9];
                 root.push_back({r7(P[0]), r7(P[1]), r7(P[2])});
                 json lr = json::array(), jp = json::array();
                 for (int j = 0; j < k_n_joints; ++j) {
-                    // local = parent⁻¹ · global (the root's parent is the world)
-                    double g[9], l[9];
-                    for (int c = 0; c < 9; ++c) g[c] = G[j * 9 + c];
-                    const int p = k_g1_parents[j];
-                    if (p < 0) {
-                        for (int c = 0; c < 9; ++c) l[c] = g[c];
-                    } else {
-                        for (int r = 0; r < 3; ++r) {
-                            for (int c = 0; c < 3; ++c) {
-                                l[r * 3 + c] = G[p * 9 + 0 * 3 + r] * g[0 * 3 + c] + G[p * 9 + 1 * 3 + r] * g[1 * 3 + c] +
-                                               G[p * 9 + 2 * 3 + r] * g[2 * 3 + c];
-                            }
-                        }
-                    }
-                    double q[4];
-                    matrix_to_quat_wxyz(l, q);
-                    lr.push_back({r7(float(q[1])), r7(float(q[2])), r7(float(q[3])), r7(float(q[0]))});
+                    const float * q = &local_xyzw[(size_t(f) * k_n_joints + j) * 4];
+                    lr.push_back({r7(q[0]), r7(q[1]), r7(q[2]), r7(q[3])});
                     jp.push_back({r7(P[j * 3]), r7(P[j * 3 + 1]), r7(P[j * 3 + 2])});
                 }
                 local.push_back(lr);
