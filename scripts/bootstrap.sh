@@ -8,6 +8,7 @@ packages=(
     clang libclang-rt-14-dev
     libgtest-dev libgmock-dev libbenchmark-dev
     libopenblas-dev nlohmann-json3-dev libssl-dev zlib1g-dev
+    libboost-dev ca-certificates
     python3 python3-numpy python3-torch
     chromium
 )

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job: builds the release preset and runs `motionbricks` on a model bundle.
-# Uses models/g1-f32 when present (the published weights); otherwise generates, once,
-# a full-size bundle with seeded random weights (untrained: its motion means nothing).
+# The main job: builds the release preset and runs `motionbricks serve` (open the printed
+# address in a browser). Uses models/g1-f32 + models/styles when present (get them with
+# `./build/release/motionbricks download`); otherwise generates, once, a full-size bundle with
+# seeded random weights and a few synthetic styles under build/demo (untrained: the motion
+# means nothing, and the server and the viewer say so). Extra arguments go to `serve`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,12 +11,14 @@ bash scripts/bootstrap.sh
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$(nproc)"
 
-model=models/g1-f32
-if [ ! -f "$model/pose.gguf" ]; then
-    model=build/demo/g1-random-full
-    if [ ! -f "$model/manifest.json" ]; then
-        echo "run: models/g1-f32 not found; generating a random-weight demo bundle in $model (untrained weights)" >&2
-        /usr/bin/python3 tools/convert.py random-bundle --preset full --seed 1 --out "$model"
+if [ ! -f models/g1-f32/pose.gguf ]; then
+    demo=build/demo
+    if [ ! -f "$demo/g1-random-full/manifest.json" ]; then
+        echo "run: models/g1-f32 not found; generating a random-weight demo bundle in $demo/g1-random-full (untrained weights)" >&2
+        /usr/bin/python3 tools/convert.py random-bundle --preset full --seed 1 --out "$demo/g1-random-full"
+    fi
+    if [ ! -f "$demo/styles/walk.mbstyle" ]; then
+        /usr/bin/python3 tools/convert.py demo-styles --out "$demo/styles"
     fi
 fi
-exec ./build/release/motionbricks inspect "$model"
+exec ./build/release/motionbricks serve "$@"

@@ -22,6 +22,8 @@ static const command k_commands[] = {
     {"dump", "dump [--json] FILE.gguf", cmd_dump},
     {"infer", "infer --model DIR --request REQUEST.json --output RESULT.json [--threads N] [--trace DIR]", cmd_infer},
     {"plan", "plan --model DIR --style FILE.mbstyle [--style ...] --script SCRIPT.json --output MOTION.json [--format json|csv] [--threads N]", cmd_plan},
+    {"serve", "serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] [--web DIR] [--max-peers N]", cmd_serve},
+    {"download", "download [--dir models] [--revision REV] [--base-url URL]", cmd_download},
 };
 
 } // namespace mb::cli

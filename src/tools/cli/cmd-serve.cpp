@@ -1,0 +1,200 @@
+// motionbricks serve: the viewer and the WebSocket animation protocol v1 on one port.
+// Model fallback: --model, else models/g1-f32 (+ models/styles), else a cached demo: a
+// full-size random-weight bundle and synthetic styles made once by tools/convert.py
+// (untrained weights: the motion means nothing; the log and /api/meta say so)
+#include "tools/cli/commands.h"
+#include "tools/serve/server.h"
+
+#include <algorithm>
+#include <charconv>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace mb::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+int usage() {
+    std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] "
+                         "[--web DIR] [--max-peers N]\n");
+    return 2;
+}
+
+bool parse_int(const std::string & v, int lo, int hi, int & out) {
+    const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
+    return r.ec == std::errc() && r.ptr == v.data() + v.size() && out >= lo && out <= hi;
+}
+
+std::vector<std::string> style_files(const std::string & dir) {
+    std::vector<std::string> out;
+    std::error_code          ec;
+    for (const auto & e : fs::directory_iterator(dir, ec)) {
+        if (e.is_regular_file() && e.path().extension() == ".mbstyle") out.push_back(e.path().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// a directory relative to the working directory, else to the source tree
+std::string find_dir(const std::string & rel, const char * marker) {
+    for (const std::string & base : {std::string("."), std::string(MB_SOURCE_DIR)}) {
+        const fs::path p = fs::path(base) / rel;
+        if (fs::exists(p / marker)) return p.string();
+    }
+    return "";
+}
+
+int run_py(const std::string & args) {
+    const std::string cmd = "/usr/bin/python3 '" + std::string(MB_SOURCE_DIR) + "/tools/convert.py' " + args;
+    std::fprintf(stderr, "serve: running %s\n", cmd.c_str());
+    return std::system(cmd.c_str());
+}
+
+} // namespace
+
+int cmd_serve(int argc, char ** argv) {
+    std::string         model_dir, styles_dir, web_dir;
+    serve::server_options opt;
+    int                 threads = 0;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            usage();
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            std::fprintf(stderr, "motionbricks serve: '%s' needs a value\n", a.c_str());
+            return usage();
+        }
+        const std::string v = argv[++i];
+        int               n = 0;
+        if (a == "--model") {
+            model_dir = v;
+        } else if (a == "--styles") {
+            styles_dir = v;
+        } else if (a == "--listen") {
+            std::string host;
+            uint16_t    port = 0;
+            if (!serve::parse_listen(v, host, port)) {
+                std::fprintf(stderr, "motionbricks serve: --listen must be HOST:PORT\n");
+                return 2;
+            }
+            opt.listen = v;
+        } else if (a == "--threads") {
+            if (!parse_int(v, 1, 1024, threads)) {
+                std::fprintf(stderr, "motionbricks serve: --threads must be an integer 1..1024\n");
+                return 2;
+            }
+        } else if (a == "--web") {
+            web_dir = v;
+        } else if (a == "--max-peers") {
+            if (!parse_int(v, 1, 4096, n)) {
+                std::fprintf(stderr, "motionbricks serve: --max-peers must be an integer 1..4096\n");
+                return 2;
+            }
+            opt.hub.max_peers = n;
+        } else if (a == "--reclaim-seconds") {   // testing: the owner reclaim grace period
+            if (!parse_int(v, 0, 3600, n)) {
+                std::fprintf(stderr, "motionbricks serve: --reclaim-seconds must be an integer 0..3600\n");
+                return 2;
+            }
+            opt.hub.reclaim_seconds = n;
+        } else {
+            std::fprintf(stderr, "motionbricks serve: unknown option '%s'\n", a.c_str());
+            return usage();
+        }
+    }
+
+    // the model: explicit, published, or the cached demo
+    bool demo_model = false, demo_styles = false;
+    if (model_dir.empty()) {
+        model_dir = find_dir("models/g1-f32", "pose.gguf");
+        if (styles_dir.empty() && !model_dir.empty()) {
+            const std::string s = find_dir("models/styles", "walk.mbstyle");
+            if (!s.empty()) styles_dir = s;
+        }
+        if (model_dir.empty()) {
+            demo_model = true;
+            model_dir  = std::string(MB_SOURCE_DIR) + "/build/demo/g1-random-full";
+            if (!fs::exists(model_dir + "/manifest.json") &&
+                run_py("random-bundle --preset full --seed 1 --out '" + model_dir + "'") != 0) {
+                std::fprintf(stderr, "motionbricks serve: no model: run `motionbricks download` (or pass --model DIR)\n");
+                return 1;
+            }
+        }
+    }
+    if (styles_dir.empty()) {
+        demo_styles = true;
+        styles_dir  = std::string(MB_SOURCE_DIR) + "/build/demo/styles";
+        if (style_files(styles_dir).empty() && run_py("demo-styles --out '" + styles_dir + "'") != 0) {
+            std::fprintf(stderr, "motionbricks serve: no styles: run `motionbricks download` (or pass --styles DIR)\n");
+            return 1;
+        }
+    }
+    const std::vector<std::string> styles = style_files(styles_dir);
+    if (styles.empty()) {
+        std::fprintf(stderr, "motionbricks serve: no .mbstyle files in '%s'\n", styles_dir.c_str());
+        return 2;
+    }
+    opt.demo = demo_model || demo_styles;
+    if (opt.demo) {
+        std::fprintf(stderr,
+                     "\n"
+                     "  ************************************************************************\n"
+                     "  *  DEMO MODE: %-57s*\n"
+                     "  *  the motion is NOT meaningful. Get the published model with:         *\n"
+                     "  *      motionbricks download                                           *\n"
+                     "  ************************************************************************\n\n",
+                     demo_model ? "random untrained weights and synthetic styles;"
+                                : "synthetic styles (no models/styles found);");
+    }
+
+    if (web_dir.empty()) web_dir = MB_SERVE_WEB_DIR;
+    if (!fs::is_directory(web_dir)) {
+        std::fprintf(stderr, "serve: warning: viewer directory '%s' not found; serving the API only\n", web_dir.c_str());
+        web_dir.clear();
+    }
+    opt.web_root = web_dir;
+
+    // signals go to sigwait below, not to the worker threads started next
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+    std::unique_ptr<serve::planner> pl;
+    try {
+        std::fprintf(stderr, "serve: loading %s with %zu styles from %s\n", model_dir.c_str(), styles.size(), styles_dir.c_str());
+        pl = std::make_unique<serve::planner>(model_dir, styles, threads);
+    } catch (const std::exception & e) {
+        std::fprintf(stderr, "motionbricks serve: cannot load the model: %s\n", e.what());
+        return 1;
+    }
+    serve::server srv(opt, *pl);
+    try {
+        srv.start();
+    } catch (const std::exception & e) {
+        std::fprintf(stderr, "motionbricks serve: %s\n", e.what());
+        return 1;
+    }
+    std::string host;
+    uint16_t    port = 0;
+    serve::parse_listen(opt.listen, host, port);
+    if (host.find(':') != std::string::npos) host = "[" + host + "]";
+    std::fprintf(stderr, "serve: listening on http://%s:%u/%s\n", host.c_str(), unsigned(srv.port()), opt.demo ? "  (DEMO MODE)" : "");
+    std::fflush(stderr);
+    int sig = 0;
+    sigwait(&set, &sig);
+    std::fprintf(stderr, "serve: stopping\n");
+    srv.stop();
+    return 0;
+}
+
+} // namespace mb::cli

@@ -1,0 +1,42 @@
+// the HTTP side: routes (/api/health, /api/meta, /api/stream, the viewer's static files),
+// the security headers every response carries, and the WebSocket upgrade checks
+#pragma once
+
+#include <boost/beast/http.hpp>
+
+#include <functional>
+#include <string>
+
+namespace mb::serve {
+
+namespace http = boost::beast::http;
+
+using http_request  = http::request<http::string_body>;
+using http_response = http::response<http::string_body>;
+
+struct route_context {
+    std::string web_root;       // the viewer's files ("" = none)
+    std::string meta_json;      // GET /api/meta body
+    std::function<std::string()> health;   // GET /api/health body
+};
+
+// no-store, nosniff, no-referrer and a same-origin CSP
+void add_security_headers(http::response_header<> & h);
+
+// answers one plain HTTP request (the socket path is handled before this)
+http_response handle_http(const http_request & req, const route_context & ctx);
+
+// a small JSON error response with the security headers
+http_response make_http_error(const http_request & req, http::status status, const std::string & why);
+
+// the Origin check of the socket: absent, or http(s)://<Host> exactly
+bool origin_allowed(const http_request & req);
+
+// the socket's query: resume token (32 lowercase hex digits, else ignored) and an optional
+// protocol version ("1" or "1.x"); false when the version's major is not 1 or malformed
+bool parse_socket_query(const std::string & target, std::string & token, std::string & error);
+
+// the path of a target without its query
+std::string target_path(const std::string & target);
+
+} // namespace mb::serve

@@ -1,0 +1,594 @@
+// the stream hub: timeline, tick clock, planning schedule, ownership and fan-out
+#include "tools/serve/hub.h"
+
+#include "tools/serve/tokens.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace mb::serve {
+
+namespace {
+
+constexpr auto    k_wake          = std::chrono::milliseconds(5);
+constexpr auto    k_tick          = std::chrono::milliseconds(20);     // 50 Hz
+constexpr auto    k_behind_limit  = std::chrono::milliseconds(200);
+constexpr auto    k_hold_resend   = std::chrono::milliseconds(100);
+constexpr int     k_max_catch_up  = 4;
+constexpr double  k_frames_per_tick = 0.6;                            // 30 fps / 50 Hz
+constexpr int64_t k_lead          = 12;                               // frames between request and boundary
+constexpr int64_t k_replan        = 16;
+constexpr float   k_jump_speed    = 5.0f;                              // m/s
+
+int64_t frame_floor(int64_t tick) { return (tick * 3) / 5; }
+int64_t frame_ceil(int64_t tick) { return (tick * 3 + 4) / 5; }
+
+void slerp(const float * a, const float * b, float t, float * out) {
+    double d = 0;
+    for (int i = 0; i < 4; ++i) d += double(a[i]) * b[i];
+    const double sign = d < 0 ? -1.0 : 1.0;
+    d *= sign;
+    double wa = 1 - t, wb = t * sign;
+    if (d < 0.9995) {
+        const double th = std::acos(std::min(1.0, d)), s = std::sin(th);
+        wa = std::sin((1 - t) * th) / s;
+        wb = std::sin(t * th) / s * sign;
+    }
+    double q[4], n = 0;
+    for (int i = 0; i < 4; ++i) {
+        q[i] = wa * a[i] + wb * b[i];
+        n += q[i] * q[i];
+    }
+    n = n > 0 ? 1.0 / std::sqrt(n) : 0.0;
+    for (int i = 0; i < 4; ++i) out[i] = float(q[i] * n);
+}
+
+} // namespace
+
+hub::hub(planner & p, hub_options opt) : planner_(p), opt_(opt) {
+    reset_world();
+    epoch_ = 1;
+}
+
+hub::~hub() {
+    stop();
+    // a plan still running would hand its result to this hub: wait for it
+    while (planner_.busy()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+void hub::start() {
+    deadline_ = clock::now() + k_tick;
+    thread_   = std::thread([this] { run(); });
+}
+
+void hub::stop() {
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+bool hub::try_reserve_peer() {
+    int n = peers_.load();
+    while (n < opt_.max_peers) {
+        if (peers_.compare_exchange_weak(n, n + 1)) return true;
+    }
+    return false;
+}
+
+void hub::release_peer() { peers_.fetch_sub(1); }
+
+uint64_t hub::attach(std::shared_ptr<viewer_link> v, const std::string & resume_token) {
+    event e;
+    e.kind  = event::attach;
+    e.id    = next_id_.fetch_add(1);
+    e.link  = std::move(v);
+    e.token = resume_token;
+    const uint64_t id = e.id;
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        inbox_.push_back(std::move(e));
+    }
+    cv_.notify_all();
+    return id;
+}
+
+void hub::detach(uint64_t id) {
+    event e;
+    e.kind = event::detach;
+    e.id   = id;
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        inbox_.push_back(std::move(e));
+    }
+    cv_.notify_all();
+}
+
+void hub::post_message(uint64_t id, const client_message & m, const std::string & rejected) {
+    event e;
+    e.kind     = event::message;
+    e.id       = id;
+    e.msg      = m;
+    e.rejected = rejected;
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        inbox_.push_back(std::move(e));
+    }
+    cv_.notify_all();
+}
+
+hub_stats hub::stats() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return stats_;
+}
+
+// ---- the loop -------------------------------------------------------------------------
+
+void hub::run() {
+    for (;;) {
+        std::deque<event> batch;
+        {
+            std::unique_lock<std::mutex> lk(mu_);
+            cv_.wait_for(lk, k_wake, [&] { return stop_ || !inbox_.empty(); });
+            if (stop_) break;
+            batch.swap(inbox_);
+        }
+        for (event & e : batch) handle(e);
+        advance_clock(clock::now());
+        maybe_plan();
+        std::lock_guard<std::mutex> lk(mu_);
+        stats_.viewers    = viewers_.size();
+        stats_.slow_ticks = slow_ticks_;
+    }
+    for (auto & v : viewers_) v.second.link->close("server shutting down");
+    viewers_.clear();
+}
+
+void hub::handle(event & e) {
+    switch (e.kind) {
+    case event::attach: on_attach(e); break;
+    case event::detach: on_detach(e.id); break;
+    case event::message: on_message(e.id, e.msg, e.rejected); break;
+    case event::result: on_result(*e.plan); break;
+    }
+}
+
+void hub::send_to(uint64_t id, const std::string & text) {
+    auto it = viewers_.find(id);
+    if (it != viewers_.end()) it->second.link->send_reliable(std::make_shared<const std::string>(text));
+}
+
+void hub::broadcast_reliable(const message_ptr & m) {
+    for (auto & v : viewers_) v.second.link->send_reliable(m);
+}
+
+void hub::broadcast_pose(const message_ptr & m) {
+    for (auto & v : viewers_) v.second.link->send_pose(m);
+}
+
+void hub::ack(uint64_t id, int64_t seq, const char * state, const std::string & error) {
+    send_to(id, make_ack(seq, state, error, epoch_));
+}
+
+void hub::on_attach(event & e) {
+    const clock::time_point now = clock::now();
+    viewer v;
+    v.link = e.link;
+    if (owner_id_ == 0) {
+        if (had_owner_ && token_equal(e.token, owner_token_)) {
+            v.owner = true;     // the owner is back
+        } else if (!had_owner_ || now - owner_lost_at_ >= std::chrono::duration<double>(opt_.reclaim_seconds)) {
+            v.owner      = true;        // first owner, or reclaim after the grace period
+            owner_token_ = make_token();
+            last_seq_    = 0;
+            had_owner_   = true;
+        }
+    } else if (token_equal(e.token, owner_token_)) {
+        // the owner reconnected before its old connection ended: the old one goes
+        auto it = viewers_.find(owner_id_);
+        if (it != viewers_.end()) {
+            it->second.owner = false;
+            it->second.link->close("replaced by a resumed owner connection");
+        }
+        v.owner = true;
+    }
+    if (v.owner) owner_id_ = e.id;
+    viewers_[e.id] = v;
+    send_to(e.id, make_hello(v.owner, owner_token_, last_seq_, epoch_));
+    // snapshot: targets and the last frame
+    v.link->send_reliable(targets_msg_ ? targets_msg_ : make_targets(nullptr));
+    if (last_frame_) v.link->send_pose(last_frame_);
+    std::fprintf(stderr, "serve: viewer %llu connected as %s (%zu connected)\n", (unsigned long long) e.id,
+                 v.owner ? "owner" : "spectator", viewers_.size());
+}
+
+void hub::on_detach(uint64_t id) {
+    auto it = viewers_.find(id);
+    if (it == viewers_.end()) return;
+    viewers_.erase(it);
+    if (id == owner_id_) {
+        owner_id_      = 0;
+        owner_lost_at_ = clock::now();
+        paused_        = true;    // owner loss pauses the world
+        std::fprintf(stderr, "serve: owner %llu left; paused\n", (unsigned long long) id);
+    }
+}
+
+void hub::on_message(uint64_t id, const client_message & m, const std::string & rejected) {
+    if (!viewers_.count(id)) return;
+    if (id != owner_id_) {
+        ack(id, m.seq, "rejected", "spectator cannot control simulation");
+        return;
+    }
+    if (m.seq <= last_seq_) {
+        ack(id, m.seq, "duplicate", "seq must be strictly increasing");
+        return;
+    }
+    last_seq_ = m.seq;
+    if (!rejected.empty()) {
+        ack(id, m.seq, "rejected", rejected);
+        return;
+    }
+    const double now_s = double(tick_) / 50.0;
+    switch (m.type) {
+    case msg_type::control:
+    case msg_type::jump: {
+        if (m.type == msg_type::control && m.has_style && planner_.find_style(m.style) < 0) {
+            ack(id, m.seq, "rejected", "unknown style '" + m.style.substr(0, 64) + "'");
+            return;
+        }
+        if (m.type == msg_type::jump) {
+            const bool playing = jump_at_ >= 0 && frame_floor(tick_) < jump_end_;
+            bool       queued  = in_flight_jump_;
+            for (const auto & p : pending_) queued = queued || p.msg.type == msg_type::jump;
+            if (playing || queued) {
+                ack(id, m.seq, "rejected", "an action is already active");
+                return;
+            }
+        }
+        if (pending_.size() >= k_max_commands) {
+            send_to(id, make_error("command queue full"));
+            return;
+        }
+        pending_.push_back({m});
+        ack(id, m.seq, "received", "");
+        return;
+    }
+    case msg_type::pause:
+        paused_ = true;
+        send_to(id, make_ack_applied(m.seq, epoch_, now_s));
+        return;
+    case msg_type::resume:
+        if (!failed_.empty()) {
+            ack(id, m.seq, "rejected", "the simulation failed (" + failed_ + "); reset first");
+            return;
+        }
+        if (paused_) deadline_ = clock::now() + k_tick;
+        paused_ = false;
+        send_to(id, make_ack_applied(m.seq, epoch_, now_s));
+        return;
+    case msg_type::reset:
+        reset_world();
+        broadcast_reliable(make_targets(nullptr));
+        send_to(id, make_ack_applied(m.seq, epoch_, 0.0));
+        emit_frame();
+        return;
+    case msg_type::play_clip: ack(id, m.seq, "rejected", "no clips are available on this server"); return;
+    case msg_type::physics: ack(id, m.seq, "rejected", "physics is not available on this server"); return;
+    case msg_type::ping: send_to(id, make_pong()); return;
+    }
+}
+
+void hub::reset_world() {
+    // stale results of the old epoch are discarded when they arrive
+    ++epoch_;
+    tick_ = 0;
+    timeline_.assign(planner_.initial().begin(), planner_.initial().end());
+    tl_base_        = 0;
+    next_plan_      = k_lead;
+    plan_seed_      = 0;
+    last_plan_idle_ = false;
+    failed_.clear();
+    for (const auto & w : waiting_) ack(owner_id_, w.seq, "superseded", "reset");
+    for (const auto & p : pending_) ack(owner_id_, p.msg.seq, "superseded", "reset");
+    for (int64_t s : in_flight_seqs_) ack(owner_id_, s, "superseded", "reset");
+    waiting_.clear();
+    pending_.clear();
+    in_flight_seqs_.clear();
+    in_flight_jump_ = false;
+    stalled_        = false;
+    ctl_style_     = "walk";
+    ctl_move_[0]   = ctl_move_[1] = 0;
+    ctl_facing_[0] = 0;
+    ctl_facing_[1] = 1;
+    jump_at_ = jump_end_ = -1;
+    targets_msg_.reset();
+    style_marks_.clear();
+    shown_style_ = planner_.find_style("idle") >= 0 ? "idle" : planner_.styles().front().name;
+    deadline_    = clock::now() + k_tick;
+}
+
+const timeline_frame & hub::frame_at(int64_t i) const {
+    if (i < tl_base_) i = tl_base_;
+    if (i >= timeline_end()) i = timeline_end() - 1;
+    return timeline_[size_t(i - tl_base_)];
+}
+
+bool hub::control_zero() const { return std::hypot(ctl_move_[0], ctl_move_[1]) < 1e-3f; }
+
+bool hub::hold_mode() const { return last_plan_idle_ && control_zero() && pending_.empty(); }
+
+void hub::advance_clock(clock::time_point now) {
+    const bool frozen = paused_ || !failed_.empty();
+    if (!frozen) {
+        if (now - deadline_ > k_behind_limit) {
+            ++slow_ticks_;
+            deadline_ = now + k_tick;   // never larger timesteps
+        }
+        int n = 0;
+        while (now >= deadline_ && n < k_max_catch_up) {
+            const int64_t next = tick_ + 1;
+            // a late plan makes the clock wait before its reserved boundary
+            if (in_flight_ && frame_floor(next) + 1 >= in_flight_at_) {
+                stalled_  = true;
+                deadline_ = now + k_tick;
+                std::lock_guard<std::mutex> lk(mu_);
+                ++stats_.stalls;
+                break;
+            }
+            tick_    = next;
+            stalled_ = false;
+            deadline_ += k_tick;
+            ++n;
+            {
+                std::lock_guard<std::mutex> lk(mu_);
+                ++stats_.ticks;
+            }
+            // commands whose boundary was reached are applied
+            const int64_t f = frame_floor(tick_);
+            for (size_t i = 0; i < waiting_.size();) {
+                if (f >= waiting_[i].at) {
+                    send_to(owner_id_, make_ack_applied(waiting_[i].seq, epoch_, double(tick_) / 50.0));
+                    waiting_.erase(waiting_.begin() + long(i));
+                } else {
+                    ++i;
+                }
+            }
+            while (!style_marks_.empty() && f >= style_marks_.front().at) {
+                shown_style_ = style_marks_.front().style;
+                style_marks_.pop_front();
+            }
+            // drop frames well behind the clock (one frame always stays)
+            while (timeline_.size() > 1 && tl_base_ < f - 8) {
+                timeline_.pop_front();
+                ++tl_base_;
+            }
+        }
+        if (n > 0 && !holding_now()) {
+            emit_frame();
+            return;
+        }
+    }
+    // paused, holding or waiting for the planner: re-send the last frame at most every 100 ms
+    if (now - last_sent_ >= k_hold_resend) emit_frame();
+}
+
+bool hub::holding_now() const {
+    return !in_flight_ && hold_mode() && frame_floor(tick_) + 1 >= timeline_end() - 1;
+}
+
+void hub::emit_frame() {
+    const double  fr  = double(tick_) * k_frames_per_tick;
+    const int64_t f0  = frame_floor(tick_);
+    const float   w   = float(fr - double(f0));
+    const timeline_frame & a = frame_at(f0);
+    const timeline_frame & b = frame_at(f0 + 1);
+    float root[3], rot[k_joints * 4];
+    for (int c = 0; c < 3; ++c) root[c] = a.root[c] + (b.root[c] - a.root[c]) * w;
+    for (int j = 0; j < k_joints; ++j) slerp(&a.rotations[j * 4], &b.rotations[j * 4], w, &rot[j * 4]);
+    const bool holding = holding_now();
+    const bool jumping = jump_at_ >= 0 && f0 >= jump_at_ && f0 < jump_end_;
+
+    std::string s;
+    s.reserve(2048);
+    s += "{\"type\":\"frame\",\"epoch\":" + std::to_string(epoch_) + ",\"tick\":" + std::to_string(tick_) + ",\"time\":";
+    append_float(s, float(double(tick_) / 50.0));
+    s += ",\"root\":";
+    append_floats(s, root, 3);
+    s += ",\"rotations\":";
+    append_floats(s, rot, size_t(k_joints) * 4);
+    s += ",\"contacts\":[],\"physics\":false,\"physics_time\":0,\"fallen\":false,\"paused\":";
+    s += paused_ ? "true" : "false";
+    s += ",\"holding\":";
+    s += holding ? "true" : "false";
+    s += ",\"planning\":";
+    s += stalled_ && in_flight_ ? "true" : "false";
+    if (!failed_.empty()) {
+        s += ",\"error\":";
+        append_json_string(s, failed_);
+    }
+    s += ",\"kind\":\"";
+    s += jumping ? "jump" : "motion";
+    s += "\",\"progress\":";
+    append_float(s, jumping ? float(fr - double(jump_at_)) / float(jump_end_ - jump_at_) : 0.0f);
+    s += ",\"revision\":" + std::to_string(revision_) + ",\"style\":";
+    append_json_string(s, shown_style_);
+    s += ",\"slow_ticks\":" + std::to_string(slow_ticks_) + "}";
+    last_frame_ = std::make_shared<const std::string>(std::move(s));
+    last_sent_  = clock::now();
+    broadcast_pose(last_frame_);
+}
+
+message_ptr hub::make_targets(const plan_result * r) {
+    std::string s = "{\"type\":\"targets\",\"revision\":" + std::to_string(revision_) + ",\"targets\":";
+    if (!r) {
+        s += "null,\"style\":";
+        append_json_string(s, ctl_style_);
+    } else {
+        s += "{\"frames\":" + std::to_string(k_context_frames) + ",\"joints\":";
+        append_floats(s, r->target_joints.data(), r->target_joints.size());
+        s += ",\"roots\":";
+        append_floats(s, r->target_roots.data(), r->target_roots.size());
+        s += ",\"rotations\":";
+        append_floats(s, r->target_rotations.data(), r->target_rotations.size());
+        s += "},\"style\":";
+        append_json_string(s, r->style);
+    }
+    s += "}";
+    return std::make_shared<const std::string>(std::move(s));
+}
+
+void hub::maybe_plan() {
+    if (in_flight_ || !failed_.empty() || paused_) return;
+    const int64_t cf      = frame_ceil(tick_);
+    const bool    playing = jump_at_ >= 0 && frame_floor(tick_) < jump_end_;
+    int64_t       at      = 0;
+    if (!pending_.empty()) {
+        // commands changed: plan as soon as possible, unless an action plays in full first
+        if (playing && cf < next_plan_ - k_lead) return;
+        at = playing ? std::max(cf + k_lead, next_plan_) : cf + k_lead;
+    } else if (!hold_mode() && cf >= next_plan_ - k_lead) {
+        at = std::max(cf + k_lead, next_plan_);
+    } else {
+        return;
+    }
+
+    // coalesce the queued commands: controls fold into the state, the last one is scheduled
+    // with this plan and earlier ones are superseded; a jump ends the batch
+    bool    jump     = false;
+    int64_t last_ctl = -1;
+    std::vector<int64_t> seqs;
+    while (!pending_.empty() && !jump) {
+        const client_message m = pending_.front().msg;
+        pending_.pop_front();
+        if (m.type == msg_type::jump) {
+            jump = true;
+            seqs.push_back(m.seq);
+            continue;
+        }
+        if (last_ctl >= 0) ack(owner_id_, last_ctl, "superseded", "");
+        last_ctl = m.seq;
+        if (m.has_style) ctl_style_ = m.style;
+        if (m.has_move) {
+            ctl_move_[0] = m.move[0];
+            ctl_move_[1] = m.move[1];
+        }
+        if (m.has_facing) {
+            const float n  = std::hypot(m.facing[0], m.facing[1]);
+            ctl_facing_[0] = m.facing[0] / n;
+            ctl_facing_[1] = m.facing[1] / n;
+        }
+    }
+    if (last_ctl >= 0) seqs.push_back(last_ctl);
+
+    plan_request req;
+    req.epoch = epoch_;
+    req.at    = at;
+    req.context.resize(size_t(k_context_frames) * k_qpos_values);
+    for (int f = 0; f < k_context_frames; ++f) {
+        const timeline_frame & t = frame_at(at + f);
+        std::copy(t.qpos, t.qpos + k_qpos_values, req.context.begin() + long(f) * k_qpos_values);
+    }
+    req.facing[0] = ctl_facing_[0];
+    req.facing[1] = ctl_facing_[1];
+    const float mag  = std::hypot(ctl_move_[0], ctl_move_[1]);
+    const int   idle = planner_.find_style("idle");
+    if (jump) {
+        // one action plan: a temporary 5 m/s target speed along movement (or facing)
+        req.style = ctl_style_ == "idle" && planner_.find_style("walk") >= 0 ? "walk" : ctl_style_;
+        if (mag > 1e-3f) {
+            req.move[0] = ctl_move_[0] / mag;
+            req.move[1] = ctl_move_[1] / mag;
+        } else {
+            req.move[0] = ctl_facing_[0];
+            req.move[1] = ctl_facing_[1];
+        }
+        req.speed = k_jump_speed;
+    } else if (mag < 1e-3f) {
+        // zero movement: idle (when present) at speed 0, and the stop pose is then held
+        req.style = idle >= 0 ? "idle" : ctl_style_;
+        req.speed = 0;
+    } else {
+        req.style   = ctl_style_;
+        req.move[0] = ctl_move_[0] / mag;
+        req.move[1] = ctl_move_[1] / mag;
+        const int s = planner_.find_style(ctl_style_);
+        req.speed   = mag >= 0.99f ? -1.0f : planner_.styles()[size_t(s)].speed * mag;
+    }
+    req.seed        = ++plan_seed_;
+    in_flight_      = true;
+    in_flight_at_   = at;
+    in_flight_seqs_ = seqs;
+    in_flight_jump_ = jump;
+    in_flight_idle_ = !jump && mag < 1e-3f;
+    const bool ok   = planner_.submit(std::move(req), [this](plan_result r) {
+        event e;
+        e.kind = event::result;
+        e.plan = std::make_shared<plan_result>(std::move(r));
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            inbox_.push_back(std::move(e));
+        }
+        cv_.notify_all();
+    });
+    if (!ok) in_flight_ = false;   // the worker still finishes a stale job; try again next wake
+}
+
+void hub::on_result(plan_result & r) {
+    const bool mine = in_flight_;
+    const bool jump = in_flight_jump_;
+    in_flight_      = false;
+    in_flight_jump_ = false;
+    if (!mine || r.epoch != epoch_) return;   // stale: a reset happened meanwhile
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        stats_.last_planner_ms = r.planner_ms;
+        ++(r.ok ? stats_.plans : stats_.plan_failures);
+    }
+    std::vector<int64_t> seqs;
+    seqs.swap(in_flight_seqs_);
+    if (!r.ok || r.frames.size() < size_t(k_context_frames) + 1) {
+        failed_ = r.ok ? "planner returned too few frames" : r.error;
+        for (int64_t s : seqs) ack(owner_id_, s, "rejected", failed_);
+        broadcast_reliable(std::make_shared<const std::string>(make_error(failed_)));
+        std::fprintf(stderr, "serve: %s\n", failed_.c_str());
+        emit_frame();
+        return;
+    }
+    // splice: the plan replaces the timeline from its boundary on
+    const int64_t at = r.at;
+    if (at > timeline_end()) {
+        // held past the end: keep the held frame just before the boundary
+        timeline_frame held = timeline_.back();
+        timeline_.assign(1, held);
+        tl_base_ = at - 1;
+    }
+    while (timeline_end() > at && timeline_.size() > 1) timeline_.pop_back();
+    if (timeline_end() > at) {   // the boundary is the only frame left (cannot happen with the 12-frame lead)
+        timeline_.clear();
+        tl_base_ = at;
+    }
+    const int64_t frames = int64_t(r.frames.size());
+    for (auto & f : r.frames) timeline_.push_back(f);
+    if (jump) {
+        jump_at_   = at;
+        jump_end_  = at + frames - k_context_frames;
+        next_plan_ = jump_end_;
+    } else {
+        next_plan_ = at + std::min<int64_t>(k_replan, frames - k_context_frames);
+    }
+    last_plan_idle_ = in_flight_idle_;
+    ++revision_;
+    style_marks_.push_back({at, r.style});
+    targets_msg_ = make_targets(&r);
+    broadcast_reliable(targets_msg_);
+    for (int64_t s : seqs) {
+        send_to(owner_id_, make_ack_scheduled(s, epoch_, double(at) / 30.0, r.planner_ms));
+        waiting_.push_back({s, at});
+    }
+}
+
+} // namespace mb::serve

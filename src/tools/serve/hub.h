@@ -1,0 +1,157 @@
+// the stream hub: the one server loop that owns the timeline. It wakes every 5 ms, advances
+// an integer 50 Hz tick (reference frame = tick × 0.6 at 30 fps), keeps one plan in flight
+// on the planning worker, splices results into the timeline, and fans frames and reliable
+// events out to every viewer's queue. Sessions talk to it only through its inbox
+#pragma once
+
+#include "tools/serve/planner.h"
+#include "tools/serve/protocol.h"
+#include "tools/serve/viewer-queue.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace mb::serve {
+
+struct hub_options {
+    double reclaim_seconds = 30;    // after the owner left, a new connection may claim ownership
+    int    max_peers       = 8;     // WebSocket viewers at once
+};
+
+struct hub_stats {
+    uint64_t ticks = 0, slow_ticks = 0, plans = 0, plan_failures = 0, stalls = 0;
+    double   last_planner_ms = 0;
+    size_t   viewers = 0;
+};
+
+class hub {
+public:
+    hub(planner & p, hub_options opt);
+    ~hub();
+
+    void start();
+    void stop();
+
+    // peer slots: reserve before the WebSocket handshake, release when the connection ends
+    bool try_reserve_peer();
+    void release_peer();
+
+    // a connected viewer; the hub answers with hello + a snapshot. Returns the viewer id
+    uint64_t attach(std::shared_ptr<viewer_link> v, const std::string & resume_token);
+    void     detach(uint64_t id);
+    // a parsed message of viewer `id` (pings are answered by the session itself);
+    // `rejected` non-empty: the message was well formed but invalid (ack rejected)
+    void     post_message(uint64_t id, const client_message & m, const std::string & rejected = "");
+
+    hub_stats stats() const;
+
+private:
+    using clock = std::chrono::steady_clock;
+
+    struct event {
+        enum kind_t { attach, detach, message, result } kind = message;
+        uint64_t                     id = 0;
+        std::shared_ptr<viewer_link> link;
+        std::string                  token, rejected;
+        client_message               msg;
+        std::shared_ptr<plan_result> plan;
+    };
+    struct viewer {
+        std::shared_ptr<viewer_link> link;
+        bool                         owner = false;
+    };
+    struct pending_cmd {
+        client_message msg;
+    };
+    struct waiting_ack {
+        int64_t seq = 0;
+        int64_t at  = 0;    // frame at which it takes effect
+    };
+
+    planner &   planner_;
+    hub_options opt_;
+
+    // inbox (any thread)
+    mutable std::mutex      mu_;
+    std::condition_variable cv_;
+    std::deque<event>       inbox_;
+    bool                    stop_ = false;
+    std::thread             thread_;
+    std::atomic<uint64_t>   next_id_{1};
+    std::atomic<int>        peers_{0};
+    hub_stats               stats_;          // guarded by mu_ (copied from the loop)
+
+    // ---- loop state (hub thread only) ----
+    std::map<uint64_t, viewer> viewers_;
+    uint64_t    owner_id_ = 0;
+    std::string owner_token_;
+    bool        had_owner_ = false;
+    clock::time_point owner_lost_at_{};
+    int64_t     last_seq_ = 0;
+
+    uint64_t    epoch_ = 1;
+    int64_t     tick_  = 0;
+    uint64_t    slow_ticks_ = 0;
+    bool        paused_ = false;
+    bool        stalled_ = false;            // the clock waits for a late plan
+    std::string failed_;                     // planner failure: resume rejected until reset
+    clock::time_point deadline_{};
+    clock::time_point last_sent_{};
+
+    std::deque<timeline_frame> timeline_;
+    int64_t     tl_base_ = 0;                // absolute frame of timeline_[0]
+    int64_t     next_plan_ = 12;
+    bool        in_flight_ = false;
+    int64_t     in_flight_at_ = 0;
+    std::vector<int64_t> in_flight_seqs_;
+    bool        in_flight_jump_ = false;
+    bool        in_flight_idle_ = false;
+    uint64_t    plan_seed_ = 0;
+    bool        last_plan_idle_ = false;
+
+    std::string ctl_style_ = "walk";
+    float       ctl_move_[2]   = {0, 0};
+    float       ctl_facing_[2] = {0, 1};
+    std::deque<pending_cmd>  pending_;
+    std::vector<waiting_ack> waiting_;
+
+    int64_t     jump_at_ = -1, jump_end_ = -1;   // frames of the playing jump
+    uint64_t    revision_ = 0;
+    std::string shown_style_;
+    struct style_mark { int64_t at; std::string style; };
+    std::deque<style_mark> style_marks_;
+    message_ptr targets_msg_;
+    message_ptr last_frame_;
+
+    void run();
+    void handle(event & e);
+    void on_attach(event & e);
+    void on_detach(uint64_t id);
+    void on_message(uint64_t id, const client_message & m, const std::string & rejected);
+    void on_result(plan_result & r);
+    void advance_clock(clock::time_point now);
+    void maybe_plan();
+    void reset_world();
+    void emit_frame();
+    bool holding_now() const;
+    void send_to(uint64_t id, const std::string & text);
+    void broadcast_reliable(const message_ptr & m);
+    void broadcast_pose(const message_ptr & m);
+    void ack(uint64_t id, int64_t seq, const char * state, const std::string & error);
+    const timeline_frame & frame_at(int64_t i) const;
+    int64_t timeline_end() const { return tl_base_ + int64_t(timeline_.size()); }
+    bool    control_zero() const;
+    bool    hold_mode() const;
+    message_ptr make_targets(const plan_result * r);
+};
+
+} // namespace mb::serve

@@ -1,0 +1,100 @@
+// shared setup of the serve tests
+#include "serve-fixture.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace mb::test {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string quote(const std::string & s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+int run(const std::string & cmd, const std::string & log) {
+    const int st = std::system((cmd + " >/dev/null 2>>" + quote(log)).c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+std::string slurp(const std::string & path) {
+    std::ifstream f(path);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+serve_assets make_assets() {
+    serve_assets a;
+    if (!fs::exists(MB_PYTHON)) {
+        a.why = std::string(MB_PYTHON) + " not found";
+        return a;
+    }
+    const std::string conv = std::string(MB_SOURCE_DIR) + "/tools/convert.py";
+    a.dir                  = ::testing::TempDir() + "mb-serve-" + std::to_string(::getpid());
+    fs::remove_all(a.dir);
+    fs::create_directories(a.dir);
+    const std::string log = a.dir + "/setup.log";
+    if (run(std::string(MB_PYTHON) + " -c 'import numpy'", log) != 0) {
+        a.why = std::string(MB_PYTHON) + " has no numpy";
+        return a;
+    }
+    const std::string py = std::string(MB_PYTHON) + " " + quote(conv);
+    a.bundle             = a.dir + "/bundle";
+    a.styles_dir         = a.dir + "/styles";
+    if (run(py + " random-bundle --preset small --seed 5 --quiet --out " + quote(a.bundle), log) != 0 ||
+        run(py + " demo-styles --out " + quote(a.styles_dir), log) != 0) {
+        a.why = "converter failed: " + slurp(log);
+        return a;
+    }
+    for (const auto & e : fs::directory_iterator(a.styles_dir)) {
+        if (e.path().extension() == ".mbstyle") a.styles.push_back(e.path().string());
+    }
+    std::sort(a.styles.begin(), a.styles.end());
+    // a viewer directory with a symlink pointing out of it
+    a.web = a.dir + "/web";
+    fs::create_directories(a.web + "/vendor");
+    std::ofstream(a.web + "/index.html") << "<!doctype html><title>viewer</title>\n";
+    std::ofstream(a.web + "/app.js") << "console.log('viewer');\n";
+    std::ofstream(a.web + "/vendor/three.module.js") << "export const REVISION = 'test';\n";
+    std::ofstream(a.dir + "/secret.txt") << "outside the web root\n";
+    std::ofstream(a.web + "/.hidden") << "dot file\n";
+    fs::create_symlink(a.dir + "/secret.txt", a.web + "/escape.txt");
+    return a;
+}
+
+} // namespace
+
+const serve_assets & get_serve_assets() {
+    static const serve_assets a = make_assets();
+    return a;
+}
+
+serve::planner & get_planner() {
+    static std::unique_ptr<serve::planner> p;
+    if (!p) p = std::make_unique<serve::planner>(get_serve_assets().bundle, get_serve_assets().styles, 1);
+    return *p;
+}
+
+test_server::test_server(serve::server_options opt) {
+    opt.listen     = "127.0.0.1:0";
+    if (opt.web_root.empty()) opt.web_root = get_serve_assets().web;
+    opt.io_threads = 2;
+    srv            = std::make_unique<serve::server>(opt, get_planner());
+    srv->start();
+}
+
+test_server::~test_server() {
+    srv->stop();
+    srv.reset();
+}
+
+} // namespace mb::test
