@@ -16,8 +16,8 @@ const $ = (id) => document.getElementById(id);
 // what the page is doing, for people (status line) and for the browser test (window.motionbricks)
 const debug = {
     ready: false, connection: 'connecting', owner: null, frames_received: 0, frames_rendered: 0,
-    invalid: 0, fps: 0, pelvis: null, buffer_state: 'empty', planning: false, plan_ms: null,
-    ghosts: 0, sent: 0, acks: {}, errors: [],
+    invalid: 0, fps: 0, pelvis: null, buffer_state: 'empty', planning: false, paused: false, frame_error: null, plan_ms: null,
+    ghosts: 0, sent: 0, acks: {}, errors: [], notices: [],
 };
 window.motionbricks = debug;
 
@@ -111,6 +111,7 @@ function main(meta) {
         orbit.zoom(Math.exp(ev.deltaY * 0.001));
     }, { passive: false });
     $('reset-camera').addEventListener('click', () => orbit.restore());
+    debug.orbit = orbit;   // plain numbers: yaw, pitch, distance
     $('stop').addEventListener('click', () => command.stop());
 
     // stream
@@ -122,6 +123,7 @@ function main(meta) {
         on_state: (s) => {
             debug.connection = s;
             if (s === 'open') command.forget_sent();
+            update_status();
         },
         on_invalid: (e) => {
             debug.invalid++;
@@ -144,7 +146,7 @@ function main(meta) {
                 arrivals.push(performance.now());
                 if (last_epoch !== null && m.epoch !== last_epoch) view.clear_trail();
                 last_epoch = m.epoch;
-                if (m.error) report_error(`server: ${m.error}`);
+                if (m.error && m.error !== debug.frame_error) report_error(`server: ${m.error}`);
                 break;
             case 'targets':
                 targets = target_poses(r.targets);
@@ -198,6 +200,7 @@ function main(meta) {
             debug.planning = !!pose.frame.planning;
             debug.paused = !!pose.frame.paused;
             debug.style = pose.frame.style ?? null;
+            debug.frame_error = pose.frame.error ?? null;
         }
         debug.buffer_state = buffer.state;
 
@@ -246,6 +249,16 @@ function main(meta) {
         if (debug.plan_ms !== null) parts.push(`plan ${debug.plan_ms.toFixed(0)} ms`);
         if (debug.style) parts.push(`style ${debug.style}`);
         $('status').textContent = parts.join(' · ');
+        // the big notice in the middle: why the robot is not moving, when it is not
+        const error = debug.frame_error;
+        const notice = client.fatal ? 'Disconnected: incompatible server'
+            : error ? `Simulation stopped: ${error}`
+                : debug.connection !== 'open' ? 'Connecting to the server…'
+                    : debug.planning ? 'Waiting for motion planner'
+                        : debug.paused ? 'Simulation paused' : '';
+        $('notice').textContent = notice;
+        $('notice').hidden = notice === '';
+        if (notice && !debug.notices.includes(notice)) debug.notices.push(notice);
         $('status').dataset.connection = debug.connection;
         document.body.classList.toggle('spectator', debug.owner === false);
     }

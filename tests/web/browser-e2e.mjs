@@ -174,10 +174,28 @@ try {
     check(/spectator/.test(status2), `spectator status: ${status2}`);
     await page2.close();
 
+    // orbit by dragging, zoom with the wheel, reset camera restores
+    const o0 = (await state()).orbit;
+    await page.mouse.move(300, 300);
+    await page.mouse.down();
+    await page.mouse.move(420, 330, { steps: 6 });
+    await page.mouse.up();
+    await page.mouse.wheel(0, 600);
+    await sleep(300);
+    const o1 = (await state()).orbit;
+    check(Math.abs(o1.yaw - o0.yaw) > 0.3 && o1.pitch > o0.pitch, `dragging orbits the camera (yaw ${o0.yaw.toFixed(2)} → ${o1.yaw.toFixed(2)})`);
+    check(o1.distance > o0.distance * 1.2, `the wheel zooms out (${o0.distance.toFixed(2)} → ${o1.distance.toFixed(2)} m)`);
+    await page.click('#reset-camera');
+    const o2 = (await state()).orbit;
+    check(o2.yaw === o2.home.yaw && o2.distance === o2.home.distance, 'reset camera restores the view');
+    check(await page.locator('#notice').isHidden(), 'no notice while the simulation runs');
+
     // a dropped link reconnects and resumes ownership with the stored token
     if (mock) {
         const before = (await state()).frames_received;
+        await page.evaluate(() => { window.motionbricks.notices = []; });
         await fetch(base + '/mock/drop');
+        await wait_for(page, () => window.motionbricks.notices.some((n) => n.startsWith('Connecting')), 'a notice shows while the link is down');
         await wait_for(page, (n) => window.motionbricks.connection === 'open' && window.motionbricks.owner === true &&
             window.motionbricks.frames_received > n + 20, 'reconnects and is owner again', before);
     }
