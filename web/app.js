@@ -261,6 +261,8 @@ function main(meta) {
         if (notice && !debug.notices.includes(notice)) debug.notices.push(notice);
         $('status').dataset.connection = debug.connection;
         document.body.classList.toggle('spectator', debug.owner === false);
+        // only the owner steers
+        select.disabled = $('stop').disabled = debug.owner !== true;
     }
 
     debug.ready = true;

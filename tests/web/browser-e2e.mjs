@@ -172,6 +172,7 @@ try {
     await wait_for(page2, () => window.motionbricks?.owner === false && window.motionbricks.frames_rendered > 10, 'second viewer is a spectator and renders');
     const status2 = await page2.textContent('#status');
     check(/spectator/.test(status2), `spectator status: ${status2}`);
+    check(await page2.locator('#style').isDisabled(), 'a spectator cannot pick a style');
     await page2.close();
 
     // orbit by dragging, zoom with the wheel, reset camera restores
