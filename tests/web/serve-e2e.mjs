@@ -4,6 +4,7 @@
 //
 //   node tests/web/serve-e2e.mjs --bin MOTIONBRICKS --work DIR browser --screenshot PNG
 //   node tests/web/serve-e2e.mjs --bin MOTIONBRICKS --work DIR fk-parity
+//   node tests/web/serve-e2e.mjs --bin MOTIONBRICKS --work DIR client      (StreamClient, no browser)
 //   node tests/web/serve-e2e.mjs --work DIR --python PY prepare     (bundle + styles, once)
 //
 // exit 0 pass, 1 fail, 77 skipped (browser missing, as browser-e2e.mjs says).
@@ -23,9 +24,9 @@ const opt = (name, fallback = null) => {
 const bin = opt('--bin') && resolve(opt('--bin'));
 const work = opt('--work') && resolve(opt('--work'));
 const python = opt('--python', '/usr/bin/python3');
-const mode = ['prepare', 'browser', 'fk-parity'].find((m) => args.includes(m));
+const mode = ['prepare', 'browser', 'fk-parity', 'client'].find((m) => args.includes(m));
 if (!work || !mode || (mode !== 'prepare' && !bin)) {
-    console.error('usage: serve-e2e.mjs --bin MOTIONBRICKS --work DIR (prepare | browser [--screenshot PNG] | fk-parity)');
+    console.error('usage: serve-e2e.mjs --bin MOTIONBRICKS --work DIR (prepare | browser [--screenshot PNG] | fk-parity | client)');
     process.exit(2);
 }
 const bundle = join(work, 'bundle'), styles = join(work, 'styles');
@@ -107,6 +108,11 @@ try {
         const screenshot = opt('--screenshot', join(work, 'viewer-serve.png'));
         const r = spawnSync(process.execPath, [join(here, 'browser-e2e.mjs'), '--url', server.url, '--screenshot', screenshot],
             { stdio: 'inherit', cwd: source });
+        rc = r.status ?? 1;
+    } else if (mode === 'client') {
+        const r = spawnSync(process.execPath, ['--test', join(here, 'client-serve.test.mjs')], {
+            stdio: 'inherit', cwd: source, env: { ...process.env, MB_SERVE_URL: server.url },
+        });
         rc = r.status ?? 1;
     } else {
         // the served meta (rest positions the viewer uses) and a planned motion over the same bundle
