@@ -144,6 +144,7 @@ function main(meta) {
                 }
                 debug.frames_received++;
                 arrivals.push(performance.now());
+                if (arrivals.length > 1000) arrivals.splice(0, arrivals.length - 1000);   // a hidden tab renders nothing
                 if (last_epoch !== null && m.epoch !== last_epoch) view.clear_trail();
                 last_epoch = m.epoch;
                 if (m.error && m.error !== debug.frame_error) report_error(`server: ${m.error}`);
