@@ -361,8 +361,7 @@ void agent_prepare(const std::vector<style_asset> & styles, const qpos_converter
     r.allow_out_of_reach      = false;
 }
 
-agent_plan agent_finish(const std::vector<style_asset> & styles, const qpos_converter & conv, agent_trace & t) {
-    (void) styles;
+agent_plan agent_finish(const qpos_converter & conv, agent_trace & t) {
     const predict_result & res = t.result;
     const int              n   = res.frames;
     if (n <= 0 || (int64_t) res.global_features.size() != (int64_t) n * k_global_dim) {
@@ -542,7 +541,7 @@ agent_plan agent::plan(const agent_command & cmd, agent_trace * trace) {
     }
     agent_prepare(styles_, conv_, ctx, cmd, t);
     t.result        = model_.predict(t.request);
-    agent_plan plan = agent_finish(styles_, conv_, t);
+    agent_plan plan = agent_finish(conv_, t);
     buffer_         = plan.qpos;
     cursor_         = 0;
     last_style_     = plan.style;

@@ -83,23 +83,33 @@ void agent_prepare(const std::vector<style_asset> & styles, const qpos_converter
 
 // steps (f)–(g): predict output → canonical qpos → world qpos (t.qpos_uncanon) → the plan
 // with the seam blended against the raw context; reads t.result
-agent_plan agent_finish(const std::vector<style_asset> & styles, const qpos_converter & conv, agent_trace & t);
+agent_plan agent_finish(const qpos_converter & conv, agent_trace & t);
 
 class agent {
 public:
     // `model` is borrowed and must outlive the agent; styles are copied. The initial buffer
     // is the "idle" style's clip (else style 0) as upstream's reset builds it
     agent(motion_model & model, std::vector<style_asset> styles);
+    // an agent without styles of its own, for callers that pass styles with each plan (the C
+    // ABI): no buffer until reset(style), set_context or the first plan (from its style's clip)
+    explicit agent(motion_model & model);
 
     const std::vector<style_asset> & styles() const { return styles_; }
     int find_style(const std::string & name) const;     // -1 when absent
 
     // back to the initial buffer, cursor 0
     void reset();
+    // the initial buffer from `initial`'s clip instead of the idle style's, cursor 0
+    void reset(const style_asset & initial);
+    // no buffer: the next plan starts from its style's clip
+    void clear();
+    bool has_context() const { return !buffer_.empty(); }
     // replaces the buffer with `frames` ≥ 4 world qpos frames [frames, 36]; cursor 0
     void set_context(const float * qpos, int frames);
     // plans from the 4 buffer frames at the cursor; the plan becomes the buffer, cursor 0
     agent_plan plan(const agent_command & cmd, agent_trace * trace = nullptr);
+    // the same with the caller's styles (cmd.style indexes `styles`; the agent's own are unused)
+    agent_plan plan(const std::vector<style_asset> & styles, const agent_command & cmd, agent_trace * trace = nullptr);
     // moves the cursor (clamped to the buffer's last frame)
     void advance(int frames);
     // upstream's replan rule: the cursor reached frame 16 or the buffer's last frame, unless

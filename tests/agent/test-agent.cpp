@@ -192,7 +192,7 @@ TEST_F(agent_small, finish_matches_upstream_on_recorded_predict_output) {
         t.result.num_tokens = n;
         t.result.frames     = 4 * n;
         t.result.global_features.assign(feat.begin(), feat.begin() + 4 * n * 414);
-        const agent_plan plan = agent_finish(fx.styles, conv, t);
+        const agent_plan plan = agent_finish(conv, t);
         ASSERT_EQ(plan.frames, 4 * n);
         EXPECT_EQ(plan.style, fx.run.at("rp_mode_final").to_i64()[r]);
         const std::vector<float> radius = hinge_radius(conv, feat.data(), plan.frames);
@@ -222,7 +222,7 @@ TEST_F(agent_small, plans_match_upstream_for_every_replan) {
         const auto   feat = fx.slice("rp_out_global_poses", r);
         const double ef   = max_abs_diff(t.result.global_features.data(), feat.data(), size_t(4 * n * 414));
         EXPECT_LE(ef, 2e-4);
-        const agent_plan plan = agent_finish(fx.styles, conv, t);
+        const agent_plan plan = agent_finish(conv, t);
         ASSERT_EQ(plan.frames, 4 * n);
         const std::vector<float> radius = hinge_radius(conv, feat.data(), plan.frames);
         const double eb = qpos_diff(plan.qpos.data(), fx.slice("rp_qpos_blended", r).data(), plan.frames, radius.data());
