@@ -210,6 +210,9 @@ export function parse_server_message(text, n_joints = N_JOINTS) {
 export function read_meta(meta) {
     if (meta === null || typeof meta !== 'object') throw new Error('meta is not an object');
     if (!is_num(meta.fps) || meta.fps <= 0 || meta.fps > 1000) throw new Error('meta fps is out of range');
+    if (meta.protocol_version !== undefined && meta.protocol_version !== PROTOCOL_VERSION) {
+        throw new Error(`the server speaks animation protocol ${meta.protocol_version}; this viewer speaks ${PROTOCOL_VERSION}`);
+    }
     const joints = meta.joints;
     if (!Array.isArray(joints) || joints.length < 1 || joints.length > 256) throw new Error('meta joints is not a list');
     const names = [], parents = [], positions = new Float32Array(joints.length * 3);

@@ -128,4 +128,6 @@ test('meta: joints with valid parents and rest positions, styles, demo flag', ()
     assert.throws(() => read_meta({ fps: 0, joints }), /fps/);
     assert.throws(() => read_meta({ fps: 30, joints, styles: [{ speed: 1 }] }), /style/);
     assert.throws(() => read_meta(null), /object/);
+    assert.equal(read_meta({ fps: 30, joints, protocol_version: 1 }).fps, 30);
+    assert.throws(() => read_meta({ fps: 30, joints, protocol_version: 2 }), /protocol 2/);
 });
