@@ -498,12 +498,23 @@ int agent::find_style(const std::string & name) const {
     return style_named(styles_, name.c_str());
 }
 
+agent::agent(motion_model & model) : model_(model) {}
+
 void agent::reset() {
-    // upstream: the idle clip as qpos, padded to 64 frames with its last frame
     int idx = find_style("idle");
     if (idx < 0) idx = 0;
-    const style_asset & s = styles_[idx];
-    const int           n = std::max<int>(64, (int) s.frames);
+    reset(styles_.at(idx));
+}
+
+void agent::clear() {
+    buffer_.clear();
+    cursor_     = 0;
+    last_style_ = -1;
+}
+
+void agent::reset(const style_asset & s) {
+    // upstream: the idle clip as qpos, padded to 64 frames with its last frame
+    const int n = std::max<int>(64, (int) s.frames);
     buffer_.assign((size_t) n * 36, 0.0f);
     for (uint32_t f = 0; f < s.frames; ++f) {
         double rot[k_j * 9];
@@ -531,6 +542,14 @@ void agent::set_context(const float * qpos, int frames) {
 }
 
 agent_plan agent::plan(const agent_command & cmd, agent_trace * trace) {
+    return plan(styles_, cmd, trace);
+}
+
+agent_plan agent::plan(const std::vector<style_asset> & styles, const agent_command & cmd, agent_trace * trace) {
+    if (cmd.style < 0 || cmd.style >= (int) styles.size()) {
+        throw std::invalid_argument("agent: style index " + std::to_string(cmd.style) + " out of range");
+    }
+    if (buffer_.empty()) reset(styles[cmd.style]);   // no history yet: start from the style's clip
     agent_trace  local;
     agent_trace & t = trace ? *trace : local;
     const int    n = (int) (buffer_.size() / 36);
@@ -539,7 +558,7 @@ agent_plan agent::plan(const agent_command & cmd, agent_trace * trace) {
         const int f = std::min(cursor_ + i, n - 1);
         for (int c = 0; c < 36; ++c) ctx[i * 36 + c] = buffer_[(size_t) f * 36 + c];
     }
-    agent_prepare(styles_, conv_, ctx, cmd, t);
+    agent_prepare(styles, conv_, ctx, cmd, t);
     t.result        = model_.predict(t.request);
     agent_plan plan = agent_finish(conv_, t);
     buffer_         = plan.qpos;

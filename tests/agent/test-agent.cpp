@@ -344,3 +344,26 @@ TEST_F(agent_small, world_target_drives_the_springs) {
     a.target_heading = NAN;
     EXPECT_THROW(agent_prepare(fx.styles, conv, ctx.data(), a, ta), std::invalid_argument);
 }
+
+// the C ABI's use: an agent without styles of its own, one style passed with each plan
+TEST_F(agent_small, model_only_agent_plans_with_caller_styles) {
+    MB_REQUIRE_SHARED(dir, "fixtures/reference-small");
+    mb::test::reference_model ref(dir, 2);
+    agent a(*ref.model);
+    EXPECT_FALSE(a.has_context());
+    const std::vector<style_asset> walk = {fx.styles[2]};
+    agent_command cmd;
+    cmd.movement[0] = 1;
+    const agent_plan p = a.plan(walk, cmd);   // no history: starts from the style's clip
+    EXPECT_TRUE(a.has_context());
+    EXPECT_GE(p.frames, 24);
+    EXPECT_EQ(p.style, 0);
+    a.clear();
+    EXPECT_FALSE(a.has_context());
+    a.reset(fx.styles[0]);
+    EXPECT_EQ(a.buffer().size(), 64u * 36);
+    cmd.style = 1;
+    EXPECT_THROW(a.plan(walk, cmd), std::invalid_argument);
+    agent copy(a);   // agents copy (the C ABI keeps a backup across a failed plan)
+    EXPECT_EQ(copy.buffer(), a.buffer());
+}
