@@ -378,8 +378,10 @@ def write_style(path, name, speed, buffers, allowed_tokens, source_sha256, index
     mask = np.ascontiguousarray(allowed_tokens, dtype=np.int32)
     if not name:
         raise ConvertError("style name is empty")
-    if not (math.isfinite(speed) and speed >= 0):
-        raise ConvertError("style speed %r must be finite and >= 0" % speed)
+    if not (math.isfinite(speed) and 0 <= speed <= 100):
+        raise ConvertError("style speed %r must be finite and within 0..100 m/s" % speed)
+    if index is not None and not (0 <= int(index) <= 0xFFFFFFFF):
+        raise ConvertError("style index %r does not fit UINT32" % index)
     if not (C.STYLE_MIN_FRAMES <= frames <= C.STYLE_MAX_FRAMES):
         raise ConvertError("style has %d frames, allowed %d..%d" % (frames, C.STYLE_MIN_FRAMES, C.STYLE_MAX_FRAMES))
     if pos.shape != (frames, C.N_JOINTS, 3) or root.shape != (frames, 3) or head.shape != (frames,):

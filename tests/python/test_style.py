@@ -200,6 +200,8 @@ class BadInputTest(unittest.TestCase):
             ("tokens garbage", ("--allowed-tokens", "x"), "bad range"),
             ("negative speed", ("--speed", "-1"), "speed"),
             ("NaN speed", ("--speed", "nan"), "speed"),
+            ("huge speed", ("--speed", "1e300"), "speed"),
+            ("negative index", ("--index", "-1"), "index"),
             ("zero fps", ("--fps", "0"), "--fps"),
             ("bad source hash", ("--source-sha256", "ABC"), "sha256"),
             ("empty name", ("--name", ""), "name"),
