@@ -4,8 +4,8 @@
 
 import * as THREE from './vendor/three.module.js';
 
-const BONE_RADIUS = 0.018;
-const JOINT_RADIUS = 0.028;
+const BONE_RADIUS = 0.024;
+const JOINT_RADIUS = 0.032;
 const TRAIL_POINTS = 2048;
 const TRAIL_STEP = 0.02;     // m between trail points
 const GHOST_COLORS = [0xffb347, 0xff8c1a, 0xff5e3a, 0xe0457b];

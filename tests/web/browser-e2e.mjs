@@ -201,6 +201,25 @@ try {
             window.motionbricks.frames_received > n + 20, 'reconnects and is owner again', before);
     }
 
+    // the canvas really shows the skeleton (cyan bones) and the ghosts (orange)
+    const pixels = await page.evaluate(() => {
+        const src = document.getElementById('view');
+        const c = document.createElement('canvas');
+        c.width = src.width; c.height = src.height;
+        const g = c.getContext('2d');
+        g.drawImage(src, 0, 0);
+        const d = g.getImageData(0, 0, c.width, c.height).data;
+        let cyan = 0, orange = 0;
+        for (let i = 0; i < d.length; i += 4) {
+            const r = d[i], gr = d[i + 1], b = d[i + 2];
+            if (gr > 90 && gr - r > 40 && b - r > 40) cyan++;
+            if (r > 170 && gr > 50 && gr < 200 && b < 120 && r - b > 90) orange++;
+        }
+        return { cyan, orange };
+    });
+    check(pixels.cyan > 150, `the skeleton is drawn (${pixels.cyan} bone-coloured pixels)`);
+    check(pixels.orange > 20, `the target ghosts are drawn (${pixels.orange} ghost-coloured pixels)`);
+
     await sleep(300);
     mkdirSync(dirname(screenshot), { recursive: true });
     await page.screenshot({ path: screenshot });
