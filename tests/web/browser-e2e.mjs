@@ -226,6 +226,20 @@ try {
     console.log(`screenshot: ${screenshot}`);
     s = await state();
     check(s.invalid === 0, `no message dropped by validation over the whole run (${s.invalid})`);
+
+    if (mock) {
+        // a late plan shows the planner notice; a server of another protocol version is refused for good
+        await fetch(base + '/mock/set?planning=1');
+        await wait_for(page, () => document.getElementById('notice').textContent === 'Waiting for motion planner',
+            'a late plan shows "Waiting for motion planner"');
+        await fetch(base + '/mock/set?planning=0&version=2');
+        await fetch(base + '/mock/drop');
+        await wait_for(page, () => /incompatible/.test(document.getElementById('notice').textContent) &&
+            /unsupported protocol version 2/.test(document.getElementById('status').textContent), 'a version 2 hello stops the client');
+        const n = mock.world.connections;
+        await sleep(2000);
+        check((await state()).connection === 'closed' && mock.world.connections === n, 'and it does not reconnect');
+    }
     check(page_errors.length === 0, `no page errors (${page_errors.join(' | ')})`);
 } catch (e) {
     check(false, `unexpected: ${e.stack ?? e}`);

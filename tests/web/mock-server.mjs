@@ -56,7 +56,7 @@ export function start_mock({ port = 0, styles = ['walk', 'idle', 'run'], demo = 
     const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
     const world = {
         epoch: 0, tick: 0, x: 0, z: 0, yaw: 0, move: [0, 0], facing: [0, 1], style: 'walk', revision: 0,
-        owner: null, token: randomBytes(16).toString('hex'), last_seq: 0, paused: false, phase: 0,
+        owner: null, token: randomBytes(16).toString('hex'), last_seq: 0, paused: false, phase: 0, planning: false, version: 1, connections: 0,
     };
     const peers = new Set();
     const log = [];
@@ -107,7 +107,7 @@ export function start_mock({ port = 0, styles = ['walk', 'idle', 'run'], demo = 
         return {
             type: 'frame', epoch: world.epoch, tick: world.tick, time: world.tick / 50, root: p.root, rotations: p.rotations,
             contacts: [], physics: false, physics_time: 0, fallen: false, paused: world.paused, holding: speed === 0,
-            planning: false, kind: 'motion', progress: 0, revision: world.revision, style: world.style, slow_ticks: 0,
+            planning: world.planning, kind: 'motion', progress: 0, revision: world.revision, style: world.style, slow_ticks: 0,
         };
     }
 
@@ -179,6 +179,14 @@ export function start_mock({ port = 0, styles = ['walk', 'idle', 'run'], demo = 
             return json(200, { dropped: true });
         }
         if (url.pathname === '/mock/log') return json(200, log);
+        if (url.pathname === '/mock/set') {
+            // test knobs: planning=1 (a late plan), paused=1, version=N (hello of another protocol)
+            for (const [k, v] of url.searchParams) {
+                if (k === 'planning' || k === 'paused') world[k] = v === '1';
+                else if (k === 'version') world.version = Number(v);
+            }
+            return json(200, { ok: true });
+        }
         const rel = url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname.slice(1));
         const file = normalize(join(WEB_DIR, rel));
         if (!file.startsWith(WEB_DIR + sep) || rel.includes('node_modules')) return json(404, { error: 'not found' });
@@ -195,6 +203,7 @@ export function start_mock({ port = 0, styles = ['walk', 'idle', 'run'], demo = 
         const url = new URL(req.url, 'http://x');
         if (url.pathname !== '/api/stream/socket') return socket.destroy();
         wss.handleUpgrade(req, socket, head, (ws) => {
+            world.connections++;
             const resume = url.searchParams.get('resume');
             const owner = world.owner === null && (resume === null || resume === world.token);
             if (owner) {
@@ -203,7 +212,7 @@ export function start_mock({ port = 0, styles = ['walk', 'idle', 'run'], demo = 
             }
             peers.add(ws);
             send(ws, {
-                type: 'hello', version: 1, owner, ...(owner ? { token: world.token } : {}), last_seq: owner ? world.last_seq : 0,
+                type: 'hello', version: world.version, owner, ...(owner ? { token: world.token } : {}), last_seq: owner ? world.last_seq : 0,
                 epoch: world.epoch, physics_available: false, buffer_seconds: 0.15,
             });
             send(ws, targets());
