@@ -44,12 +44,14 @@
  * Thread safety:
  *   - Distinct objects may be used from distinct threads concurrently, including distinct models.
  *   - A model is immutable after mb_model_load and may be shared by threads. Calls that run the
- *     networks on a model (mb_model_infer, mb_model_infer_batch) take a lock inside that model, so
- *     concurrent calls sharing one model are serialised by the library (they do not run in
- *     parallel): load one model per worker thread for parallel throughput. Model getters may be
- *     called concurrently with anything except mb_model_free.
- *   - Options, commands and inference requests are not synchronised: calls that mutate one of
- *     them must not overlap with any other call using the same object.
+ *     networks on a model (mb_model_infer, mb_model_infer_batch, mb_agent_plan, mb_agent_plan_batch)
+ *     take a lock inside that model, so concurrent calls sharing one model (also through different
+ *     agents) are serialised by the library (they do not run in parallel): load one model per worker
+ *     thread for parallel throughput. Model getters may be called concurrently with anything except
+ *     mb_model_free.
+ *   - Options, styles, commands, agents and inference requests are not synchronised: calls that mutate
+ *     one of them must not overlap with any other call using the same object (a plan reads its
+ *     command and the command's style).
  *   - A motion is immutable; any number of threads may read it concurrently until mb_motion_free.
  *   - Freeing an object while another thread uses it is undefined behaviour.
  */
@@ -107,9 +109,9 @@ typedef uint32_t mb_device;
 
 typedef struct mb_runtime_options mb_runtime_options; /* how to load a model (device, threads) */
 typedef struct mb_model           mb_model;           /* a loaded bundle: immutable, shareable */
-typedef struct mb_style           mb_style;           /* a motion style (functions added with the agent) */
+typedef struct mb_style           mb_style;           /* a motion style: exemplar clip, speed, durations */
 typedef struct mb_command         mb_command;         /* what an agent plan should do (pure data) */
-typedef struct mb_agent           mb_agent;           /* a stateful animation agent (added later) */
+typedef struct mb_agent           mb_agent;           /* a stateful animation agent (history + planner) */
 typedef struct mb_motion          mb_motion;          /* a generated motion (immutable result) */
 
 /* ==== library =================================================================================== */
@@ -278,11 +280,85 @@ MB_API mb_status mb_model_get_joint_parent(const mb_model * value, uint32_t join
 MB_API mb_status mb_model_get_neutral_joint_position(const mb_model * value, uint32_t joint, float * x, float * y,
                                                      float * z, char * error, uint64_t error_capacity);
 
-/* ==== styles and agents =========================================================================
- * mb_style_load/free/get_name/set_speed/get_speed and mb_agent_create/free/reset/set_context/plan/
- * plan_batch/advance are declared here, with their implementation, by the styles-and-agent work.
- * The mb_style and mb_agent handle types above are already part of ABI v1.
- * ============================================================================================== */
+/* ==== styles ==================================================================================== */
+
+/* Loads and validates a .mbstyle v1 file (one exemplar clip of the G1 skeleton, its configured speed and
+ * its allowed durations). `model` is only used to check that the style's skeleton matches; the style
+ * keeps no reference to it. *output receives a new style owned by the caller; free it with
+ * mb_style_free after the last plan of every command that borrows it. Errors: MB_INVALID_ARGUMENT
+ * (model, style_path or output NULL, style_path ""), MB_IO_ERROR (missing or unreadable file),
+ * MB_INVALID_FORMAT (malformed file: keys, shapes, non-finite values, rotations, duration mask),
+ * MB_OUT_OF_MEMORY. */
+MB_API mb_status mb_style_load(const mb_model * model, const char * style_path, mb_style ** output, char * error,
+                               uint64_t error_capacity);
+
+/* Frees a style. NULL is a no-op. Commands that still point to it must not be used for plans. */
+MB_API void mb_style_free(mb_style * value);
+
+/* Writes the style's name (e.g. "walk") to *output: a NUL-terminated string borrowed from the style until
+ * mb_style_free. value and output must not be NULL. */
+MB_API mb_status mb_style_get_name(const mb_style * value, const char ** output, char * error,
+                                   uint64_t error_capacity);
+
+/* Overrides the style's configured speed (metres per second), used by commands whose target speed is
+ * negative. Must be finite and >= 0, else MB_INVALID_ARGUMENT. value must not be NULL. */
+MB_API mb_status mb_style_set_speed(mb_style * value, float metres_per_second, char * error,
+                                    uint64_t error_capacity);
+
+/* Writes the style's current speed (the file's value unless overridden) to *output. value and output must
+ * not be NULL. */
+MB_API mb_status mb_style_get_speed(const mb_style * value, float * output, char * error, uint64_t error_capacity);
+
+/* ==== agents ==================================================================================== */
+
+/* Creates a stateful animation agent on `model`. The model is borrowed: it must outlive the agent. A new
+ * agent has no history; its first plan starts from the first 4 frames of the command's style unless
+ * mb_agent_reset or mb_agent_set_context supplied one. *output receives a new agent owned by the caller;
+ * free it with mb_agent_free. Errors: MB_INVALID_ARGUMENT (model or output NULL), MB_OUT_OF_MEMORY. */
+MB_API mb_status mb_agent_create(const mb_model * model, mb_agent ** output, char * error,
+                                 uint64_t error_capacity);
+
+/* Frees an agent. NULL is a no-op. Motions it planned stay valid. */
+MB_API void mb_agent_free(mb_agent * value);
+
+/* Seeds the agent's history from `initial_style`'s clip (the next plan starts from its first 4 frames;
+ * mb_agent_advance moves through the clip). The clip is copied: the style is not borrowed.
+ * initial_style NULL clears the history (as after mb_agent_create). value must not be NULL. */
+MB_API mb_status mb_agent_reset(mb_agent * value, const mb_style * initial_style, char * error,
+                                uint64_t error_capacity);
+
+/* Replaces the agent's history with the caller's poses: root_xyz [frames, 3] (pelvis position, metres,
+ * Y up) and local_rotation_xyzw [frames, joints, 4] (parent-relative quaternions x, y, z, w; joint 0 is
+ * the pelvis's world rotation). frames >= 4, joints == 34; every value finite and every quaternion's norm
+ * within 1 +- 0.01, else MB_INVALID_ARGUMENT and the agent is unchanged. The next plan starts from the
+ * LAST 4 frames (the cursor is placed on frames - 4). Poses are reduced to the G1's degrees of freedom
+ * (each hinge keeps its rotation about its own axis). The arrays are copied. */
+MB_API mb_status mb_agent_set_context(mb_agent * value, const float * root_xyz, const float * local_rotation_xyzw,
+                                      uint64_t frames, uint64_t joints, char * error, uint64_t error_capacity);
+
+/* Plans one transition from the agent's 4 history frames at its cursor to the command's style, movement,
+ * facing, speed or world target: 24..64 frames (a multiple of 4) whose first 4 frames blend with the
+ * history (the seam), plus the 4 placed target poses (mb_motion_get_target_*). The plan becomes the
+ * agent's history with the cursor on frame 0 (call mb_agent_advance as it plays). *output receives a new
+ * motion owned by the caller. Errors: MB_INVALID_ARGUMENT (value, command or output NULL; the command has
+ * no style), MB_COMPUTE_FAILED (inference failed or produced non-finite values), MB_OUT_OF_MEMORY; on
+ * failure *output is NULL and the agent is unchanged. Uses the agent's model: serialised with other
+ * inference on that model. */
+MB_API mb_status mb_agent_plan(mb_agent * value, const mb_command * command, mb_motion ** output, char * error,
+                               uint64_t error_capacity);
+
+/* Plans for `count` agents at once (1..64): outputs[i] receives agents[i]'s plan for commands[i], exactly
+ * as mb_agent_plan would. Every agent must use the same model and appear once. All-or-nothing: on any
+ * failure every outputs[i] is NULL and no agent changes. agents, commands and outputs must hold `count`
+ * entries, none NULL (outputs' entries are overwritten). Errors as mb_agent_plan, plus
+ * MB_INVALID_ARGUMENT for count 0 or > 64, a repeated agent or agents of different models. */
+MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command * const * commands, uint64_t count,
+                                     mb_motion ** outputs, char * error, uint64_t error_capacity);
+
+/* Moves the agent's cursor `frames` frames forward in its history (clamped to the last frame); the next
+ * plan starts from the 4 frames at the cursor. Call it with the number of frames played since the last
+ * plan. Without a history (new agent, reset with NULL) it does nothing. value must not be NULL. */
+MB_API mb_status mb_agent_advance(mb_agent * value, uint32_t frames, char * error, uint64_t error_capacity);
 
 /* ==== motions =================================================================================== */
 

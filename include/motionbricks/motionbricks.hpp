@@ -13,6 +13,14 @@
 //     motionbricks::motion motion = motionbricks::infer(model, request);
 //     motionbricks::float_view roots = motion.root_translations();         // [frames, 3]
 //
+//     motionbricks::style walk = motionbricks::style::load(model, "styles/walk.mbstyle");
+//     motionbricks::agent agent(model);                                     // model outlives agent
+//     motionbricks::command command;
+//     command.set_style(walk);                                              // borrowed
+//     command.set_movement_direction(0, 0, 1);
+//     motionbricks::motion plan = agent.plan(command);                      // 4 target frames too
+//     agent.advance(16);
+//
 // Thread rules are those of the C ABI: see motionbricks.h.
 #pragma once
 
@@ -159,6 +167,39 @@ private:
     detail::handle<mb_model, mb_model_free> p_;
 };
 
+// ---- style -------------------------------------------------------------------------------------
+
+class style {
+public:
+    // loads a .mbstyle file; the style keeps no reference to the model
+    static style load(const model & m, const std::string & path) {
+        mb_style * p = nullptr;
+        detail::check([&](char * e, uint64_t n) { return mb_style_load(m.get(), path.c_str(), &p, e, n); });
+        return style(p);
+    }
+
+    std::string name() const {
+        const char * s = nullptr;
+        detail::check([&](char * e, uint64_t n) { return mb_style_get_name(p_.get(), &s, e, n); });
+        return s != nullptr ? std::string(s) : std::string();
+    }
+    void set_speed(float metres_per_second) {
+        detail::check([&](char * e, uint64_t n) { return mb_style_set_speed(p_.get(), metres_per_second, e, n); });
+    }
+    float speed() const {
+        float v = 0.0f;
+        detail::check([&](char * e, uint64_t n) { return mb_style_get_speed(p_.get(), &v, e, n); });
+        return v;
+    }
+
+    const mb_style * get() const noexcept { return p_.get(); }
+    mb_style *       get() noexcept { return p_.get(); }
+
+private:
+    explicit style(mb_style * p) : p_(p) {}
+    detail::handle<mb_style, mb_style_free> p_;
+};
+
 // ---- command -----------------------------------------------------------------------------------
 
 class command {
@@ -173,6 +214,7 @@ public:
     void set_style(const mb_style * style) {
         detail::check([&](char * e, uint64_t n) { return mb_command_set_style(p_.get(), style, e, n); });
     }
+    void set_style(const motionbricks::style & s) { set_style(s.get()); }
     const mb_style * style() const {
         const mb_style * s = nullptr;
         detail::check([&](char * e, uint64_t n) { return mb_command_get_style(p_.get(), &s, e, n); });
@@ -284,6 +326,71 @@ private:
 
     detail::handle<mb_motion, mb_motion_free> p_;
 };
+
+// ---- agent -------------------------------------------------------------------------------------
+
+class agent {
+public:
+    // the model is borrowed: it must outlive the agent
+    explicit agent(const model & m) {
+        mb_agent * p = nullptr;
+        detail::check([&](char * e, uint64_t n) { return mb_agent_create(m.get(), &p, e, n); });
+        p_.reset(p);
+    }
+
+    // history from the style's clip (copied); reset(nullptr) clears the history
+    void reset(const mb_style * initial_style) {
+        detail::check([&](char * e, uint64_t n) { return mb_agent_reset(p_.get(), initial_style, e, n); });
+    }
+    void reset(const style & initial_style) { reset(initial_style.get()); }
+    // roots [frames, 3] and local_xyzw [frames, 34, 4], frames >= 4; the last 4 frames are used
+    void set_context(const std::vector<float> & roots, const std::vector<float> & local_xyzw) {
+        const uint64_t frames = roots.size() / 3;
+        if (roots.size() != frames * 3 || local_xyzw.size() != frames * 34 * 4) {
+            throw error(MB_INVALID_ARGUMENT, "set_context: roots must hold frames * 3 floats and local_xyzw frames * 136");
+        }
+        detail::check([&](char * e, uint64_t n) {
+            return mb_agent_set_context(p_.get(), roots.data(), local_xyzw.data(), frames, 34, e, n);
+        });
+    }
+    motion plan(const command & c) {
+        mb_motion * out = nullptr;
+        detail::check([&](char * e, uint64_t n) { return mb_agent_plan(p_.get(), c.get(), &out, e, n); });
+        return motion(out);
+    }
+    void advance(uint32_t frames) {
+        detail::check([&](char * e, uint64_t n) { return mb_agent_advance(p_.get(), frames, e, n); });
+    }
+
+    const mb_agent * get() const noexcept { return p_.get(); }
+    mb_agent *       get() noexcept { return p_.get(); }
+
+private:
+    detail::handle<mb_agent, mb_agent_free> p_;
+};
+
+// plans 1..64 distinct agents of one model; all or nothing
+inline std::vector<motion> plan_batch(const std::vector<agent *> & agents, const std::vector<const command *> & commands) {
+    if (agents.size() != commands.size()) {
+        throw error(MB_INVALID_ARGUMENT, "plan_batch: agents and commands differ in length");
+    }
+    std::vector<mb_agent *>         a;
+    std::vector<const mb_command *> c;
+    for (size_t i = 0; i < agents.size(); ++i) {
+        a.push_back(agents[i] != nullptr ? agents[i]->get() : nullptr);
+        c.push_back(commands[i] != nullptr ? commands[i]->get() : nullptr);
+    }
+    std::vector<mb_motion *> out(agents.size(), nullptr);
+    detail::check([&](char * e, uint64_t n) {
+        return mb_agent_plan_batch(a.data(), c.data(), a.size(), out.empty() ? nullptr : out.data(), e, n);
+    });
+    std::vector<motion> motions;
+    motions.reserve(out.size());
+    for (mb_motion * p : out) {
+        motions.emplace_back(p);
+    }
+    return motions;
+}
 
 // ---- stateless inference -----------------------------------------------------------------------
 

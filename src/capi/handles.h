@@ -4,6 +4,8 @@
 
 #include <motionbricks/inference.h>
 
+#include "agent/agent.h"
+#include "format/style.h"
 #include "motion/predict.h"
 
 #include <array>
@@ -49,6 +51,16 @@ struct mb_motion {
     uint64_t           target_frames = 0;           // 4 for agent plans, 0 stateless
     std::vector<float> target_root_translations;    // [target_frames, 3]
     std::vector<float> target_local_rotations_xyzw; // [target_frames, 34, 4]
+};
+
+// one style; a list because the agent core plans with a list of styles (index 0 here)
+struct mb_style {
+    std::vector<mb::style_asset> styles;    // exactly one entry
+};
+
+struct mb_agent {
+    const mb_model *           model = nullptr;   // borrowed; outlives the agent
+    std::unique_ptr<mb::agent> core;              // history, cursor and planner (src/agent)
 };
 
 struct mb_inference_request {

@@ -18,35 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int g_failures = 0;
-static int g_checks   = 0;
-
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        ++g_checks;                                                                                                    \
-        if (!(cond)) {                                                                                                 \
-            ++g_failures;                                                                                              \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                                   \
-        }                                                                                                              \
-    } while (0)
-
-/* status equality, printing both names and the message on mismatch */
-#define CHECK_STATUS(call, expected)                                                                                   \
-    do {                                                                                                               \
-        const mb_status got_ = (call);                                                                                 \
-        ++g_checks;                                                                                                    \
-        if (got_ != (expected)) {                                                                                      \
-            ++g_failures;                                                                                              \
-            fprintf(stderr, "%s:%d: %s returned %s, expected %s (%s)\n", __FILE__, __LINE__, #call,                   \
-                    mb_status_string(got_), mb_status_string(expected), g_err);                                        \
-        }                                                                                                              \
-    } while (0)
-
-/* every call in the suite passes g_err / sizeof g_err unless it tests the buffer itself */
-static char g_err[512];
-#define E g_err, sizeof g_err
-
-#define N_JOINTS 34
+#include "capi-check.h"
 
 static const mb_status k_all_status[] = {MB_OK,
                                          MB_INVALID_ARGUMENT,

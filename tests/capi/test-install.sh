@@ -2,12 +2,14 @@
 # installs the build into a temporary prefix and builds consumers against the installed tree only:
 # a CMake project (find_package → motionbricks::motionbricks and ::motionbricks_static, plus the
 # C++17 wrapper) and plain `cc -std=c11 $(pkg-config --cflags --libs motionbricks)` builds of a
-# consumer and of examples/inference.c; with a bundle directory every program also runs inference
-# usage: test-install.sh BUILD_DIR SOURCE_DIR [BUNDLE_DIR]
+# consumer, of examples/inference.c and examples/agent.c and of consumer/reference-abi.c (the issue-5
+# acceptance program, written from the reference runtime's documented ABI only); with a bundle
+# directory every program also runs (the agent programs need STYLES_DIR/walk.mbstyle as well)
+# usage: test-install.sh BUILD_DIR SOURCE_DIR [BUNDLE_DIR [STYLES_DIR]]
 # MB_SANITIZE_FLAGS (e.g. "-fsanitize=address,undefined"): the build is sanitized, so consumers are
 # built with clang and those flags, and C programs are linked by clang++ (the C++ UBSan runtime)
 set -euo pipefail
-build=$1 src=$2 bundle=${3:-}
+build=$1 src=$2 bundle=${3:-} styles=${4:-}
 san=${MB_SANITIZE_FLAGS:-}
 work=$(mktemp -d /tmp/mb-install-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -64,6 +66,8 @@ build_c() {
 }
 build_c "$src/tests/capi/consumer/consumer.c" "$work/pc-consumer"
 build_c "$src/examples/inference.c" "$work/pc-example"
+build_c "$src/examples/agent.c" "$work/pc-example-agent"
+build_c "$src/tests/capi/consumer/reference-abi.c" "$work/pc-reference-abi"
 cxx=(c++)
 [ -z "$san" ] || cxx=(clang++ $san)
 "${cxx[@]}" -std=c++17 -Wall -Wextra -Wpedantic -Werror "$src/tests/capi/consumer/consumer.cpp" $pc -o "$work/pc-consumer-cpp"
@@ -79,5 +83,13 @@ if [ -n "$bundle" ]; then
     "$work/pc-example" "$bundle" 1
     echo "== docs/API.md quick start (pkg-config)"
     "$work/pc-quickstart" "$bundle"
+    if [ -n "$styles" ] && [ -f "$styles/walk.mbstyle" ]; then
+        echo "== examples/agent.c (pkg-config)"
+        "$work/pc-example-agent" "$bundle" "$styles/walk.mbstyle" 1
+        echo "== reference-abi.c (pkg-config)"
+        "$work/pc-reference-abi" "$bundle" "$styles/walk.mbstyle"
+    else
+        echo "note: no style at ${styles:-(none)}/walk.mbstyle; agent programs built, not run"
+    fi
 fi
 echo "install test passed"

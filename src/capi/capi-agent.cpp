@@ -1,0 +1,366 @@
+// motionbricks.h entry points of styles and agents: .mbstyle loading, the stateful agent of
+// src/agent behind mb_agent_* (history, plan, batch, advance) and plan → mb_motion
+#include "capi/capi-error.h"
+#include "capi/handles.h"
+
+#include "agent/agent.h"
+#include "format/style.h"
+#include "motion/boundary-poses.h"
+#include "motion/qpos.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <new>
+#include <system_error>
+#include <unordered_set>
+
+using mb::capi::fail;
+using mb::capi::guard;
+using mb::capi::require;
+
+namespace {
+
+constexpr uint64_t k_max_batch     = 64;
+constexpr double   k_quat_norm_tol = 0.01;   // |‖q‖ − 1| accepted in a context pose
+
+// one converter for every agent's context poses (immutable after construction)
+const mb::qpos_converter & converter() {
+    static const mb::qpos_converter conv;
+    return conv;
+}
+
+// the C command (motion space: Y up, x left, z forward) → the agent's (MuJoCo: x forward, y left)
+mb::agent_command to_agent_command(const mb_command & c) {
+    if (c.style == nullptr) {
+        fail(MB_INVALID_ARGUMENT, "the command has no style (mb_command_set_style)");
+    }
+    mb::agent_command a;
+    a.style          = 0;
+    a.movement[0]    = c.movement[2];
+    a.movement[1]    = c.movement[0];
+    a.movement[2]    = 0;
+    a.facing[0]      = c.facing[2];
+    a.facing[1]      = c.facing[0];
+    a.facing[2]      = 0;
+    a.target_speed   = c.target_speed;
+    a.seed           = c.seed;
+    a.argmax         = c.sampling_argmax == 1;
+    a.has_target     = c.world_target_enabled == 1;
+    a.target[0]      = c.world_target[2];
+    a.target[1]      = c.world_target[0];
+    a.target[2]      = c.world_target[1];
+    a.target_heading = c.world_target_heading;   // about +Y = about MuJoCo z, same sign
+    return a;
+}
+
+std::unique_ptr<mb_motion> motion_from_plan(mb::agent_plan && p) {
+    using mb::k_n_joints;
+    const size_t f = size_t(p.frames);
+    const size_t t = size_t(mb::k_agent_context);
+    if (p.frames <= 0 || p.root_translations.size() != f * 3 || p.local_rotations_xyzw.size() != f * k_n_joints * 4 ||
+        p.target_positions.size() != t * k_n_joints * 3 || p.target_local_rotations_xyzw.size() != t * k_n_joints * 4) {
+        fail(MB_INTERNAL_ERROR, "the agent returned a plan of inconsistent shapes (" + std::to_string(p.frames) +
+                                    " frames)");
+    }
+    auto m                 = std::make_unique<mb_motion>();
+    m->frames              = uint64_t(f);
+    m->root_translations   = std::move(p.root_translations);
+    m->local_rotations_xyzw = std::move(p.local_rotations_xyzw);
+    m->target_frames       = uint64_t(t);
+    m->target_root_translations.resize(t * 3);
+    for (size_t i = 0; i < t; ++i) {
+        for (size_t c = 0; c < 3; ++c) {
+            m->target_root_translations[i * 3 + c] = p.target_positions[i * k_n_joints * 3 + c];   // joint 0
+        }
+    }
+    m->target_local_rotations_xyzw = std::move(p.target_local_rotations_xyzw);
+    const auto finite = [](const std::vector<float> & v) {
+        return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+    };
+    if (!finite(m->root_translations) || !finite(m->local_rotations_xyzw) || !finite(m->target_root_translations) ||
+        !finite(m->target_local_rotations_xyzw)) {
+        fail(MB_COMPUTE_FAILED, "the plan has non-finite values");
+    }
+    return m;
+}
+
+// plans one agent; the agent is unchanged unless a motion is returned. Caller holds the model lock
+std::unique_ptr<mb_motion> plan_locked(mb_agent & a, const mb::agent_command & cmd, const mb_style & style) {
+    auto backup = std::make_unique<mb::agent>(*a.core);
+    try {
+        mb::agent_plan p = a.core->plan(style.styles, cmd);
+        return motion_from_plan(std::move(p));
+    } catch (...) {
+        a.core = std::move(backup);
+        throw;
+    }
+}
+
+// "agents[3] is NULL" (built by appending: GCC 12 misreads literal + std::string&& under -Wrestrict)
+std::string lane_message(const char * array, uint64_t i, const std::string & tail) {
+    std::string m(array);
+    m += '[';
+    m += std::to_string(i);
+    m += "] ";
+    m += tail;
+    return m;
+}
+
+void check_style_file(const std::string & path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+        fail(MB_IO_ERROR, "style file '" + path + "' does not exist");
+    }
+    if (!fs::is_regular_file(path, ec)) {
+        fail(MB_IO_ERROR, "style path '" + path + "' is not a regular file");
+    }
+    if (!std::ifstream(path, std::ios::binary).is_open()) {
+        fail(MB_IO_ERROR, "style file '" + path + "' cannot be opened for reading");
+    }
+}
+
+} // namespace
+
+extern "C" {
+
+// ---- styles ----------------------------------------------------------------------------------
+
+MB_API mb_status mb_style_load(const mb_model * model, const char * style_path, mb_style ** output, char * error,
+                               uint64_t error_capacity) {
+    return guard(error, error_capacity, MB_INVALID_FORMAT, [&]() -> mb_status {
+        require(output, "output");
+        *output = nullptr;
+        require(model, "model");
+        require(style_path, "style_path");
+        if (*style_path == '\0') {
+            fail(MB_INVALID_ARGUMENT, "style_path is empty");
+        }
+        check_style_file(style_path);
+        auto s = std::make_unique<mb_style>();
+        // style_read validates everything (skeleton g1skel34 included); what it reports is about the file
+        s->styles.push_back(mb::style_read(style_path));
+        *output = s.release();
+        return MB_OK;
+    });
+}
+
+MB_API void mb_style_free(mb_style * value) {
+    delete value;
+}
+
+MB_API mb_status mb_style_get_name(const mb_style * value, const char ** output, char * error,
+                                   uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "style");
+        require(output, "output");
+        *output = value->styles.at(0).name.c_str();
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_style_set_speed(mb_style * value, float metres_per_second, char * error,
+                                    uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "style");
+        if (!std::isfinite(metres_per_second) || metres_per_second < 0.0f) {
+            fail(MB_INVALID_ARGUMENT, "style speed must be finite and >= 0");
+        }
+        value->styles.at(0).speed = metres_per_second;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_style_get_speed(const mb_style * value, float * output, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "style");
+        require(output, "output");
+        *output = value->styles.at(0).speed;
+        return MB_OK;
+    });
+}
+
+// ---- agents ----------------------------------------------------------------------------------
+
+MB_API mb_status mb_agent_create(const mb_model * model, mb_agent ** output, char * error,
+                                 uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(output, "output");
+        *output = nullptr;
+        require(model, "model");
+        auto a   = std::make_unique<mb_agent>();
+        a->model = model;
+        a->core  = std::make_unique<mb::agent>(*model->net);
+        *output  = a.release();
+        return MB_OK;
+    });
+}
+
+MB_API void mb_agent_free(mb_agent * value) {
+    delete value;
+}
+
+MB_API mb_status mb_agent_reset(mb_agent * value, const mb_style * initial_style, char * error,
+                                uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "agent");
+        if (initial_style == nullptr) {
+            value->core->clear();
+        } else {
+            value->core->reset(initial_style->styles.at(0));
+        }
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_agent_set_context(mb_agent * value, const float * root_xyz, const float * local_rotation_xyzw,
+                                      uint64_t frames, uint64_t joints, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        using mb::k_n_joints;
+        require(value, "agent");
+        require(root_xyz, "root_xyz");
+        require(local_rotation_xyzw, "local_rotation_xyzw");
+        if (joints != uint64_t(k_n_joints)) {
+            fail(MB_INVALID_ARGUMENT, "joints must be " + std::to_string(k_n_joints) + ", got " + std::to_string(joints));
+        }
+        if (frames < uint64_t(mb::k_agent_context)) {
+            fail(MB_INVALID_ARGUMENT, "a context needs at least 4 frames, got " + std::to_string(frames));
+        }
+        if (frames > UINT64_MAX / (uint64_t(k_n_joints) * 4 * sizeof(float))) {
+            fail(MB_INVALID_ARGUMENT, "frames " + std::to_string(frames) + " is too large");
+        }
+        // every frame is validated; the last 4 become the history
+        for (uint64_t f = 0; f < frames; ++f) {
+            for (int c = 0; c < 3; ++c) {
+                if (!std::isfinite(root_xyz[f * 3 + c])) {
+                    fail(MB_INVALID_ARGUMENT, "root_xyz of frame " + std::to_string(f) + " is not finite");
+                }
+            }
+            for (int j = 0; j < k_n_joints; ++j) {
+                const float * q = &local_rotation_xyzw[(f * k_n_joints + j) * 4];
+                double        n = 0;
+                for (int c = 0; c < 4; ++c) {
+                    if (!std::isfinite(q[c])) {
+                        fail(MB_INVALID_ARGUMENT, "rotation of frame " + std::to_string(f) + ", joint " +
+                                                      std::to_string(j) + " is not finite");
+                    }
+                    n += double(q[c]) * q[c];
+                }
+                if (std::fabs(std::sqrt(n) - 1.0) > k_quat_norm_tol) {
+                    fail(MB_INVALID_ARGUMENT, "rotation of frame " + std::to_string(f) + ", joint " + std::to_string(j) +
+                                                  " has norm " + std::to_string(std::sqrt(n)) + " (needs 1 +- 0.01)");
+                }
+            }
+        }
+        const mb::model_support & sup = value->model->support();
+        float                     qpos[mb::k_agent_context * mb::k_qpos_dim];
+        for (int i = 0; i < mb::k_agent_context; ++i) {
+            const uint64_t f = frames - uint64_t(mb::k_agent_context) + uint64_t(i);
+            double         pos[k_n_joints * 3];
+            double         rot[k_n_joints * 9];
+            mb::boundary_forward_kinematics(sup, &root_xyz[f * 3], &local_rotation_xyzw[f * k_n_joints * 4], pos, rot);
+            converter().global_rotations_to_qpos(&root_xyz[f * 3], rot, &qpos[i * mb::k_qpos_dim]);
+        }
+        value->core->set_context(qpos, mb::k_agent_context);
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_agent_plan(mb_agent * value, const mb_command * command, mb_motion ** output, char * error,
+                               uint64_t error_capacity) {
+    return guard(error, error_capacity, MB_COMPUTE_FAILED, [&]() -> mb_status {
+        require(output, "output");
+        *output = nullptr;
+        require(value, "agent");
+        require(command, "command");
+        const mb::agent_command cmd = to_agent_command(*command);
+        std::unique_ptr<mb_motion> m;
+        {
+            std::lock_guard<std::mutex> lock(value->model->mutex);
+            m = plan_locked(*value, cmd, *command->style);
+        }
+        *output = m.release();
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command * const * commands, uint64_t count,
+                                     mb_motion ** outputs, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, MB_COMPUTE_FAILED, [&]() -> mb_status {
+        require(outputs, "outputs");
+        if (count == 0 || count > k_max_batch) {
+            fail(MB_INVALID_ARGUMENT, "batch count must be 1..64, got " + std::to_string(count));
+        }
+        std::fill_n(outputs, size_t(count), nullptr);
+        require(agents, "agents");
+        require(commands, "commands");
+
+        // validate every lane before any runs
+        std::vector<mb::agent_command>       lanes;
+        std::unordered_set<const mb_agent *> seen;
+        lanes.reserve(size_t(count));
+        for (uint64_t i = 0; i < count; ++i) {
+            if (agents[i] == nullptr) {
+                fail(MB_INVALID_ARGUMENT, lane_message("agents", i, "is NULL"));
+            }
+            if (commands[i] == nullptr) {
+                fail(MB_INVALID_ARGUMENT, lane_message("commands", i, "is NULL"));
+            }
+            if (!seen.insert(agents[i]).second) {
+                fail(MB_INVALID_ARGUMENT, lane_message("agents", i, "appears more than once in the batch"));
+            }
+            if (agents[i]->model != agents[0]->model) {
+                fail(MB_INVALID_ARGUMENT, lane_message("agents", i, "uses a different model than agents[0]"));
+            }
+            try {
+                lanes.push_back(to_agent_command(*commands[i]));
+            } catch (const mb::capi::status_error & e) {
+                fail(e.status, lane_message("commands", i, e.what()));
+            }
+        }
+
+        // lanes run one after another on the CPU; on a failure every planned agent is rolled back
+        std::vector<std::unique_ptr<mb_motion>> motions(static_cast<size_t>(count));
+        std::vector<std::unique_ptr<mb::agent>> backups(static_cast<size_t>(count));
+        for (size_t i = 0; i < backups.size(); ++i) {
+            backups[i] = std::make_unique<mb::agent>(*agents[i]->core);
+        }
+        {
+            std::lock_guard<std::mutex> lock(agents[0]->model->mutex);
+            size_t i = 0;
+            try {
+                for (; i < size_t(count); ++i) {
+                    motions[i] = plan_locked(*agents[i], lanes[i], *commands[i]->style);
+                }
+            } catch (...) {
+                for (size_t k = 0; k < i; ++k) {
+                    agents[k]->core = std::move(backups[k]);
+                }
+                try {
+                    throw;
+                } catch (const mb::capi::status_error & e) {
+                    fail(e.status, lane_message("agents", i, e.what()));
+                }
+            }
+        }
+        for (size_t i = 0; i < motions.size(); ++i) {
+            outputs[i] = motions[i].release();
+        }
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_agent_advance(mb_agent * value, uint32_t frames, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "agent");
+        if (value->core->has_context()) {
+            // the cursor clamps to the history's last frame; a bound keeps the int sum from overflowing
+            value->core->advance(int(std::min<uint32_t>(frames, uint32_t(1) << 24)));
+        }
+        return MB_OK;
+    });
+}
+
+} // extern "C"
