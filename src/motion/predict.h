@@ -91,11 +91,16 @@ public:
 
     const model_bundle & bundle() const;
 
-    // "" when the request is valid, else the first problem found (nothing is computed)
+    // "" when the request is valid, else the first problem found (nothing is computed). Checks:
+    // features finite with |v| <= 1e4; masks 0/1; global-root slot 0 enabled; enabled global-root
+    // slots have |cos² + sin² − 1| <= 0.02; at least one allowed duration; num_tokens 0 or 6..16;
+    // num_inference_steps 1..16; gumbel_uniforms empty, or (Gumbel only) steps·16·8·10 values in [0, 1]
     std::string validate(const predict_request & req) const;
 
-    // runs predict; throws std::invalid_argument for an invalid request, std::runtime_error otherwise.
-    // not thread-safe: one call at a time per motion_model
+    // runs predict; throws std::invalid_argument for an invalid request, std::runtime_error otherwise
+    // (e.g. the root planner choosing "out of reach" when allow_out_of_reach is set).
+    // not thread-safe: one call at a time per motion_model; the trace callback sees each array
+    // once, in stage order, valid until it returns
     predict_result predict(const predict_request & req, const trace_fn & trace = {});
 
     struct impl;
