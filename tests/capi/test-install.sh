@@ -44,10 +44,17 @@ fi
 cmake -S "$src/tests/capi/consumer" -B "$work/consumer" -G Ninja "${consumer_args[@]}" \
       >"$work/consumer-configure.log" || { cat "$work/consumer-configure.log"; exit 1; }
 cmake --build "$work/consumer" >"$work/consumer-build.log" || { cat "$work/consumer-build.log"; exit 1; }
-for exe in consumer-shared consumer-static consumer-cpp; do
+# the C++ consumer also drives an agent when a style is there
+style_arg=()
+if [ -n "$bundle" ] && [ -n "$styles" ] && [ -f "$styles/walk.mbstyle" ]; then
+    style_arg=("$styles/walk.mbstyle")
+fi
+for exe in consumer-shared consumer-static; do
     echo "== $exe (find_package)"
     "$work/consumer/$exe" $bundle
 done
+echo "== consumer-cpp (find_package)"
+"$work/consumer/consumer-cpp" $bundle "${style_arg[@]}"
 if nm -D "$work/consumer/consumer-static" 2>/dev/null | grep -q ' U mb_'; then
     echo "FAIL: consumer-static resolves mb_* dynamically"; exit 1
 fi
@@ -77,7 +84,7 @@ build_c "$work/quickstart.c" "$work/pc-quickstart"
 echo "== consumer (pkg-config)"
 "$work/pc-consumer" $bundle
 echo "== consumer-cpp (pkg-config)"
-"$work/pc-consumer-cpp" $bundle
+"$work/pc-consumer-cpp" $bundle "${style_arg[@]}"
 if [ -n "$bundle" ]; then
     echo "== examples/inference.c (pkg-config)"
     "$work/pc-example" "$bundle" 1

@@ -1,4 +1,5 @@
 // installed-package consumer of the header-only C++17 wrapper
+// usage: consumer-cpp [BUNDLE_DIRECTORY [STYLE.mbstyle]]
 #include <motionbricks/motionbricks.hpp>
 
 #include <cstdio>
@@ -44,6 +45,34 @@ int main(int argc, char ** argv) {
             std::vector<motionbricks::motion> batch = motionbricks::infer_batch(model, {&request, &request});
             if (batch.size() != 2 || batch[0].frame_count() != motion.frame_count()) {
                 return 1;
+            }
+            if (argc > 2) {
+                // the agent: style, reset, plan, advance, caller history, batch; a NULL-style plan throws
+                motionbricks::style walk = motionbricks::style::load(model, argv[2]);
+                motionbricks::agent agent(model), other(model);
+                agent.reset(walk);
+                motionbricks::command move;
+                try {
+                    agent.plan(move);
+                    return 1;
+                } catch (const motionbricks::error & e) {
+                    if (e.status() != MB_INVALID_ARGUMENT) {
+                        return 1;
+                    }
+                }
+                move.set_style(walk);
+                move.set_movement_direction(0.0f, 0.0f, 1.0f);
+                motionbricks::motion plan = agent.plan(move);
+                agent.advance(16);
+                const motionbricks::float_view r = plan.root_translations(), q = plan.local_rotations_xyzw();
+                other.set_context(std::vector<float>(r.begin(), r.end()), std::vector<float>(q.begin(), q.end()));
+                std::vector<motionbricks::motion> plans = motionbricks::plan_batch({&agent, &other}, {&move, &move});
+                if (plan.target_frame_count() != 4 || plans.size() != 2 || plans[1].target_root_translations().size != 12 ||
+                    walk.name().empty()) {
+                    return 1;
+                }
+                std::printf("agent plans: %llu, %llu frames\n", (unsigned long long) plan.frame_count(),
+                            (unsigned long long) plans[0].frame_count());
             }
         }
         std::printf("consumer-cpp ok\n");
