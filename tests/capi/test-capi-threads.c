@@ -2,9 +2,10 @@
  * Thread rules of the C ABI, compiled as C11: separate models used from separate threads run
  * concurrently and give the same motion as a single-threaded run; one model shared by several
  * threads is serialised by its lock and gives the same results too. Build with ThreadSanitizer
- * (-fsanitize=thread) to check for data races.
+ * (-fsanitize=thread) to check for data races. With a style, every run also plans with an agent of
+ * its own (agents of one model share its lock) and compares that plan with the reference.
  *
- *     test-capi-threads BUNDLE_DIR
+ *     test-capi-threads BUNDLE_DIR [STYLE.mbstyle]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <motionbricks/inference.h>
@@ -21,6 +22,10 @@
 static float    g_ref_roots[64 * 3];
 static float    g_ref_rots[64 * 34 * 4];
 static uint64_t g_ref_frames = 0;
+
+static const char * g_style            = NULL;   /* optional: agents too */
+static float        g_ref_plan[64 * 3];          /* the reference agent plan's roots */
+static uint64_t     g_ref_plan_values = 0;
 
 struct job {
     const mb_model * model;
@@ -92,10 +97,46 @@ static int run_once(const mb_model * model, int store, char * error, uint64_t ca
     return same;
 }
 
+/* one agent plan (style, agent and command of its own); 1 when it equals (or becomes) the reference */
+static int plan_once(const mb_model * model, int store, char * error, uint64_t capacity) {
+    mb_style *    style   = NULL;
+    mb_agent *    agent   = NULL;
+    mb_command *  command = NULL;
+    mb_motion *   motion  = NULL;
+    const float * roots   = NULL;
+    uint64_t      n       = 0;
+    int           same    = 0;
+    if (mb_style_load(model, g_style, &style, error, capacity) == MB_OK &&
+        mb_agent_create(model, &agent, error, capacity) == MB_OK && mb_agent_reset(agent, style, error, capacity) == MB_OK &&
+        mb_command_create(&command, error, capacity) == MB_OK &&
+        mb_command_set_style(command, style, error, capacity) == MB_OK &&
+        mb_command_set_movement_direction(command, 0.0f, 0.0f, 1.0f, error, capacity) == MB_OK &&
+        mb_command_set_seed(command, 5, error, capacity) == MB_OK &&
+        mb_agent_plan(agent, command, &motion, error, capacity) == MB_OK &&
+        mb_motion_get_root_translations(motion, &roots, &n, error, capacity) == MB_OK && n <= 64 * 3) {
+        if (store) {
+            memcpy(g_ref_plan, roots, n * sizeof(float));
+            g_ref_plan_values = n;
+            same              = 1;
+        } else {
+            same = n == g_ref_plan_values && memcmp(roots, g_ref_plan, n * sizeof(float)) == 0;
+            if (!same) {
+                snprintf(error, capacity, "agent plan differs from the single-threaded reference");
+            }
+        }
+    }
+    mb_motion_free(motion);
+    mb_command_free(command);
+    mb_agent_free(agent);
+    mb_style_free(style);
+    return same;
+}
+
 static void * worker(void * arg) {
     struct job * job = (struct job *) arg;
     for (int i = 0; i < N_RUNS; ++i) {
-        job->ok += run_once(job->model, 0, job->error, sizeof job->error);
+        job->ok += run_once(job->model, 0, job->error, sizeof job->error) &&
+                   (g_style == NULL || plan_once(job->model, 0, job->error, sizeof job->error));
     }
     return NULL;
 }
@@ -146,8 +187,13 @@ int main(int argc, char ** argv) {
         }
     }
     mb_runtime_options_free(opt);
+    g_style = argc > 2 ? argv[2] : NULL;
     if (rc == 0 && !run_once(models[0], 1, error, sizeof error)) {
         fprintf(stderr, "reference run: %s\n", error);
+        rc = 1;
+    }
+    if (rc == 0 && g_style != NULL && !plan_once(models[0], 1, error, sizeof error)) {
+        fprintf(stderr, "reference plan: %s\n", error);
         rc = 1;
     }
     if (rc == 0) {
