@@ -334,6 +334,33 @@ static void test_plan(const mb_model * model) {
     mb_motion * q3 = plan(b, fwd);
     CHECK(same_plan(q3, c1));
 
+    /* the style's speed drives commands with a negative target speed; a non-negative one overrides it */
+    {
+        mb_agent *  s0 = make_agent(model, walk);
+        mb_agent *  s2 = make_agent(model, walk);
+        mb_agent *  o0 = make_agent(model, walk);
+        mb_agent *  o2 = make_agent(model, walk);
+        mb_command * own = make_command(walk, 0.0f, 1.0f, 0.0f, 1.0f, 3);
+        CHECK_STATUS(mb_command_set_target_speed(own, 0.7f, E), MB_OK);
+        CHECK_STATUS(mb_style_set_speed(walk, 0.0f, E), MB_OK);
+        mb_motion * ps0 = plan(s0, fwd);
+        mb_motion * po0 = plan(o0, own);
+        CHECK_STATUS(mb_style_set_speed(walk, 2.0f, E), MB_OK);
+        mb_motion * ps2 = plan(s2, fwd);
+        mb_motion * po2 = plan(o2, own);
+        CHECK(ps0 != NULL && ps2 != NULL && !same_plan(ps0, ps2));
+        CHECK(same_plan(po0, po2));
+        CHECK_STATUS(mb_style_set_speed(walk, 1.0f, E), MB_OK);
+        mb_motion * done[] = {ps0, ps2, po0, po2};
+        for (size_t i = 0; i < 4; ++i) {
+            mb_motion_free(done[i]);
+        }
+        mb_agent_free(s0);
+        mb_agent_free(s2);
+        mb_agent_free(o0);
+        mb_agent_free(o2);
+        mb_command_free(own);
+    }
     /* idle and Gumbel sampling plan too; the same seed reproduces the draw */
     mb_command * rest = make_command(idle, 0.0f, 0.0f, 0.0f, 1.0f, 11);
     CHECK_STATUS(mb_command_set_sampling_argmax(rest, 0, E), MB_OK);
