@@ -12,7 +12,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <new>
 #include <system_error>
 #include <unordered_set>
 
@@ -64,11 +63,11 @@ std::unique_ptr<mb_motion> motion_from_plan(mb::agent_plan && p) {
         fail(MB_INTERNAL_ERROR, "the agent returned a plan of inconsistent shapes (" + std::to_string(p.frames) +
                                     " frames)");
     }
-    auto m                 = std::make_unique<mb_motion>();
-    m->frames              = uint64_t(f);
-    m->root_translations   = std::move(p.root_translations);
+    auto m                  = std::make_unique<mb_motion>();
+    m->frames               = uint64_t(f);
+    m->root_translations    = std::move(p.root_translations);
     m->local_rotations_xyzw = std::move(p.local_rotations_xyzw);
-    m->target_frames       = uint64_t(t);
+    m->target_frames        = uint64_t(t);
     m->target_root_translations.resize(t * 3);
     for (size_t i = 0; i < t; ++i) {
         for (size_t c = 0; c < 3; ++c) {
