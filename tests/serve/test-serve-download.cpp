@@ -265,7 +265,7 @@ TEST(Download, ManifestValidation) {
         return nlohmann::json({{"format", "motionbricks-gguf-distribution-v1"}, {"files", files}}).dump();
     };
     EXPECT_EQ(parse_distribution_manifest(bad({{{"path", "styles/a.mbstyle"}, {"bytes", 3}, {"sha256", h}}})).size(), 1u);
-    for (const std::string & p : {"../x.gguf", "styles/../../x.gguf", "/etc/x.json", "other/x.gguf", "styles/x.sh", "styles/.x.json",
+    for (const char * p : {"../x.gguf", "styles/../../x.gguf", "/etc/x.json", "other/x.gguf", "styles/x.sh", "styles/.x.json",
                                   "styles//x.json", "styles/a b.json"}) {
         EXPECT_THROW(parse_distribution_manifest(bad({{{"path", p}, {"bytes", 3}, {"sha256", h}}})), download_error) << p;
     }

@@ -82,6 +82,24 @@ bool ws_client::connect(uint16_t port, const client_options & o) {
             ws_->handshake(res, "127.0.0.1:" + std::to_string(port), o.target, ec);
             http_status_ = res.result_int();
             if (ec) {
+                // the refusal's status: the same upgrade request by hand
+                http_status_ = 0;
+                beast::tcp_stream probe(loop_->ioc());
+                probe.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+                http::request<http::empty_body> req{http::verb::get, o.target, 11};
+                req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
+                req.set(http::field::upgrade, "websocket");
+                req.set(http::field::connection, "Upgrade");
+                req.set(http::field::sec_websocket_key, "dGhlIHNhbXBsZSBub25jZQ==");
+                req.set(http::field::sec_websocket_version, "13");
+                if (!o.origin.empty()) req.set(http::field::origin, o.origin);
+                http::write(probe, req);
+                beast::flat_buffer                 b;
+                http::response<http::string_body> r;
+                beast::error_code                  rec;
+                http::read(probe, b, r, rec);
+                http_status_ = r.result_int();
+                probe.socket().close(rec);
                 result.set_value(false);
                 return;
             }
@@ -173,7 +191,19 @@ std::optional<json> ws_client::wait_for(const std::string & type, double timeout
         json j = json::parse(*s, nullptr, false);
         if (j.is_discarded() || !j.is_object()) continue;
         if (j.value("type", "") == type && (!pred || pred(j))) return j;
+        if (j.value("type", "") != "frame") {
+            std::lock_guard<std::mutex> lk(mu_);
+            dropped_.push_back(s->substr(0, 200));
+            if (dropped_.size() > 30) dropped_.pop_front();
+        }
     }
+}
+
+std::string ws_client::dropped() {
+    std::lock_guard<std::mutex> lk(mu_);
+    std::string                 out;
+    for (const auto & d : dropped_) out += d + "\n";
+    return out + (closed_ ? "(closed, code " + std::to_string(close_code_.load()) + ")" : "(open)");
 }
 
 bool ws_client::wait_closed(double timeout_s) {

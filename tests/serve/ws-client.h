@@ -73,6 +73,7 @@ public:
     uint64_t frames() const { return frames_.load(); }
     uint64_t messages() const { return messages_.load(); }
     std::vector<uint64_t> target_revisions();   // every targets.revision received, in order
+    std::string dropped();                      // the last non-frame messages wait_for skipped (diagnostics)
 
 private:
     std::shared_ptr<client_loop> loop_;
@@ -84,6 +85,7 @@ private:
     std::condition_variable   cv_;
     std::deque<std::string>   inbox_;
     std::vector<uint64_t>     revisions_;
+    std::deque<std::string>   dropped_;
     std::deque<std::pair<std::string, bool>> out_;   // (bytes, text)
     bool                      writing_ = false;
     std::atomic<bool>         closed_{false};

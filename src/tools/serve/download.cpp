@@ -187,10 +187,11 @@ void do_get(Stream & s, watchdog & wd, const url_parts & u, uint64_t offset, res
         beast::error_code ec;
         http::read(s, buf, p, ec);
         if (ec == http::error::need_buffer) ec = {};
-        if (ec) throw beast::system_error(ec);
+        // bytes that arrived before a broken connection are kept (they are resumed from)
         const size_t n = chunk.size() - p.get().body().size;
         wd.touch();
         if (n) sink(chunk.data(), n);
+        if (ec) throw beast::system_error(ec);
     }
 }
 

@@ -158,7 +158,7 @@ void hub::handle(event & e) {
 
 void hub::send_to(uint64_t id, const std::string & text) {
     auto it = viewers_.find(id);
-    if (it != viewers_.end()) it->second.link->send_reliable(std::make_shared<const std::string>(text));
+    if (it != viewers_.end()) it->second.link->send_reply(std::make_shared<const std::string>(text));
 }
 
 void hub::broadcast_reliable(const message_ptr & m) {
@@ -197,7 +197,7 @@ void hub::on_attach(event & e) {
     }
     if (v.owner) owner_id_ = e.id;
     viewers_[e.id] = v;
-    send_to(e.id, make_hello(v.owner, owner_token_, last_seq_, epoch_));
+    v.link->send_reliable(std::make_shared<const std::string>(make_hello(v.owner, owner_token_, last_seq_, epoch_)));
     // snapshot: targets and the last frame
     v.link->send_reliable(targets_msg_ ? targets_msg_ : make_targets(nullptr));
     if (last_frame_) v.link->send_pose(last_frame_);

@@ -14,6 +14,7 @@ constexpr size_t   k_max_message      = 4096;                    // bytes per cl
 constexpr int      k_max_rate         = 120;                     // messages within one second
 constexpr size_t   k_max_commands     = 64;                      // queued commands of the owner
 constexpr size_t   k_max_reliable     = 32;                      // queued reliable events per viewer
+constexpr size_t   k_max_replies      = 4 * k_max_rate;          // queued answers (acks, pongs, errors) per viewer
 constexpr int64_t  k_max_seq          = (int64_t(1) << 53) - 1;  // JSON-safe integer
 constexpr double   k_buffer_seconds   = 0.15;                    // client pose-buffer delay
 

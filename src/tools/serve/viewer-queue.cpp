@@ -3,10 +3,12 @@
 
 namespace mb::serve {
 
-bool viewer_queue::push_reliable(message_ptr m) {
+bool viewer_queue::push_reliable(message_ptr m, bool reply) {
     std::lock_guard<std::mutex> lk(mu_);
-    if (reliable_.size() >= max_reliable_) return false;
-    reliable_.push_back(std::move(m));
+    size_t & n = reply ? n_replies_ : n_events_;
+    if (n >= (reply ? max_replies_ : max_reliable_)) return false;
+    ++n;
+    reliable_.emplace_back(std::move(m), reply);
     return true;
 }
 
@@ -19,7 +21,8 @@ void viewer_queue::set_pose(message_ptr m) {
 message_ptr viewer_queue::pop() {
     std::lock_guard<std::mutex> lk(mu_);
     if (!reliable_.empty()) {
-        message_ptr m = std::move(reliable_.front());
+        message_ptr m = std::move(reliable_.front().first);
+        --(reliable_.front().second ? n_replies_ : n_events_);
         reliable_.pop_front();
         return m;
     }

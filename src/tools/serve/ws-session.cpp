@@ -87,11 +87,11 @@ void ws_session::on_read(beast::error_code ec, size_t) {
 void ws_session::handle_text(const std::string & text) {
     const parse_result r = parse_client_message(text);
     if (r.kind == parse_result::error) {
-        send_reliable(std::make_shared<const std::string>(make_error(r.why)));
+        send_reply(std::make_shared<const std::string>(make_error(r.why)));
         return;
     }
     if (r.msg.type == msg_type::ping) {
-        send_reliable(std::make_shared<const std::string>(make_pong()));
+        send_reply(std::make_shared<const std::string>(make_pong()));
         return;
     }
     hub_.post_message(id_, r.msg, r.kind == parse_result::rejected ? r.why : std::string());
@@ -102,6 +102,14 @@ void ws_session::handle_text(const std::string & text) {
 void ws_session::send_reliable(message_ptr m) {
     if (!queue_.push_reliable(std::move(m))) {
         // a viewer that cannot keep up with reliable events is dropped
+        net::post(ws_.get_executor(), [self = shared_from_this()] { self->hard_close(); });
+        return;
+    }
+    kick();
+}
+
+void ws_session::send_reply(message_ptr m) {
+    if (!queue_.push_reliable(std::move(m), true)) {
         net::post(ws_.get_executor(), [self = shared_from_this()] { self->hard_close(); });
         return;
     }

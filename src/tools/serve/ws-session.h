@@ -33,6 +33,7 @@ public:
     void run(http_request req, std::string resume_token);
 
     void send_reliable(message_ptr m) override;
+    void send_reply(message_ptr m) override;
     void send_pose(message_ptr m) override;
     void close(const std::string & why) override;
 
