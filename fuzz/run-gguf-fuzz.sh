@@ -12,21 +12,10 @@ seconds="${2:-${MB_FUZZ_SECONDS:-60}}"
 fuzzer="${3:-}"
 seeder="${4:-}"
 mkdir -p "$work"
+. "$here/fuzz-common.sh"
 
 if [ -z "$fuzzer" ]; then
-    cxx="${MB_FUZZ_CXX:-clang++}"
-    if ! command -v "$cxx" >/dev/null 2>&1; then
-        echo "skipped: $cxx not found (install clang and libclang-rt-14-dev)"
-        exit 77
-    fi
-    probe="$work/probe.cpp"
-    echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char *, unsigned long) { return 0; }' > "$probe"
-    if ! "$cxx" -fsanitize=fuzzer "$probe" -o "$work/probe" >/dev/null 2>&1; then
-        echo "skipped: $cxx cannot link -fsanitize=fuzzer (libFuzzer missing: install libclang-rt-14-dev)"
-        exit 77
-    fi
-    flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I"$root/src"
-           -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+    fuzz_toolchain "$work"
     lib=("$root/src/format/bundle.cpp" "$root/src/format/gguf.cpp" "$root/src/format/tensor-names.cpp" "$root/src/format/sha256.cpp" "$root/src/format/tensor.cpp")
     fuzzer="$work/gguf-fuzz"
     seeder="$work/gguf-seeds"
@@ -35,26 +24,14 @@ if [ -z "$fuzzer" ]; then
     "$cxx" "${flags[@]}" "$here/gguf-seeds.cpp" "${lib[@]}" -lcrypto -o "$seeder"
 fi
 
-corpus="$work/corpus"
-rm -rf "$corpus" "$work/artifacts"
-mkdir -p "$corpus" "$work/artifacts"
+fuzz_corpus "$work"
 "$seeder" "$corpus"
 # truncated and bit-flipped variants of each valid seed
 for f in "$corpus"/seed-*.gguf; do
     size=$(stat -c %s "$f")
-    for cut in 4 12 23 40 $((size / 2)) $((size - 1)); do
-        [ "$cut" -gt 0 ] && [ "$cut" -lt "$size" ] && head -c "$cut" "$f" > "$f.cut$cut"
-    done
+    fuzz_cut "$f" 4 12 23 40 $((size / 2)) $((size - 1))
 done
 
-echo "fuzzing for ${seconds}s"
 # inputs parse in milliseconds; the per-input limit is generous so that a loaded CI machine
 # (ctest -j, other builds) does not report scheduling stalls as hangs
-ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-"$fuzzer" "$corpus" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=60 \
-    -max_len=65536 -artifact_prefix="$work/artifacts/" -print_final_stats=1
-if ls "$work/artifacts/"* >/dev/null 2>&1; then
-    echo "fuzzer findings in $work/artifacts"
-    exit 1
-fi
-echo "no findings"
+fuzz_run "$fuzzer" "$work" "$seconds" 60

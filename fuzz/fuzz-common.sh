@@ -1,0 +1,52 @@
+# Sourced by the run-*-fuzz.sh scripts: the clang/libFuzzer probe, the sanitizer flags,
+# seed truncation and the bounded run that fails on any finding.
+
+# sets cxx and flags for WORK_DIR; exits 77 (CTest SKIP_RETURN_CODE) without clang++ or libFuzzer
+fuzz_toolchain() {
+    local work="$1"
+    cxx="${MB_FUZZ_CXX:-clang++}"
+    if ! command -v "$cxx" >/dev/null 2>&1; then
+        echo "skipped: $cxx not found (install clang and libclang-rt-14-dev)"
+        exit 77
+    fi
+    local probe="$work/probe.cpp"
+    echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char *, unsigned long) { return 0; }' > "$probe"
+    if ! "$cxx" -fsanitize=fuzzer "$probe" -o "$work/probe" >/dev/null 2>&1; then
+        echo "skipped: $cxx cannot link -fsanitize=fuzzer (libFuzzer missing: install libclang-rt-14-dev)"
+        exit 77
+    fi
+    flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I"$root/src"
+           -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+}
+
+# a fresh, empty WORK_DIR/corpus (set as corpus) and WORK_DIR/artifacts
+fuzz_corpus() {
+    corpus="$1/corpus"
+    rm -rf "$corpus" "$1/artifacts"
+    mkdir -p "$corpus" "$1/artifacts"
+}
+
+# FILE CUT...: FILE.cutN holding the first N bytes, for each N strictly inside FILE
+fuzz_cut() {
+    local f="$1" size cut
+    shift
+    size=$(stat -c %s "$f")
+    for cut in "$@"; do
+        [ "$cut" -gt 0 ] && [ "$cut" -lt "$size" ] && head -c "$cut" "$f" > "$f.cut$cut"
+    done
+    return 0
+}
+
+# FUZZER WORK_DIR SECONDS TIMEOUT: runs over WORK_DIR/corpus; exit 1 on any artifact
+fuzz_run() {
+    local fuzzer="$1" work="$2" seconds="$3" timeout="$4"
+    echo "fuzzing for ${seconds}s"
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    "$fuzzer" "$work/corpus" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=2048 \
+        -timeout="$timeout" -max_len=65536 -artifact_prefix="$work/artifacts/" -print_final_stats=1
+    if ls "$work/artifacts/"* >/dev/null 2>&1; then
+        echo "fuzzer findings in $work/artifacts"
+        exit 1
+    fi
+    echo "no findings"
+}
