@@ -74,27 +74,11 @@ MB_AVX2 void block(const float * x, int64_t ldx, const float * w, int64_t k, con
 // pf: the next weight block, fetched towards L2 during the first row group (may be null)
 template <int NO>
 MB_AVX2 void column_block(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
-                          float * y, int64_t ldy, const float * pf = nullptr) {
+                          float * y, int64_t ldy, const float * pf) {
     int64_t i = 0;
     for (; i + 3 <= m; i += 3, pf = nullptr) block<3, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf);
     if (m - i == 2) block<2, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf);
     if (m - i == 1) block<1, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf);
-}
-
-MB_AVX2 void gemm_nt_avx2(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
-                          int64_t o0, int64_t o1, float * y, int64_t ldy) {
-    // 4 weight rows at a time stay in L1 while every row of x passes over them
-    int64_t o = o0;
-    for (; o + 4 <= o1; o += 4) {
-        const float * pf = o + 8 <= o1 ? w + (o + 4) * k : nullptr;
-        column_block<4>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy, pf);
-    }
-    switch (o1 - o) {
-        case 3: column_block<3>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy); break;
-        case 2: column_block<2>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy); break;
-        case 1: column_block<1>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy); break;
-        default: break;
-    }
 }
 
 // the same blocks 16 wide with 32 registers: 4 × 4 accumulators, masked k tail
@@ -141,7 +125,7 @@ MB_AVX512 void block16(const float * x, int64_t ldx, const float * w, int64_t k,
 
 template <int NO>
 MB_AVX512 void column_block16(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
-                              float * y, int64_t ldy, const float * pf = nullptr) {
+                              float * y, int64_t ldy, const float * pf) {
     int64_t i = 0;
     for (; i + 4 <= m; i += 4, pf = nullptr) block16<4, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf);
     switch (m - i) {
@@ -152,19 +136,22 @@ MB_AVX512 void column_block16(const float * x, int64_t m, int64_t ldx, int64_t k
     }
 }
 
-MB_AVX512 void gemm_nt_avx512(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
-                              int64_t o0, int64_t o1, float * y, int64_t ldy) {
+// column_fns[n] computes n output columns of all m rows (n = 1..4)
+using column_fn = void (*)(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
+                           float * y, int64_t ldy, const float * pf);
+constexpr column_fn avx2_columns[5]   = {nullptr, column_block<1>, column_block<2>, column_block<3>, column_block<4>};
+constexpr column_fn avx512_columns[5] = {nullptr, column_block16<1>, column_block16<2>, column_block16<3>,
+                                         column_block16<4>};
+
+void gemm_nt_blocked(const column_fn (&column_fns)[5], const float * x, int64_t m, int64_t ldx, int64_t k,
+                     const float * w, const float * b, int64_t o0, int64_t o1, float * y, int64_t ldy) {
+    // 4 weight rows at a time stay in L1 while every row of x passes over them
     int64_t o = o0;
     for (; o + 4 <= o1; o += 4) {
         const float * pf = o + 8 <= o1 ? w + (o + 4) * k : nullptr;
-        column_block16<4>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy, pf);
+        column_fns[4](x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy, pf);
     }
-    switch (o1 - o) {
-        case 3: column_block16<3>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy); break;
-        case 2: column_block16<2>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy); break;
-        case 1: column_block16<1>(x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy); break;
-        default: break;
-    }
+    if (o < o1) column_fns[o1 - o](x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy, nullptr);
 }
 
 #endif // MB_GEMM_X86
@@ -202,11 +189,11 @@ void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w
     if (m <= 0 || o1 <= o0) return;
 #ifdef MB_GEMM_X86
     if (isa == gemm_isa::GEMM_ISA_AVX512 && gemm_isa_supported(isa)) {
-        gemm_nt_avx512(x, m, ldx, k, w, b, o0, o1, y, ldy);
+        gemm_nt_blocked(avx512_columns, x, m, ldx, k, w, b, o0, o1, y, ldy);
         return;
     }
     if (isa != gemm_isa::GEMM_ISA_SCALAR && gemm_has_avx2()) {
-        gemm_nt_avx2(x, m, ldx, k, w, b, o0, o1, y, ldy);
+        gemm_nt_blocked(avx2_columns, x, m, ldx, k, w, b, o0, o1, y, ldy);
         return;
     }
 #endif
