@@ -1,27 +1,16 @@
 // every backend op against a direct double-precision reference
 #include "backend/backend.h"
+#include "backend-test-util.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 namespace {
 
-std::vector<float> random_vec(size_t n, uint32_t seed) {
-    std::mt19937                          rng(seed);
-    std::normal_distribution<float>       dist(0.0f, 1.0f);
-    std::vector<float>                    v(n);
-    for (auto & x : v) x = dist(rng);
-    return v;
-}
-
-double max_abs_diff(const std::vector<float> & a, const std::vector<double> & b) {
-    double m = 0.0;
-    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs((double) a[i] - b[i]));
-    return m;
-}
+using mb::test::max_abs_diff;
+using mb::test::random_vec;
 
 class backend_ops : public ::testing::TestWithParam<int> {
 protected:

@@ -4,6 +4,7 @@
 #include "backend/cpu/cpu-backend.h"
 #include "backend/cpu/cpu-gemm.h"
 #include "backend/cpu/thread-pool.h"
+#include "backend-test-util.h"
 
 #include <gtest/gtest.h>
 
@@ -11,24 +12,15 @@
 #include <cmath>
 #include <functional>
 #include <cstdio>
-#include <random>
 #include <vector>
 
 namespace {
 
-std::vector<float> random_vec(size_t n, uint32_t seed) {
-    std::mt19937                    rng(seed);
-    std::normal_distribution<float> dist(0.0f, 1.0f);
-    std::vector<float>              v(n);
-    for (auto & x : v) x = dist(rng);
-    return v;
-}
+using mb::test::random_vec;
 
 // max |y − ref| / sqrt(k): float32 dot products of k unit normals err by about sqrt(k)·eps
 double scaled_err(const std::vector<float> & y, const std::vector<double> & ref, int64_t k) {
-    double m = 0.0;
-    for (size_t i = 0; i < y.size(); ++i) m = std::max(m, std::fabs((double) y[i] - ref[i]));
-    return m / std::sqrt((double) k);
+    return mb::test::max_abs_diff(y, ref) / std::sqrt((double) k);
 }
 
 TEST(cpu_kernels, gemm_nt_shapes_and_tails) {
