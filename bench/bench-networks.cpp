@@ -69,6 +69,27 @@ public:
         add(name + ".bias", {d}, 0.0f);
         for (float & v : entries_[name + ".weight"]->data) v = 1.0f;
     }
+    // a post-norm transformer encoder layer: width d, feed-forward f
+    void encoder_layer(const std::string & p, int64_t d, int64_t f) {
+        add(p + "self_attn.in_proj_weight", {3 * d, d}, 1.0f / std::sqrt((float) d));
+        add(p + "self_attn.in_proj_bias", {3 * d}, 0.01f);
+        linear(p + "self_attn.out_proj", d, d);
+        linear(p + "linear1", f, d);
+        linear(p + "linear2", d, f);
+        norm(p + "norm1", d);
+        norm(p + "norm2", d);
+    }
+    // the conv decoder's two upsampling stages p2, p3: 4 residual units of width w, then a conv
+    void conv_stages(const std::string & p, int64_t w) {
+        for (int i = 0; i < 2; ++i) {
+            const std::string q = p + std::to_string(2 + i) + ".";
+            for (int il = 0; il < 4; ++il) {
+                conv(q + "0.model." + std::to_string(il) + ".conv1", w, w, 3);
+                conv(q + "0.model." + std::to_string(il) + ".conv2", w, w, 1);
+            }
+            conv(q + "2", w, w, 3);
+        }
+    }
 
     const tensor_view * find(std::string_view name) const override {
         auto it = entries_.find(std::string(name));
@@ -94,14 +115,7 @@ std::unique_ptr<random_source> release_pose_weights() {
     auto          s = std::make_unique<random_source>("random release pose planner");
     const int64_t d = 1024, f = 2048;
     for (int il = 0; il < 16; ++il) {
-        const std::string p = "_transformer_model.layers." + std::to_string(il) + ".";
-        s->add(p + "self_attn.in_proj_weight", {3 * d, d}, 1.0f / 32.0f);
-        s->add(p + "self_attn.in_proj_bias", {3 * d}, 0.01f);
-        s->linear(p + "self_attn.out_proj", d, d);
-        s->linear(p + "linear1", f, d);
-        s->linear(p + "linear2", d, f);
-        s->norm(p + "norm1", d);
-        s->norm(p + "norm2", d);
+        s->encoder_layer("_transformer_model.layers." + std::to_string(il) + ".", d, f);
     }
     s->add("_pose_token_emb.weight", {88, 32}, 1.0f);
     s->linear("_proj_pose_token_emb.forward_projection", 640, 640);
@@ -122,14 +136,7 @@ std::unique_ptr<random_source> release_vq_weights() {
     const int64_t w = 512;
     s->add("quantizer.vq._codebook.embed", {8, 10, 32}, 1.0f);
     s->conv("decoder.model.0", w, 256, 3);
-    for (int i = 0; i < 2; ++i) {
-        const std::string p = "decoder.model." + std::to_string(2 + i) + ".";
-        for (int il = 0; il < 4; ++il) {
-            s->conv(p + "0.model." + std::to_string(il) + ".conv1", w, w, 3);
-            s->conv(p + "0.model." + std::to_string(il) + ".conv2", w, w, 1);
-        }
-        s->conv(p + "2", w, w, 3);
-    }
+    s->conv_stages("decoder.model.", w);
     s->conv("decoder.model.4", w, w, 3);
     s->conv("decoder.model.6", 413, w, 3);
     s->linear("decoder.external_cond_blocks.0", w, 4 * 2 + w);
@@ -145,30 +152,14 @@ std::unique_ptr<random_source> release_root_weights() {
     auto          s = std::make_unique<random_source>("random release root planner");
     const int64_t e = 512, f = 2048, w = 512;
     for (const char * tf : {"_shared_transformer_model.", "_root_token_transformer_model."}) {
-        for (int il = 0; il < 3; ++il) {
-            const std::string p = std::string(tf) + "layers." + std::to_string(il) + ".";
-            s->add(p + "self_attn.in_proj_weight", {3 * e, e}, 1.0f / std::sqrt((float) e));
-            s->add(p + "self_attn.in_proj_bias", {3 * e}, 0.01f);
-            s->linear(p + "self_attn.out_proj", e, e);
-            s->linear(p + "linear1", f, e);
-            s->linear(p + "linear2", e, f);
-            s->norm(p + "norm1", e);
-            s->norm(p + "norm2", e);
-        }
+        for (int il = 0; il < 3; ++il) s->encoder_layer(std::string(tf) + "layers." + std::to_string(il) + ".", e, f);
     }
     s->add("_no_local_pose_emb", {256}, 1.0f);
     s->add("_no_local_root_emb", {64}, 1.0f);
     s->add("_no_global_root_emb", {64}, 1.0f);
     s->add("_conv_no_frame_emb", {e}, 1.0f);
     s->conv("_conv_output.model.0", w, e, 3);
-    for (int i = 0; i < 2; ++i) {
-        const std::string p = "_conv_output.model." + std::to_string(2 + i) + ".";
-        for (int il = 0; il < 4; ++il) {
-            s->conv(p + "0.model." + std::to_string(il) + ".conv1", w, w, 3);
-            s->conv(p + "0.model." + std::to_string(il) + ".conv2", w, w, 1);
-        }
-        s->conv(p + "2", w, w, 3);
-    }
+    s->conv_stages("_conv_output.model.", w);
     s->conv("_conv_output.model.4", w, w, 3);
     s->conv("_conv_output.model.6", 5, w, 3);
     s->linear("_conv_output.external_cond_blocks.0", w, 4 * e + w);
