@@ -256,20 +256,30 @@ def check_revision(rev):
     return rev.lower()
 
 
+def check_hparam_options(args):
+    """--pose-heads, --root-heads and --dilation-growth: positive where given."""
+    for opt in ("pose_heads", "root_heads", "dilation_growth"):
+        v = getattr(args, opt)
+        if v is not None and v <= 0:
+            raise ConvertError("--%s must be positive (got %d)" % (opt.replace("_", "-"), v))
+
+
+def check_stats_options(args):
+    """Either --stats FILE or both --mean and --std."""
+    if (args.stats is None) == (args.mean is None and args.std is None):
+        raise ConvertError("give either --stats FILE or both --mean and --std")
+    if args.stats is None and (args.mean is None or args.std is None):
+        raise ConvertError("--mean and --std go together")
+
+
 def convert(args):
     """The `bundle` subcommand."""
     revision = check_revision(args.upstream_revision)
     overrides = parse_source_overrides(args.source_sha256)
     if args.safe_manifest_sha256 is not None and not _HEX64.match(args.safe_manifest_sha256):
         raise ConvertError("--safe-manifest-sha256 %r is not 64 hexadecimal digits" % args.safe_manifest_sha256)
-    for opt in ("pose_heads", "root_heads", "dilation_growth"):
-        v = getattr(args, opt)
-        if v is not None and v <= 0:
-            raise ConvertError("--%s must be positive (got %d)" % (opt.replace("_", "-"), v))
-    if (args.stats is None) == (args.mean is None and args.std is None):
-        raise ConvertError("give either --stats FILE or both --mean and --std")
-    if args.stats is None and (args.mean is None or args.std is None):
-        raise ConvertError("--mean and --std go together")
+    check_hparam_options(args)
+    check_stats_options(args)
     if args.skeleton is not None:
         check_skeleton(args.skeleton)
     sources = {C.COMPONENT_POSE: args.pose, C.COMPONENT_ROOT: args.root, C.COMPONENT_VQ_DECODER: args.vqvae}

@@ -158,23 +158,18 @@ def random_components(preset, seed, stats=None, sources=None, hparams=None):
 
 def random_bundle(args):
     """The `random-bundle` subcommand."""
-    from .converter import check_revision, parse_source_overrides, read_stats
+    from .converter import (check_hparam_options, check_revision, check_stats_options, parse_source_overrides,
+                            read_stats)
     from .errors import ConvertError
     revision = check_revision(args.upstream_revision)
     overrides = parse_source_overrides(args.source_sha256)
     stats = None
     if args.stats is not None or args.mean is not None or args.std is not None:
-        if args.stats is not None and (args.mean is not None or args.std is not None):
-            raise ConvertError("give either --stats FILE or both --mean and --std")
-        if args.stats is None and (args.mean is None or args.std is None):
-            raise ConvertError("--mean and --std go together")
+        check_stats_options(args)
         stats = read_stats(args.mean, args.std, args.stats)
     if args.seed < 0 or args.seed >= 2 ** 63:
         raise ConvertError("--seed must be in [0, 2^63)")
-    for opt in ("pose_heads", "root_heads", "dilation_growth"):
-        v = getattr(args, opt)
-        if v is not None and v <= 0:
-            raise ConvertError("--%s must be positive (got %d)" % (opt.replace("_", "-"), v))
+    check_hparam_options(args)
     hp = {"pose_heads": args.pose_heads, "root_heads": args.root_heads, "dilation_growth": args.dilation_growth}
     comps = random_components(args.preset, args.seed, stats, overrides, hp)
     return write_bundle(args.out, comps, revision, args.safe_manifest_sha256, progress=not args.quiet)

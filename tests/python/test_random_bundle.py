@@ -125,6 +125,20 @@ class RandomBundleSmallTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("--seed", err)
 
+    def test_option_errors(self):
+        # the checks shared with `bundle`: statistics options and positive hyper-parameters
+        out = os.path.join(self.tmp.name, "e")
+        for extra, message in ((["--stats", "s.json", "--mean", "m.npy"], "give either --stats FILE"),
+                               (["--mean", "m.npy"], "--mean and --std go together"),
+                               (["--std", "s.npy"], "--mean and --std go together"),
+                               (["--root-heads", "0"], "--root-heads must be positive (got 0)"),
+                               (["--dilation-growth", "-1"], "--dilation-growth must be positive (got -1)")):
+            rc, _, err = run_cli("random-bundle", "--preset", "small", "--out", out, "--quiet", *extra)
+            self.assertEqual(rc, 1, extra)
+            self.assertIn(message, err)
+            self.assertNotIn("Traceback", err)
+            self.assertFalse(os.path.exists(out), "nothing written")
+
 
 class RandomBundleFullTest(unittest.TestCase):
     def test_published_sizes(self):
