@@ -3,8 +3,8 @@
 // bundle component/support validators either accept it or throw) or throw gguf_error
 #include "format/bundle.h"
 #include "format/gguf.h"
+#include "memfd-input.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -12,20 +12,10 @@
 #include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
-    int fd = memfd_create("gguf-fuzz", MFD_CLOEXEC);
+    const int fd = memfd_input("gguf-fuzz", data, size);
     if (fd < 0) return 0;
-    size_t done = 0;
-    while (done < size) {
-        ssize_t w = write(fd, data + done, size - done);
-        if (w <= 0) {
-            close(fd);
-            return 0;
-        }
-        done += static_cast<size_t>(w);
-    }
-    std::string path = "/proc/self/fd/" + std::to_string(fd);
     try {
-        auto f = mb::gguf_file::open(path);
+        auto f = mb::gguf_file::open(memfd_path(fd));
         // touch every tensor byte the reader hands out
         volatile uint32_t sink = 0;
         for (const auto & t : f->tensors()) {

@@ -6,8 +6,8 @@
 #include "format/style.h"
 #include "motion/mjcf.h"
 #include "motion/qpos.h"
+#include "memfd-input.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -17,19 +17,10 @@
 #include <string_view>
 
 static void fuzz_style(const uint8_t * data, size_t size) {
-    int fd = memfd_create("style-fuzz", MFD_CLOEXEC);
+    const int fd = memfd_input("style-fuzz", data, size);
     if (fd < 0) return;
-    size_t done = 0;
-    while (done < size) {
-        ssize_t w = write(fd, data + done, size - done);
-        if (w <= 0) {
-            close(fd);
-            return;
-        }
-        done += static_cast<size_t>(w);
-    }
     try {
-        const mb::style_asset s = mb::style_read("/proc/self/fd/" + std::to_string(fd));
+        const mb::style_asset s = mb::style_read(memfd_path(fd));
         // what the reader accepts must satisfy every documented invariant
         if (!mb::style_validate(s).empty()) __builtin_trap();
         if (s.joint_positions.size() != size_t(s.frames) * 34 * 3) __builtin_trap();
