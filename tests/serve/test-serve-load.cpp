@@ -114,7 +114,8 @@ TEST(ServeLoad, OwnerAnd64Spectators) {
         ASSERT_TRUE(specs.back()->connect(srv.port, co)) << "spectator " << i << " refused: HTTP " << specs.back()->http_status();
     }
 
-    // the owner walks, turning every 2 s; keep-alive pings every 5 s (the read deadline is 40 s)
+    // the owner walks, turning every 2 s; every viewer pings every 10 s like the reference
+    // client (the server's read deadline is 40 s)
     const uint64_t  f_owner0 = owner.frames();
     std::vector<uint64_t> f0;
     for (auto & s : specs) f0.push_back(s->frames());
@@ -127,7 +128,10 @@ TEST(ServeLoad, OwnerAnd64Spectators) {
             owner.send_json({{"type", "control"}, {"seq", ++seq}, {"style", "walk"}, {"move", {std::sin(ang), std::cos(ang)}},
                              {"facing", {std::sin(ang), std::cos(ang)}}});
         }
-        if (step % 50 == 0) owner.send_json({{"type", "ping"}});
+        if (step % 100 == 0) {
+            owner.send_json({{"type", "ping"}});
+            for (auto & s : specs) s->send_json({{"type", "ping"}});
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -171,6 +175,33 @@ TEST(ServeLoad, OwnerAnd64Spectators) {
     EXPECT_GT(ref.size(), 1u) << "no plans during the run";
     EXPECT_GE(median, 20.0) << "frames are delivered far below the 50 Hz tick";
     EXPECT_EQ(health["viewers"].get<int>(), n_spec + 1);
+}
+
+} // namespace
+
+namespace {
+
+// the CLI's argument checks and error paths, through the real binary
+int run_cli(const std::string & args, std::string & err) {
+    const std::string log = ::testing::TempDir() + "mb-serve-cli-" + std::to_string(::getpid()) + ".log";
+    const int         st  = std::system((std::string(MB_CLI_PATH) + " " + args + " >/dev/null 2>" + log).c_str());
+    err                   = slurp(log);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+TEST(ServeCli, BadUsageAndOfflineDownload) {
+    std::string err;
+    EXPECT_EQ(run_cli("serve --listen nowhere", err), 2) << err;
+    EXPECT_EQ(run_cli("serve --threads 0", err), 2) << err;
+    EXPECT_EQ(run_cli("serve --max-peers x", err), 2) << err;
+    EXPECT_EQ(run_cli("serve --bogus 1", err), 2) << err;
+    EXPECT_EQ(run_cli("serve --model /nonexistent --styles /nonexistent", err), 2) << err;   // no styles
+    EXPECT_EQ(run_cli("download --revision a/b", err), 2) << err;
+    EXPECT_EQ(run_cli("download --base-url http://example.com --dir /tmp/x", err), 1) << err;
+    EXPECT_NE(err.find("refusing plain http"), std::string::npos) << err;
+    // a loopback port nobody listens on stands for "offline"
+    EXPECT_EQ(run_cli("download --quiet --base-url http://127.0.0.1:1 --dir " + ::testing::TempDir() + "mb-dl-cli", err), 1);
+    EXPECT_NE(err.find("cannot connect"), std::string::npos) << err;
 }
 
 } // namespace

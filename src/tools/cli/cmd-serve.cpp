@@ -115,10 +115,6 @@ int cmd_serve(int argc, char ** argv) {
     bool demo_model = false, demo_styles = false;
     if (model_dir.empty()) {
         model_dir = find_dir("models/g1-f32", "pose.gguf");
-        if (styles_dir.empty() && !model_dir.empty()) {
-            const std::string s = find_dir("models/styles", "walk.mbstyle");
-            if (!s.empty()) styles_dir = s;
-        }
         if (model_dir.empty()) {
             demo_model = true;
             model_dir  = std::string(MB_SOURCE_DIR) + "/build/demo/g1-random-full";
@@ -129,6 +125,7 @@ int cmd_serve(int argc, char ** argv) {
             }
         }
     }
+    if (styles_dir.empty() && !demo_model) styles_dir = find_dir("models/styles", "walk.mbstyle");
     if (styles_dir.empty()) {
         demo_styles = true;
         styles_dir  = std::string(MB_SOURCE_DIR) + "/build/demo/styles";

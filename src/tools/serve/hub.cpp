@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace mb::serve {
 
@@ -443,6 +444,9 @@ message_ptr hub::make_targets(const plan_result * r) {
 
 void hub::maybe_plan() {
     if (in_flight_ || !failed_.empty() || paused_) return;
+    // the worker hands a result over before it is idle again: wait for that, so that submit
+    // below cannot fail after the queued commands were taken
+    if (planner_.busy()) return;
     const int64_t cf      = frame_ceil(tick_);
     const bool    playing = jump_at_ >= 0 && frame_floor(tick_) < jump_end_;
     int64_t       at      = 0;
@@ -519,6 +523,10 @@ void hub::maybe_plan() {
         req.speed   = mag >= 0.99f ? -1.0f : planner_.styles()[size_t(s)].speed * mag;
     }
     req.seed        = ++plan_seed_;
+    if (std::getenv("MB_SERVE_DEBUG")) {
+        std::fprintf(stderr, "serve: plan %llu at %lld (frame %lld) style %s speed %g jump %d seqs %zu\n", (unsigned long long) req.seed,
+                     (long long) at, (long long) cf, req.style.c_str(), double(req.speed), int(jump), seqs.size());
+    }
     in_flight_      = true;
     in_flight_at_   = at;
     in_flight_seqs_ = seqs;
@@ -534,12 +542,16 @@ void hub::maybe_plan() {
         }
         cv_.notify_all();
     });
-    if (!ok) in_flight_ = false;   // the worker still finishes a stale job; try again next wake
+    if (!ok) in_flight_ = false;   // cannot happen: only this thread submits and the worker was idle
 }
 
 void hub::on_result(plan_result & r) {
     const bool mine = in_flight_;
     const bool jump = in_flight_jump_;
+    if (std::getenv("MB_SERVE_DEBUG")) {
+        std::fprintf(stderr, "serve: result at %lld ok %d frames %zu %s mine %d seqs %zu\n", (long long) r.at, int(r.ok), r.frames.size(),
+                     r.error.c_str(), int(mine), in_flight_seqs_.size());
+    }
     in_flight_      = false;
     in_flight_jump_ = false;
     if (!mine || r.epoch != epoch_) return;   // stale: a reset happened meanwhile
