@@ -42,7 +42,7 @@ ws_client::~ws_client() {
     f.wait();
     // pending handlers hold no pointer past this point once they see the closed socket
     std::unique_lock<std::mutex> lk(mu_);
-    cv_.wait_for(lk, std::chrono::seconds(5), [&] { return closed_.load() || !ws_ || !opt_.read; });
+    cv_.wait_for(lk, std::chrono::seconds(5), [&] { return closed_.load() || !read_started_; });
     lk.unlock();
     std::promise<void> done2;
     auto               f2 = done2.get_future();
@@ -103,7 +103,10 @@ bool ws_client::connect(uint16_t port, const client_options & o) {
                 result.set_value(false);
                 return;
             }
-            if (o.read) do_read();
+            if (o.read) {
+                read_started_ = true;
+                do_read();
+            }
             result.set_value(true);
         } catch (const std::exception &) {
             result.set_value(false);

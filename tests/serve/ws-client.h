@@ -88,6 +88,7 @@ private:
     std::deque<std::string>   dropped_;
     std::deque<std::pair<std::string, bool>> out_;   // (bytes, text)
     bool                      writing_ = false;
+    std::atomic<bool>         read_started_{false};
     std::atomic<bool>         closed_{false};
     std::atomic<int>          close_code_{0};
     std::atomic<uint64_t>     frames_{0}, messages_{0};
