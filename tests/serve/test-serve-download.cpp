@@ -312,3 +312,34 @@ TEST(Download, OfflineIsAClearError) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Download, TlsToAPlainServerFailsCleanly) {
+    file_server      srv;
+    download_options o;
+    o.base_url  = "https://127.0.0.1:" + std::to_string(srv.port());
+    o.progress  = false;
+    o.timeout_s = 5;
+    EXPECT_THROW(fetch_small(o, "MANIFEST.json", 1000), download_error);
+}
+
+TEST(Download, SilentServerTimesOut) {
+    // a listener that never answers: the watchdog ends the transfer
+    net::io_context ioc;
+    tcp::acceptor   a(ioc, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+    download_options o;
+    o.base_url  = "http://127.0.0.1:" + std::to_string(a.local_endpoint().port());
+    o.progress  = false;
+    o.timeout_s = 1;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        fetch_small(o, "MANIFEST.json", 1000);
+        FAIL();
+    } catch (const download_error & e) {
+        EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
+} // namespace
