@@ -6,6 +6,7 @@
 #include "format/sha256.h"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <gtest/gtest.h>
@@ -340,6 +341,55 @@ TEST(Download, SilentServerTimesOut) {
         EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
     }
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
+} // namespace
+
+namespace {
+
+// a one-file HTTPS server with a self-signed certificate for 127.0.0.1 (made by the openssl CLI)
+TEST(Download, HttpsWithCertificateAndHostVerification) {
+    namespace ssl         = net::ssl;
+    const std::string dir = ::testing::TempDir() + "mb-dl-tls-" + std::to_string(::getpid());
+    fs::create_directories(dir);
+    const std::string gen = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 "
+                            "-keyout " + dir + "/key.pem -out " + dir + "/cert.pem >/dev/null 2>&1";
+    if (std::system(gen.c_str()) != 0) GTEST_SKIP() << "skipped: the openssl CLI cannot make a test certificate";
+    const std::string body = pattern(70000, 9);
+    ssl::context      sctx(ssl::context::tls_server);
+    sctx.use_certificate_chain_file(dir + "/cert.pem");
+    sctx.use_private_key_file(dir + "/key.pem", ssl::context::pem);
+    net::io_context ioc;
+    tcp::acceptor   acc(ioc, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+    const uint16_t  port = acc.local_endpoint().port();
+    std::thread     server([&] {
+        for (int i = 0; i < 2; ++i) {   // the untrusted attempt, then the trusted one
+            tcp::socket       s(ioc);
+            beast::error_code ec;
+            acc.accept(s, ec);
+            if (ec) return;
+            ssl::stream<tcp::socket> tls(std::move(s), sctx);
+            tls.handshake(ssl::stream_base::server, ec);
+            if (ec) continue;
+            beast::flat_buffer              buf;
+            http::request<http::empty_body> req;
+            http::read(tls, buf, req, ec);
+            http::response<http::string_body> res{http::status::ok, 11};
+            res.body() = body;
+            res.prepare_payload();
+            http::write(tls, res, ec);
+            tls.shutdown(ec);
+        }
+    });
+    download_options o;
+    o.base_url  = "https://127.0.0.1:" + std::to_string(port);
+    o.progress  = false;
+    o.timeout_s = 10;
+    EXPECT_THROW(fetch_small(o, "x.json", 1 << 20), download_error);   // not a trusted certificate
+    o.ca_file = dir + "/cert.pem";
+    EXPECT_EQ(fetch_small(o, "x.json", 1 << 20), body);
+    server.join();
+    fs::remove_all(dir);
 }
 
 } // namespace

@@ -210,6 +210,7 @@ response_info http_get(const download_options & o, std::string url, uint64_t off
             if (u.tls) {
                 ssl::context ctx(ssl::context::tls_client);
                 ctx.set_default_verify_paths();
+                if (!o.ca_file.empty()) ctx.load_verify_file(o.ca_file);
                 ctx.set_verify_mode(ssl::verify_peer);
                 ssl::stream<tcp::socket> s(ioc, ctx);
                 if (!SSL_set_tlsext_host_name(s.native_handle(), u.host.c_str())) throw download_error("cannot set TLS SNI");

@@ -34,6 +34,7 @@ struct download_options {
     bool        progress  = true;                 // progress bar on stderr
     int         timeout_s = 30;                   // no byte for this long: the transfer fails
     int         retries   = 2;                    // resumed attempts after a broken transfer
+    std::string ca_file;                          // extra trusted CA (PEM) besides the system's (tests)
 };
 
 // the g1-f32 bundle files with their pinned sizes and hashes
