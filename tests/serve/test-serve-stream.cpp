@@ -417,6 +417,15 @@ TEST(ServeLimits, FramingViolationsClose) {
         EXPECT_EQ(pongs, 100);
         EXPECT_FALSE(c.closed());
     }
+    {
+        ws_client c;   // WebSocket-level ping (control frame, 125-byte payload): answered with a pong
+        ASSERT_TRUE(c.connect(s.port()));
+        hello_of(c);
+        c.ws_ping(std::string(125, 'p'));
+        for (int i = 0; i < 200 && c.ws_pongs() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        EXPECT_EQ(c.ws_pongs(), 1u);
+        EXPECT_FALSE(c.closed());
+    }
     // the server is still healthy
     EXPECT_EQ(mb::test::http_get(s.port(), "/api/health").status, 200);
 }

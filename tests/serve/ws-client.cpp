@@ -103,6 +103,9 @@ bool ws_client::connect(uint16_t port, const client_options & o) {
                 result.set_value(false);
                 return;
             }
+            ws_->control_callback([this](websocket::frame_type kind, beast::string_view) {
+                if (kind == websocket::frame_type::pong) ++pongs_;
+            });
             if (o.read) {
                 read_started_ = true;
                 do_read();
@@ -164,6 +167,14 @@ void ws_client::do_write() {
 }
 
 void ws_client::send(const std::string & text) { enqueue(text, true); }
+
+void ws_client::ws_ping(const std::string & payload) {
+    net::post(loop_->ioc(), [this, payload] {
+        if (!ws_ || closed_) return;
+        websocket::ping_data d(payload.c_str());
+        ws_->async_ping(d, [](beast::error_code) {});
+    });
+}
 void ws_client::send_binary(const std::string & bytes) { enqueue(bytes, false); }
 
 void ws_client::close() {

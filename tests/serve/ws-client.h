@@ -57,6 +57,8 @@ public:
     void send(const std::string & text);
     void send_json(const json & j) { send(j.dump()); }
     void send_binary(const std::string & bytes);
+    void ws_ping(const std::string & payload);      // a WebSocket-level ping (≤ 125 bytes)
+    uint64_t ws_pongs() const { return pongs_.load(); }
     void close();
 
     // the next message (frames included when keep_frames), or nullopt after `timeout_s`
@@ -91,7 +93,7 @@ private:
     std::atomic<bool>         read_started_{false};
     std::atomic<bool>         closed_{false};
     std::atomic<int>          close_code_{0};
-    std::atomic<uint64_t>     frames_{0}, messages_{0};
+    std::atomic<uint64_t>     frames_{0}, messages_{0}, pongs_{0};
 
     void do_read();
     void do_write();
