@@ -21,6 +21,7 @@ constexpr double  k_frames_per_tick = 0.6;                            // 30 fps 
 constexpr int64_t k_lead          = 12;                               // frames between request and boundary
 constexpr int64_t k_replan        = 16;
 constexpr float   k_jump_speed    = 5.0f;                              // m/s
+constexpr int     k_crossfade     = 8;                                 // frames eased from the old timeline into a new plan
 
 int64_t frame_floor(int64_t tick) { return (tick * 3) / 5; }
 int64_t frame_ceil(int64_t tick) { return (tick * 3 + 4) / 5; }
@@ -570,8 +571,18 @@ void hub::on_result(plan_result & r) {
         emit_frame();
         return;
     }
-    // splice: the plan replaces the timeline from its boundary on
+    // the reference's 8-frame eased crossfade from the replaced frames into the plan (on top of
+    // the agent's 4-frame seam blend); qpos stays the plan's (the next context lies beyond it)
     const int64_t at = r.at;
+    for (int k = 0; k < k_crossfade && k < int(r.frames.size()); ++k) {
+        const timeline_frame & old = frame_at(at + k);
+        timeline_frame &       nf  = r.frames[size_t(k)];
+        const float            t   = float(k + 1) / float(k_crossfade + 1);
+        const float            w   = t * t * (3 - 2 * t);   // weight of the new plan
+        for (int c = 0; c < 3; ++c) nf.root[c] = old.root[c] + (nf.root[c] - old.root[c]) * w;
+        for (int j = 0; j < k_joints; ++j) slerp(&old.rotations[j * 4], &nf.rotations[j * 4], w, &nf.rotations[j * 4]);
+    }
+    // splice: the plan replaces the timeline from its boundary on
     if (at > timeline_end()) {
         // held past the end: keep the held frame just before the boundary
         timeline_frame held = timeline_.back();
