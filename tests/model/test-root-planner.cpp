@@ -30,14 +30,7 @@ struct root_env {
           net(root_planner::load(src)) {}
 };
 
-class root_planner_parity : public ::testing::Test {
-protected:
-    void SetUp() override {
-        dir_ = shared_path("fixtures/reference-small");
-        if (dir_.empty()) GTEST_SKIP() << "skipped: ../shared/fixtures/reference-small not found";
-    }
-    std::string dir_;
-};
+class root_planner_parity : public reference_small_test {};
 
 std::vector<uint8_t> bools(const npy_array & a) {
     std::vector<uint8_t> out;
