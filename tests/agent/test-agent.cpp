@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <numbers>
 
 using namespace mb;
@@ -18,11 +20,41 @@ namespace {
 
 using arrays = std::map<std::string, mb::test::npy_array>;
 
-// atan2 conditioning radius [frames, 29] of each hinge of the features [frames, 414]
-std::vector<float> hinge_radius(const qpos_converter & conv, const float * features, int frames) {
-    std::vector<float> radius(size_t(frames) * 29), q(36);
-    for (int f = 0; f < frames; ++f) conv.features_to_qpos(&features[size_t(f) * 414], q.data(), &radius[size_t(f) * 29]);
-    return radius;
+// a hinge error's weight in (0, 1]: 1 where the hinge is well conditioned, smaller where the
+// path from the compared quantity to the hinge angle amplifies errors
+using hinge_weight = std::function<double(int64_t frame, int hinge)>;
+
+// weight 1/max(1, 1/radius) = min(1, radius): the atan2 conditioning of each hinge [frames, 29] of
+// the features [frames, 414] (fixture README)
+hinge_weight atan2_weight(const qpos_converter & conv, const float * features, int frames) {
+    auto radius = std::make_shared<std::vector<float>>(size_t(frames) * 29);
+    std::vector<float> q(36);
+    for (int f = 0; f < frames; ++f) conv.features_to_qpos(&features[size_t(f) * 414], q.data(), &(*radius)[size_t(f) * 29]);
+    return [radius](int64_t f, int k) { return std::min(1.0, (double) (*radius)[size_t(f) * 29 + size_t(k)]); };
+}
+
+// the RMS first-order gain from relative errors of the 204 6D rotation features of one frame
+// [414] to hinge k's angle: sqrt(Σ (∂q_k/∂f_i · max(1, |f_i|))²), by central differences. A
+// feature error of relative size ε spread over those features moves the hinge by about ε·gain.
+// It covers both ill-conditioned steps of features → qpos: Gram–Schmidt of a 6D pair whose
+// columns are nearly parallel (random weights give 6D values up to ~40) and the hinge's atan2.
+double hinge_gain(const qpos_converter & conv, const float * features, int k) {
+    std::vector<float> f(features, features + 414);
+    float qp[36], qm[36];
+    double g2 = 0;
+    for (int i = k_global_rot6d; i < k_global_rot6d + 34 * 6; ++i) {
+        const float s = std::max(1.0f, std::fabs(features[i]));
+        f[i] = features[i] + 1e-3f * s;
+        const float hi = f[i];
+        conv.features_to_qpos(f.data(), qp);
+        f[i] = features[i] - 1e-3f * s;
+        const float lo = f[i];
+        conv.features_to_qpos(f.data(), qm);
+        f[i] = features[i];
+        const double d = std::remainder(double(qp[7 + k]) - qm[7 + k], 2 * std::numbers::pi) / (double(hi) - lo) * s;
+        g2 += d * d;
+    }
+    return std::sqrt(g2);
 }
 
 // max |a − b| / max(1, |b|): absolute below 1, relative above (float32 upstream)
@@ -39,8 +71,8 @@ double wrap_pi(double a) {
 }
 
 // qpos rows: position and hinges (mod 2π) absolute, quaternion up to sign; hinge errors are
-// scaled by min(1, radius) of their atan2 when `radius` [frames, 29] is given (fixture README)
-double qpos_diff(const float * a, const float * b, int64_t frames, const float * radius = nullptr) {
+// multiplied by `weight` when given (evaluated only where it could raise the maximum)
+double qpos_diff(const float * a, const float * b, int64_t frames, const hinge_weight & weight = {}) {
     double e = 0;
     for (int64_t f = 0; f < frames; ++f) {
         const float * x = &a[f * 36];
@@ -53,8 +85,8 @@ double qpos_diff(const float * a, const float * b, int64_t frames, const float *
         }
         e = std::max(e, std::min(same, flip));
         for (int c = 7; c < 36; ++c) {
-            const double w = radius ? std::min(1.0, (double) radius[f * 29 + c - 7]) : 1.0;
-            e = std::max(e, w * std::fabs(wrap_pi((double) x[c] - (double) y[c])));
+            const double d = std::fabs(wrap_pi((double) x[c] - (double) y[c]));
+            if (d > e) e = std::max(e, weight ? d * weight(f, c - 7) : d);
         }
     }
     return e;
@@ -86,12 +118,11 @@ struct agent_fixture {
 };
 
 constexpr double k_tol_inputs   = 1e-5;   // canonicalisation, springs, targets, predict inputs
-constexpr double k_tol_velocity = 3e-5;   // local-root inputs: 30 × differences of float32 positions
-constexpr double k_tol_qpos     = 1e-4;   // the plan's qpos from upstream's predict output
-// the plan's qpos through our predict: its features agree with upstream's to ~1e-4 on 6D
-// columns of magnitude up to ~40 (random weights), which Gram–Schmidt and the hinge
-// projection amplify; the agent's own steps are held to k_tol_qpos above
-constexpr double k_tol_qpos_predict = 1e-3;
+// local-root inputs are 30 × differences of positions that agree with upstream to 1–2 float32 ulps
+// (≤ 3.3e-7 m; bit equality would need upstream's exact float32 order through scipy and torch)
+constexpr double k_tol_velocity = 3e-5;
+constexpr double k_tol_qpos     = 1e-4;   // the plan's qpos (hinges weighted by their conditioning)
+constexpr double k_tol_features = 1e-4;   // predict's output, as in the inference parity
 
 } // namespace
 
@@ -195,9 +226,9 @@ TEST_F(agent_small, finish_matches_upstream_on_recorded_predict_output) {
         const agent_plan plan = agent_finish(conv, t);
         ASSERT_EQ(plan.frames, 4 * n);
         EXPECT_EQ(plan.style, fx.run.at("rp_mode_final").to_i64()[r]);
-        const std::vector<float> radius = hinge_radius(conv, feat.data(), plan.frames);
-        const double eu = qpos_diff(t.qpos_uncanon.data(), fx.slice("rp_qpos_uncanon", r).data(), plan.frames, radius.data());
-        const double eb = qpos_diff(plan.qpos.data(), fx.slice("rp_qpos_blended", r).data(), plan.frames, radius.data());
+        const hinge_weight w  = atan2_weight(conv, feat.data(), plan.frames);
+        const double       eu = qpos_diff(t.qpos_uncanon.data(), fx.slice("rp_qpos_uncanon", r).data(), plan.frames, w);
+        const double       eb = qpos_diff(plan.qpos.data(), fx.slice("rp_qpos_blended", r).data(), plan.frames, w);
         EXPECT_LE(eu, k_tol_qpos);
         EXPECT_LE(eb, k_tol_qpos);
         worst = std::max({worst, eu, eb});
@@ -206,11 +237,16 @@ TEST_F(agent_small, finish_matches_upstream_on_recorded_predict_output) {
 }
 
 // the whole plan with our predict: exact durations and tokens; features within predict's
-// parity; qpos with hinge errors scaled by their atan2 conditioning
+// parity; qpos within k_tol_qpos, a hinge's error divided by max(1, gain), its first-order
+// gain from relative feature errors (hinge_gain). Predict's float32 differences from upstream
+// (~5e-5, summation order) pass through features → qpos, which random weights make
+// ill-conditioned in places (gains up to ~50): raw hinge errors reach ~5e-4 there, while a
+// hinge with gain ≤ 1 is held to 1e-4 absolute. The agent's own steps are held to 1e-4 without
+// this allowance on upstream's predict output (finish_matches_upstream_on_recorded_predict_output).
 TEST_F(agent_small, plans_match_upstream_for_every_replan) {
     MB_REQUIRE_SHARED(dir, "fixtures/reference-small");
     mb::test::reference_model ref(dir, 2);
-    double worst_feat = 0, worst_qpos = 0;
+    double worst_feat = 0, worst_qpos = 0, worst_raw = 0, worst_gain = 0;
     for (int r = 0; r < fx.replans; ++r) {
         SCOPED_TRACE("replan " + std::to_string(r));
         agent_trace t = prepare(r);
@@ -221,17 +257,24 @@ TEST_F(agent_small, plans_match_upstream_for_every_replan) {
         for (int i = 0; i < n * 8; ++i) EXPECT_EQ(t.result.tokens[i], tokens[r * 128 + i]) << "token " << i;
         const auto   feat = fx.slice("rp_out_global_poses", r);
         const double ef   = max_abs_diff(t.result.global_features.data(), feat.data(), size_t(4 * n * 414));
-        EXPECT_LE(ef, 2e-4);
+        EXPECT_LE(ef, k_tol_features);
         const agent_plan plan = agent_finish(conv, t);
         ASSERT_EQ(plan.frames, 4 * n);
-        const std::vector<float> radius = hinge_radius(conv, feat.data(), plan.frames);
-        const double eb = qpos_diff(plan.qpos.data(), fx.slice("rp_qpos_blended", r).data(), plan.frames, radius.data());
-        EXPECT_LE(eb, k_tol_qpos_predict);
+        const auto         want = fx.slice("rp_qpos_blended", r);
+        const hinge_weight by_gain = [&](int64_t f, int k) {
+            const double g = hinge_gain(conv, &feat[size_t(f) * 414], k);
+            worst_gain     = std::max(worst_gain, g);
+            return 1.0 / std::max(1.0, g);
+        };
+        const double eb = qpos_diff(plan.qpos.data(), want.data(), plan.frames, by_gain);
+        EXPECT_LE(eb, k_tol_qpos);
         worst_feat = std::max(worst_feat, ef);
         worst_qpos = std::max(worst_qpos, eb);
+        worst_raw  = std::max(worst_raw, qpos_diff(plan.qpos.data(), want.data(), plan.frames));
     }
-    std::printf("  19 replans: exact durations and tokens; features max err %.2e, blended qpos max err %.2e "
-                "(hinges x min(1, atan2 radius))\n", worst_feat, worst_qpos);
+    std::printf("  19 replans: exact durations and tokens; features max err %.2e; blended qpos max err %.2e "
+                "(hinges / max(1, gain); unweighted %.2e, largest gain evaluated %.1f)\n",
+                worst_feat, worst_qpos, worst_raw, worst_gain);
 }
 
 TEST_F(agent_small, replanning_every_16_frames_is_continuous) {
