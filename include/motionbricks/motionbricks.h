@@ -336,6 +336,16 @@ MB_API mb_status mb_agent_reset(mb_agent * value, const mb_style * initial_style
 MB_API mb_status mb_agent_set_context(mb_agent * value, const float * root_xyz, const float * local_rotation_xyzw,
                                       uint64_t frames, uint64_t joints, char * error, uint64_t error_capacity);
 
+/* Gives the agent the side-step styles of upstream's blend-space remap: when a plan's style is named
+ * "walk" or "slow_walk" and its movement points more than 45 degrees (and less than 135) to the left or
+ * right of the spring's target heading, the target poses come from `walk_left` or `walk_right` instead
+ * (the duration mask stays the command style's, as upstream's demo does). Both styles are copied; both
+ * NULL removes them (then, as in the reference runtime, a plan uses only its command's style). Errors:
+ * MB_INVALID_ARGUMENT (value NULL, or exactly one of walk_left / walk_right NULL); the agent is then
+ * unchanged. */
+MB_API mb_status mb_agent_set_sidestep_styles(mb_agent * value, const mb_style * walk_left,
+                                              const mb_style * walk_right, char * error, uint64_t error_capacity);
+
 /* Plans one transition from the agent's 4 history frames at its cursor to the command's style, movement,
  * facing, speed or world target: 24..64 frames (a multiple of 4) whose first 4 frames blend with the
  * history (the seam), plus the 4 placed target poses (mb_motion_get_target_*). The plan becomes the

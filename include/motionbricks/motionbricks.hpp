@@ -353,6 +353,15 @@ public:
             return mb_agent_set_context(p_.get(), roots.data(), local_xyzw.data(), frames, 34, e, n);
         });
     }
+    // upstream's walk → walk_left / walk_right remap (styles copied); clear_sidestep_styles() removes it
+    void set_sidestep_styles(const style & walk_left, const style & walk_right) {
+        detail::check([&](char * e, uint64_t n) {
+            return mb_agent_set_sidestep_styles(p_.get(), walk_left.get(), walk_right.get(), e, n);
+        });
+    }
+    void clear_sidestep_styles() {
+        detail::check([&](char * e, uint64_t n) { return mb_agent_set_sidestep_styles(p_.get(), nullptr, nullptr, e, n); });
+    }
     motion plan(const command & c) {
         mb_motion * out = nullptr;
         detail::check([&](char * e, uint64_t n) { return mb_agent_plan(p_.get(), c.get(), &out, e, n); });

@@ -93,9 +93,9 @@ void put_6d(const float * r, float * out) {
     out[5] = r[7];
 }
 
-int style_named(const std::vector<style_asset> & styles, const char * name) {
+int style_named(const style_refs & styles, const char * name) {
     for (size_t i = 0; i < styles.size(); ++i) {
-        if (styles[i].name == name) return (int) i;
+        if (styles[i]->name == name) return (int) i;
     }
     return -1;
 }
@@ -136,7 +136,13 @@ void pose_row(const float * pos, const float * rot, bool subtract_root_xz, float
 
 } // namespace
 
-void agent_prepare(const std::vector<style_asset> & styles, const qpos_converter & conv, const float * context,
+style_refs refs_of(const std::vector<style_asset> & styles) {
+    style_refs r(styles.size());
+    for (size_t i = 0; i < styles.size(); ++i) r[i] = &styles[i];
+    return r;
+}
+
+void agent_prepare(const style_refs & styles, const qpos_converter & conv, const float * context,
                    const agent_command & cmd, agent_trace & t) {
     if (cmd.style < 0 || cmd.style >= (int) styles.size()) {
         throw std::invalid_argument("agent: style index " + std::to_string(cmd.style) + " out of range");
@@ -156,7 +162,7 @@ void agent_prepare(const std::vector<style_asset> & styles, const qpos_converter
     for (int i = 0; i < k_agent_context * 36; ++i) {
         if (!std::isfinite(context[i])) throw std::invalid_argument("agent: context qpos is not finite");
     }
-    const style_asset & cstyle = styles[cmd.style];
+    const style_asset & cstyle = *styles[cmd.style];
     const int          idle    = style_named(styles, "idle");
     const bool         is_idle = cmd.style == idle;
 
@@ -270,7 +276,7 @@ void agent_prepare(const std::vector<style_asset> & styles, const qpos_converter
     }
 
     // (d) target keyframes: clip frames k..k+3 turned to the spring headings, placed on the spring
-    const style_asset & fs = styles[t.style_final];
+    const style_asset & fs = *styles[t.style_final];
     const uint64_t      span = fs.frames > (uint32_t) k_agent_context ? fs.frames - k_agent_context : 1;
     t.clip_frame = (int) (cmd.seed % span);
     t.target_joint_pos.assign(k_agent_context * k_j * 3, 0.0f);
@@ -495,7 +501,10 @@ agent::agent(motion_model & model, std::vector<style_asset> styles) : model_(mod
 }
 
 int agent::find_style(const std::string & name) const {
-    return style_named(styles_, name.c_str());
+    for (size_t i = 0; i < styles_.size(); ++i) {
+        if (styles_[i].name == name) return (int) i;
+    }
+    return -1;
 }
 
 agent::agent(motion_model & model) : model_(model) {}
@@ -545,11 +554,11 @@ agent_plan agent::plan(const agent_command & cmd, agent_trace * trace) {
     return plan(styles_, cmd, trace);
 }
 
-agent_plan agent::plan(const std::vector<style_asset> & styles, const agent_command & cmd, agent_trace * trace) {
+agent_plan agent::plan(const style_refs & styles, const agent_command & cmd, agent_trace * trace) {
     if (cmd.style < 0 || cmd.style >= (int) styles.size()) {
         throw std::invalid_argument("agent: style index " + std::to_string(cmd.style) + " out of range");
     }
-    if (buffer_.empty()) reset(styles[cmd.style]);   // no history yet: start from the style's clip
+    if (buffer_.empty()) reset(*styles[cmd.style]);   // no history yet: start from the style's clip
     agent_trace  local;
     agent_trace & t = trace ? *trace : local;
     const int    n = (int) (buffer_.size() / 36);

@@ -76,10 +76,19 @@ struct agent_plan {
 // [frames, 34, 9] (the root's parent is the world; pytorch3d branch rule)
 void local_rotations_xyzw(const float * global_rotations, int64_t frames, float * out);
 
+// the styles one plan may use, borrowed: cmd.style indexes it, and the idle rule and the walk →
+// walk_left/right remap look styles up in it by name
+using style_refs = std::vector<const style_asset *>;
+style_refs refs_of(const std::vector<style_asset> & styles);
+
 // steps (a)–(e): canonicalisation, springs, remap, targets, realignment and the predict
 // request; `context` is [4, 36] world qpos; throws std::invalid_argument on a bad command
-void agent_prepare(const std::vector<style_asset> & styles, const qpos_converter & conv, const float * context,
+void agent_prepare(const style_refs & styles, const qpos_converter & conv, const float * context,
                    const agent_command & cmd, agent_trace & t);
+inline void agent_prepare(const std::vector<style_asset> & styles, const qpos_converter & conv, const float * context,
+                          const agent_command & cmd, agent_trace & t) {
+    agent_prepare(refs_of(styles), conv, context, cmd, t);
+}
 
 // steps (f)–(g): predict output → canonical qpos → world qpos (t.qpos_uncanon) → the plan
 // with the seam blended against the raw context; reads t.result
@@ -109,7 +118,10 @@ public:
     // plans from the 4 buffer frames at the cursor; the plan becomes the buffer, cursor 0
     agent_plan plan(const agent_command & cmd, agent_trace * trace = nullptr);
     // the same with the caller's styles (cmd.style indexes `styles`; the agent's own are unused)
-    agent_plan plan(const std::vector<style_asset> & styles, const agent_command & cmd, agent_trace * trace = nullptr);
+    agent_plan plan(const style_refs & styles, const agent_command & cmd, agent_trace * trace = nullptr);
+    agent_plan plan(const std::vector<style_asset> & styles, const agent_command & cmd, agent_trace * trace = nullptr) {
+        return plan(refs_of(styles), cmd, trace);
+    }
     // moves the cursor (clamped to the buffer's last frame)
     void advance(int frames);
     // upstream's replan rule: the cursor reached frame 16 or the buffer's last frame, unless

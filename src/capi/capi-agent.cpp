@@ -87,9 +87,11 @@ std::unique_ptr<mb_motion> motion_from_plan(mb::agent_plan && p) {
 
 // plans one agent; the agent is unchanged unless a motion is returned. Caller holds the model lock
 std::unique_ptr<mb_motion> plan_locked(mb_agent & a, const mb::agent_command & cmd, const mb_style & style) {
+    mb::style_refs styles = {&style.styles.at(0)};   // cmd.style = 0
+    for (const mb::style_asset & s : a.sidesteps) styles.push_back(&s);
     auto backup = std::make_unique<mb::agent>(*a.core);
     try {
-        mb::agent_plan p = a.core->plan(style.styles, cmd);
+        mb::agent_plan p = a.core->plan(styles, cmd);
         return motion_from_plan(std::move(p));
     } catch (...) {
         a.core = std::move(backup);
@@ -263,6 +265,25 @@ MB_API mb_status mb_agent_set_context(mb_agent * value, const float * root_xyz, 
             converter().global_rotations_to_qpos(&root_xyz[f * 3], rot, &qpos[i * mb::k_qpos_dim]);
         }
         value->core->set_context(qpos, mb::k_agent_context);
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_agent_set_sidestep_styles(mb_agent * value, const mb_style * walk_left,
+                                              const mb_style * walk_right, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "agent");
+        if ((walk_left == nullptr) != (walk_right == nullptr)) {
+            fail(MB_INVALID_ARGUMENT, "walk_left and walk_right must both be given or both be NULL");
+        }
+        std::vector<mb::style_asset> sidesteps;
+        if (walk_left != nullptr) {
+            // renamed copies: the remap finds its targets by these names
+            sidesteps = {walk_left->styles.at(0), walk_right->styles.at(0)};
+            sidesteps[0].name = "walk_left";
+            sidesteps[1].name = "walk_right";
+        }
+        value->sidesteps = std::move(sidesteps);
         return MB_OK;
     });
 }

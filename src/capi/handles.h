@@ -61,6 +61,8 @@ struct mb_style {
 struct mb_agent {
     const mb_model *           model = nullptr;   // borrowed; outlives the agent
     std::unique_ptr<mb::agent> core;              // history, cursor and planner (src/agent)
+    // none, or copies of the side-step styles named walk_left and walk_right for the remap
+    std::vector<mb::style_asset> sidesteps;
 };
 
 struct mb_inference_request {

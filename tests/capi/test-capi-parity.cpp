@@ -6,7 +6,13 @@
 // listed as not applicable; a fixed token count is expressed as a single allowed duration.
 #include <motionbricks/inference.h>
 
+#include "agent/agent.h"
+#include "format/style.h"
 #include "motion/boundary-poses.h"
+#include "motion/qpos.h"
+
+#include "style/clip-library.h"
+#include "style/lenient-npz.h"
 
 #include "support/npz.h"
 #include "support/reference-small.h"
@@ -14,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -127,6 +134,111 @@ TEST(CapiParity, ReferenceSmallCasesThroughTheCAbi) {
     }
     mb_model_free(model);
     EXPECT_GE(compared, 5);
+}
+
+// upstream's walk → walk_left/right remap through mb_agent_set_sidestep_styles: every replan of
+// ../shared/fixtures/agent-small whose walk was remapped, from its recorded context, command and
+// clip-frame draw. With the side steps the plan has upstream's duration and root path; without
+// them its targets come from the walk clip instead.
+TEST(CapiParity, SidestepRemapThroughTheCAbi) {
+    MB_REQUIRE_SHARED(dir, "fixtures/agent-small");
+    if (!std::filesystem::exists(bundle_dir() + "/support.gguf")) {
+        GTEST_SKIP() << "skipped: no converted reference-small bundle at " << bundle_dir();
+    }
+    const auto lib    = mb::test::npz_numeric(dir + "/clip_library.npz");
+    const auto run    = mb::test::npz_numeric(dir + "/agent_run.npz");
+    const auto styles = mb::test::clip_library_styles(lib);
+    const auto tmp    = std::filesystem::path(::testing::TempDir()) / "capi-sidestep";
+    std::filesystem::create_directories(tmp);
+
+    char       err[512];
+    mb_model * model = nullptr;
+    ASSERT_EQ(mb_model_load(bundle_dir().c_str(), nullptr, &model, err, sizeof err), MB_OK) << err;
+    auto load = [&](int mode) {
+        const std::string path = (tmp / (styles[size_t(mode)].name + ".mbstyle")).string();
+        mb::style_write(path, styles[size_t(mode)]);
+        mb_style * s = nullptr;
+        EXPECT_EQ(mb_style_load(model, path.c_str(), &s, err, sizeof err), MB_OK) << err;
+        return s;
+    };
+    mb_style * walks[3] = {nullptr, load(1), load(2)};   // slow_walk, walk
+    mb_style * left = load(13), * right = load(14);
+    mb_agent * agent = nullptr;
+    ASSERT_EQ(mb_agent_create(model, &agent, err, sizeof err), MB_OK) << err;
+    EXPECT_EQ(mb_agent_set_sidestep_styles(agent, left, nullptr, err, sizeof err), MB_INVALID_ARGUMENT);
+    EXPECT_EQ(mb_agent_set_sidestep_styles(nullptr, left, right, err, sizeof err), MB_INVALID_ARGUMENT);
+
+    const mb::qpos_converter conv;
+    const auto mode_ctl = run.at("rp_mode_controller").to_i64(), mode_fin = run.at("rp_mode_final").to_i64();
+    const auto ctx_all = run.at("rp_context_qpos_raw").to_f32(), blended = run.at("rp_qpos_blended").to_f32();
+    const auto mv = run.at("rp_movement_world").to_f32(), fc = run.at("rp_facing_world").to_f32();
+    const auto draws = run.at("rp_rng_draws").to_i64(), nframes = run.at("rp_num_frames").to_i64();
+    int remapped = 0;
+    for (size_t r = 0; r < mode_ctl.size(); ++r) {
+        if ((mode_ctl[r] != 1 && mode_ctl[r] != 2) || mode_fin[r] == mode_ctl[r]) continue;
+        SCOPED_TRACE("replan " + std::to_string(r) + ": " + styles[size_t(mode_ctl[r])].name + " → " +
+                     styles[size_t(mode_fin[r])].name);
+        ++remapped;
+        // the recorded world qpos context → pelvis positions and local rotations (motion space)
+        float pos[4 * 34 * 3], rot[4 * 34 * 9], roots[4 * 3], local[4 * 34 * 4];
+        conv.qpos_to_transforms(&ctx_all[r * 4 * 36], 4, pos, rot);
+        for (int f = 0; f < 4; ++f) std::copy_n(&pos[f * 34 * 3], 3, &roots[f * 3]);
+        mb::local_rotations_xyzw(rot, 4, local);
+
+        mb_command * cmd = nullptr;
+        ASSERT_EQ(mb_command_create(&cmd, err, sizeof err), MB_OK);
+        ASSERT_EQ(mb_command_set_style(cmd, walks[mode_ctl[r]], err, sizeof err), MB_OK);
+        // MuJoCo (x forward, y left) → motion (x left, z forward)
+        ASSERT_EQ(mb_command_set_movement_direction(cmd, mv[r * 3 + 1], 0, mv[r * 3 + 0], err, sizeof err), MB_OK) << err;
+        ASSERT_EQ(mb_command_set_facing_direction(cmd, fc[r * 3 + 1], 0, fc[r * 3 + 0], err, sizeof err), MB_OK) << err;
+        ASSERT_EQ(mb_command_set_seed(cmd, uint64_t(draws[r * 2 + 1]), err, sizeof err), MB_OK);
+        ASSERT_EQ(mb_command_set_sampling_argmax(cmd, 1, err, sizeof err), MB_OK);
+
+        mb_motion * plain = nullptr, * remap = nullptr;
+        ASSERT_EQ(mb_agent_set_sidestep_styles(agent, nullptr, nullptr, err, sizeof err), MB_OK) << err;
+        ASSERT_EQ(mb_agent_set_context(agent, roots, local, 4, 34, err, sizeof err), MB_OK) << err;
+        ASSERT_EQ(mb_agent_plan(agent, cmd, &plain, err, sizeof err), MB_OK) << err;
+        ASSERT_EQ(mb_agent_set_sidestep_styles(agent, left, right, err, sizeof err), MB_OK) << err;
+        ASSERT_EQ(mb_agent_set_context(agent, roots, local, 4, 34, err, sizeof err), MB_OK) << err;
+        ASSERT_EQ(mb_agent_plan(agent, cmd, &remap, err, sizeof err), MB_OK) << err;
+
+        uint64_t frames = 0;
+        ASSERT_EQ(mb_motion_get_frame_count(remap, &frames, err, sizeof err), MB_OK);
+        EXPECT_EQ(int64_t(frames), nframes[r]) << "duration differs from upstream's";
+        const float * root = nullptr;
+        uint64_t      n    = 0;
+        ASSERT_EQ(mb_motion_get_root_translations(remap, &root, &n, err, sizeof err), MB_OK);
+        double e_root = 0;
+        for (uint64_t f = 0; f < std::min<uint64_t>(frames, uint64_t(nframes[r])); ++f) {
+            const float * q = &blended[(r * 64 + f) * 36];   // MuJoCo (x, y, z) → motion (y, z, x)
+            e_root = std::max({e_root, double(std::fabs(root[f * 3 + 0] - q[1])), double(std::fabs(root[f * 3 + 1] - q[2])),
+                               double(std::fabs(root[f * 3 + 2] - q[0]))});
+        }
+        EXPECT_LE(e_root, 1e-4);
+
+        // the plain plan placed the walk clip's poses as targets, the remapped one the side step's
+        const float * ta = nullptr, * tb = nullptr;
+        uint64_t      na = 0, nb = 0;
+        ASSERT_EQ(mb_motion_get_target_local_rotations_xyzw(plain, &ta, &na, err, sizeof err), MB_OK);
+        ASSERT_EQ(mb_motion_get_target_local_rotations_xyzw(remap, &tb, &nb, err, sizeof err), MB_OK);
+        ASSERT_EQ(na, nb);
+        double d_target = 0;
+        for (uint64_t i = 0; i < na; ++i) d_target = std::max(d_target, double(std::fabs(ta[i] - tb[i])));
+        EXPECT_GT(d_target, 1e-2);
+        std::printf("  replan %zu %s → %s: %llu frames, max |Δroot| %.2e m vs upstream; targets differ from walk's by %.2f\n",
+                    r, styles[size_t(mode_ctl[r])].name.c_str(), styles[size_t(mode_fin[r])].name.c_str(),
+                    (unsigned long long) frames, e_root, d_target);
+        mb_motion_free(plain);
+        mb_motion_free(remap);
+        mb_command_free(cmd);
+    }
+    EXPECT_EQ(remapped, 4);   // steps 144, 160 (walk) and 208, 224 (slow_walk) (fixture README)
+    mb_agent_free(agent);
+    mb_style_free(walks[1]);
+    mb_style_free(walks[2]);
+    mb_style_free(left);
+    mb_style_free(right);
+    mb_model_free(model);
 }
 
 } // namespace

@@ -66,7 +66,9 @@ int main(int argc, char ** argv) {
                 agent.advance(16);
                 const motionbricks::float_view r = plan.root_translations(), q = plan.local_rotations_xyzw();
                 other.set_context(std::vector<float>(r.begin(), r.end()), std::vector<float>(q.begin(), q.end()));
+                other.set_sidestep_styles(walk, walk);   // any two styles; the remap reads them by role
                 std::vector<motionbricks::motion> plans = motionbricks::plan_batch({&agent, &other}, {&move, &move});
+                other.clear_sidestep_styles();
                 if (plan.target_frame_count() != 4 || plans.size() != 2 || plans[1].target_root_translations().size != 12 ||
                     walk.name().empty()) {
                     return 1;
