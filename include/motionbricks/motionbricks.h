@@ -396,6 +396,21 @@ MB_API mb_status mb_motion_get_root_translations(const mb_motion * value, const 
 MB_API mb_status mb_motion_get_local_rotations_xyzw(const mb_motion * value, const float ** output,
                                                     uint64_t * values, char * error, uint64_t error_capacity);
 
+/* (Not in the reference runtime.) Writes a pointer to the world joint positions [frames, 34, 3] (metres,
+ * Y up; forward kinematics of the motion) to *output and the number of floats to *values. Borrowed until
+ * mb_motion_free. No pointer may be NULL. */
+MB_API mb_status mb_motion_get_joint_positions(const mb_motion * value, const float ** output, uint64_t * values,
+                                               char * error, uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Writes a pointer to the motion as MuJoCo qpos of the G1 [frames, 36]
+ * to *output and the number of floats to *values: root position (metres, Z up), root quaternion w, x, y,
+ * z, then the 29 hinge angles (radians) in the joint order of the G1 MJCF. Agent plans give the
+ * seam-blended qpos upstream's agent plays; stateless inference converts each frame as upstream's
+ * converter does (hinge angles about their own axes; other rotation components are dropped). Borrowed
+ * until mb_motion_free. No pointer may be NULL. */
+MB_API mb_status mb_motion_get_mujoco_qpos(const mb_motion * value, const float ** output, uint64_t * values,
+                                           char * error, uint64_t error_capacity);
+
 /* Writes the number of target frames carried by the motion to *output: 4 for agent plans (the placed
  * style poses the planner aimed at), 0 for stateless inference. value and output must not be NULL. */
 MB_API mb_status mb_motion_get_target_frame_count(const mb_motion * value, uint64_t * output, char * error,

@@ -303,6 +303,8 @@ public:
     uint64_t target_frame_count() const { return get_u64(mb_motion_get_target_frame_count); }
     float_view root_translations() const { return get_view(mb_motion_get_root_translations); }
     float_view local_rotations_xyzw() const { return get_view(mb_motion_get_local_rotations_xyzw); }
+    float_view joint_positions() const { return get_view(mb_motion_get_joint_positions); }
+    float_view mujoco_qpos() const { return get_view(mb_motion_get_mujoco_qpos); }
     float_view target_root_translations() const { return get_view(mb_motion_get_target_root_translations); }
     float_view target_local_rotations_xyzw() const { return get_view(mb_motion_get_target_local_rotations_xyzw); }
 

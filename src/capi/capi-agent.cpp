@@ -24,12 +24,6 @@ namespace {
 constexpr uint64_t k_max_batch     = 64;
 constexpr double   k_quat_norm_tol = 0.01;   // |‖q‖ − 1| accepted in a context pose
 
-// one converter for every agent's context poses (immutable after construction)
-const mb::qpos_converter & converter() {
-    static const mb::qpos_converter conv;
-    return conv;
-}
-
 // the C command (motion space: Y up, x left, z forward) → the agent's (MuJoCo: x forward, y left)
 mb::agent_command to_agent_command(const mb_command & c) {
     if (c.style == nullptr) {
@@ -59,7 +53,8 @@ std::unique_ptr<mb_motion> motion_from_plan(mb::agent_plan && p) {
     const size_t f = size_t(p.frames);
     const size_t t = size_t(mb::k_agent_context);
     if (p.frames <= 0 || p.root_translations.size() != f * 3 || p.local_rotations_xyzw.size() != f * k_n_joints * 4 ||
-        p.target_positions.size() != t * k_n_joints * 3 || p.target_local_rotations_xyzw.size() != t * k_n_joints * 4) {
+        p.target_positions.size() != t * k_n_joints * 3 || p.target_local_rotations_xyzw.size() != t * k_n_joints * 4 ||
+        p.joint_positions.size() != f * k_n_joints * 3 || p.qpos.size() != f * mb::k_qpos_dim) {
         fail(MB_INTERNAL_ERROR, "the agent returned a plan of inconsistent shapes (" + std::to_string(p.frames) +
                                     " frames)");
     }
@@ -67,6 +62,8 @@ std::unique_ptr<mb_motion> motion_from_plan(mb::agent_plan && p) {
     m->frames               = uint64_t(f);
     m->root_translations    = std::move(p.root_translations);
     m->local_rotations_xyzw = std::move(p.local_rotations_xyzw);
+    m->joint_positions      = std::move(p.joint_positions);
+    m->mujoco_qpos          = std::move(p.qpos);
     m->target_frames        = uint64_t(t);
     m->target_root_translations.resize(t * 3);
     for (size_t i = 0; i < t; ++i) {
@@ -78,7 +75,8 @@ std::unique_ptr<mb_motion> motion_from_plan(mb::agent_plan && p) {
     const auto finite = [](const std::vector<float> & v) {
         return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
     };
-    if (!finite(m->root_translations) || !finite(m->local_rotations_xyzw) || !finite(m->target_root_translations) ||
+    if (!finite(m->root_translations) || !finite(m->local_rotations_xyzw) || !finite(m->joint_positions) ||
+        !finite(m->mujoco_qpos) || !finite(m->target_root_translations) ||
         !finite(m->target_local_rotations_xyzw)) {
         fail(MB_COMPUTE_FAILED, "the plan has non-finite values");
     }
@@ -262,7 +260,7 @@ MB_API mb_status mb_agent_set_context(mb_agent * value, const float * root_xyz, 
             double         pos[k_n_joints * 3];
             double         rot[k_n_joints * 9];
             mb::boundary_forward_kinematics(sup, &root_xyz[f * 3], &local_rotation_xyzw[f * k_n_joints * 4], pos, rot);
-            converter().global_rotations_to_qpos(&root_xyz[f * 3], rot, &qpos[i * mb::k_qpos_dim]);
+            mb::capi::converter().global_rotations_to_qpos(&root_xyz[f * 3], rot, &qpos[i * mb::k_qpos_dim]);
         }
         value->core->set_context(qpos, mb::k_agent_context);
         return MB_OK;

@@ -86,22 +86,36 @@ mb_status get_buffer(const mb_motion * value, const float ** output, uint64_t * 
 
 namespace mb::capi {
 
+const qpos_converter & converter() {
+    static const qpos_converter conv;
+    return conv;
+}
+
 std::unique_ptr<mb_motion> motion_from_result(predict_result && r) {
     auto m    = std::make_unique<mb_motion>();
     m->frames = uint64_t(r.frames);
     if (r.frames <= 0 || r.root_translations.size() != size_t(r.frames) * 3 ||
-        r.local_rotations_xyzw.size() != size_t(r.frames) * k_n_joints * 4) {
+        r.local_rotations_xyzw.size() != size_t(r.frames) * k_n_joints * 4 ||
+        r.joint_positions.size() != size_t(r.frames) * k_n_joints * 3 ||
+        r.global_features.size() != size_t(r.frames) * k_global_dim) {
         fail(MB_INTERNAL_ERROR, "predict returned inconsistent shapes (frames " + std::to_string(r.frames) +
                                     ", roots " + std::to_string(r.root_translations.size()) + ", rotations " +
                                     std::to_string(r.local_rotations_xyzw.size()) + ")");
     }
     const auto finite = [](float v) { return std::isfinite(v); };
+    m->mujoco_qpos.resize(size_t(r.frames) * k_qpos_dim);
+    for (int f = 0; f < r.frames; ++f) {
+        converter().features_to_qpos(&r.global_features[size_t(f) * k_global_dim], &m->mujoco_qpos[size_t(f) * k_qpos_dim]);
+    }
     if (!std::all_of(r.root_translations.begin(), r.root_translations.end(), finite) ||
-        !std::all_of(r.local_rotations_xyzw.begin(), r.local_rotations_xyzw.end(), finite)) {
+        !std::all_of(r.local_rotations_xyzw.begin(), r.local_rotations_xyzw.end(), finite) ||
+        !std::all_of(r.joint_positions.begin(), r.joint_positions.end(), finite) ||
+        !std::all_of(m->mujoco_qpos.begin(), m->mujoco_qpos.end(), finite)) {
         fail(MB_COMPUTE_FAILED, "inference produced non-finite motion values");
     }
     m->root_translations     = std::move(r.root_translations);
     m->local_rotations_xyzw  = std::move(r.local_rotations_xyzw);
+    m->joint_positions       = std::move(r.joint_positions);
     return m;
 }
 
@@ -547,6 +561,16 @@ MB_API mb_status mb_motion_get_root_translations(const mb_motion * value, const 
 MB_API mb_status mb_motion_get_local_rotations_xyzw(const mb_motion * value, const float ** output,
                                                     uint64_t * values, char * error, uint64_t error_capacity) {
     return get_buffer(value, output, values, &mb_motion::local_rotations_xyzw, error, error_capacity);
+}
+
+MB_API mb_status mb_motion_get_joint_positions(const mb_motion * value, const float ** output, uint64_t * values,
+                                               char * error, uint64_t error_capacity) {
+    return get_buffer(value, output, values, &mb_motion::joint_positions, error, error_capacity);
+}
+
+MB_API mb_status mb_motion_get_mujoco_qpos(const mb_motion * value, const float ** output, uint64_t * values,
+                                           char * error, uint64_t error_capacity) {
+    return get_buffer(value, output, values, &mb_motion::mujoco_qpos, error, error_capacity);
 }
 
 MB_API mb_status mb_motion_get_target_frame_count(const mb_motion * value, uint64_t * output, char * error,

@@ -7,6 +7,7 @@
 #include "agent/agent.h"
 #include "format/style.h"
 #include "motion/predict.h"
+#include "motion/qpos.h"
 
 #include <array>
 #include <cstdint>
@@ -48,6 +49,8 @@ struct mb_motion {
     uint64_t           frames = 0;                  // F
     std::vector<float> root_translations;           // [F, 3]
     std::vector<float> local_rotations_xyzw;        // [F, 34, 4]
+    std::vector<float> joint_positions;             // [F, 34, 3] world joint positions (FK)
+    std::vector<float> mujoco_qpos;                 // [F, 36] MuJoCo world qpos, quaternion w first
     uint64_t           target_frames = 0;           // 4 for agent plans, 0 stateless
     std::vector<float> target_root_translations;    // [target_frames, 3]
     std::vector<float> target_local_rotations_xyzw; // [target_frames, 34, 4]
@@ -90,5 +93,8 @@ namespace mb::capi {
 
 // a motion for the C caller from a predict result (stateless: no target frames)
 std::unique_ptr<mb_motion> motion_from_result(predict_result && r);
+
+// the G1 qpos converter shared by every handle (immutable after construction)
+const qpos_converter & converter();
 
 } // namespace mb::capi

@@ -53,6 +53,13 @@ static void test_null_handles(void) {
     }
     CHECK_STATUS(mb_agent_set_context(NULL, roots, rots, 4, N_JOINTS, E), MB_INVALID_ARGUMENT);
     CHECK_STATUS(mb_agent_advance(NULL, 1, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_agent_set_sidestep_styles(NULL, NULL, NULL, E), MB_INVALID_ARGUMENT);
+    {
+        const float * buf = NULL;
+        uint64_t      n   = 0;
+        CHECK_STATUS(mb_motion_get_joint_positions(NULL, &buf, &n, E), MB_INVALID_ARGUMENT);
+        CHECK_STATUS(mb_motion_get_mujoco_qpos(NULL, &buf, &n, E), MB_INVALID_ARGUMENT);
+    }
 
     mb_command * cmd = NULL;
     CHECK_STATUS(mb_command_create(&cmd, E), MB_OK);
@@ -120,6 +127,26 @@ static uint64_t check_plan(const mb_motion * m) {
     CHECK(nr == frames * 3 && nq == frames * N_JOINTS * 4);
     CHECK(targets == 4);
     CHECK(ntr == 4 * 3 && ntq == 4 * N_JOINTS * 4);
+    {
+        /* joint 0 of the joint positions is the root; qpos holds it in MuJoCo axes (x fwd = z, y left = x, z up = y) */
+        const float * jp = NULL;
+        const float * qp = NULL;
+        uint64_t      nj = 0, nqp = 0;
+        CHECK_STATUS(mb_motion_get_joint_positions(m, &jp, &nj, E), MB_OK);
+        CHECK_STATUS(mb_motion_get_mujoco_qpos(m, &qp, &nqp, E), MB_OK);
+        CHECK(nj == frames * N_JOINTS * 3 && nqp == frames * 36);
+        if (jp != NULL && qp != NULL && roots != NULL && nj == frames * N_JOINTS * 3 && nqp == frames * 36) {
+            int same = 1;
+            for (uint64_t f = 0; f < frames; ++f) {
+                for (int c = 0; c < 3; ++c) {
+                    same = same && fabsf(jp[f * N_JOINTS * 3 + c] - roots[f * 3 + c]) <= 1e-5f;
+                }
+                same = same && fabsf(qp[f * 36 + 0] - roots[f * 3 + 2]) <= 1e-5f &&
+                       fabsf(qp[f * 36 + 1] - roots[f * 3 + 0]) <= 1e-5f && fabsf(qp[f * 36 + 2] - roots[f * 3 + 1]) <= 1e-5f;
+            }
+            CHECK(same);
+        }
+    }
     CHECK(roots != NULL && rots != NULL && troots != NULL && trots != NULL);
     if (roots == NULL || rots == NULL || troots == NULL || trots == NULL) {
         return frames;

@@ -15,6 +15,7 @@
 #include "style/lenient-npz.h"
 
 #include "support/npz.h"
+#include "support/qpos-compare.h"
 #include "support/reference-small.h"
 #include "support/test-paths.h"
 
@@ -48,6 +49,7 @@ TEST(CapiParity, ReferenceSmallCasesThroughTheCAbi) {
     mb_model *              model = nullptr;
     ASSERT_EQ(mb_model_load(bundle_dir().c_str(), nullptr, &model, err, sizeof err), MB_OK) << err;
 
+    const mb::qpos_converter conv;
     int compared = 0;
     for (const auto & c : mb::test::reference_cases(dir)) {
         SCOPED_TRACE(c.name);
@@ -123,11 +125,26 @@ TEST(CapiParity, ReferenceSmallCasesThroughTheCAbi) {
                     max_rot = std::max(max_rot, float(std::fabs(rot[k] - grots[f * 34 * 9 + k])));
                 }
             }
-            std::printf("%-40s frames %2llu  max |Δroot| %.2e  max |Δjoint| %.2e  max |ΔR| %.2e\n", c.name.c_str(),
-                        (unsigned long long) frames, max_root, max_joint, max_rot);
+            // the motion's own joint positions, and its qpos against upstream's features through the G1
+            // converter (hinges weighted by their conditioning, as in the agent parity)
+            const float * jp = nullptr, * qp = nullptr;
+            uint64_t      nj = 0, nqp = 0;
+            ASSERT_EQ(mb_motion_get_joint_positions(motion, &jp, &nj, err, sizeof err), MB_OK) << err;
+            ASSERT_EQ(mb_motion_get_mujoco_qpos(motion, &qp, &nqp, err, sizeof err), MB_OK) << err;
+            ASSERT_EQ(nj, frames * 34 * 3);
+            ASSERT_EQ(nqp, frames * 36);
+            float max_jp = 0.0f;
+            for (uint64_t k = 0; k < nj; ++k) max_jp = std::max(max_jp, std::fabs(jp[k] - joints[k]));
+            std::vector<float> want(frames * 36);
+            for (uint64_t f = 0; f < frames; ++f) conv.features_to_qpos(&glob[f * 414], &want[f * 36]);
+            const double max_qpos = mb::test::qpos_diff(qp, want.data(), int64_t(frames), mb::test::gain_weight(conv, glob.data()));
+            std::printf("%-40s frames %2llu  max |Δroot| %.2e  max |Δjoint| %.2e  max |ΔR| %.2e  joints %.2e  qpos %.2e\n",
+                        c.name.c_str(), (unsigned long long) frames, max_root, max_joint, max_rot, max_jp, max_qpos);
             EXPECT_LE(max_root, k_tol);
             EXPECT_LE(max_joint, k_tol);
             EXPECT_LE(max_rot, k_tol_rot);
+            EXPECT_LE(max_jp, k_tol);
+            EXPECT_LE(max_qpos, k_tol);
         }
         mb_motion_free(motion);
         ++compared;
@@ -173,6 +190,7 @@ TEST(CapiParity, SidestepRemapThroughTheCAbi) {
     const auto ctx_all = run.at("rp_context_qpos_raw").to_f32(), blended = run.at("rp_qpos_blended").to_f32();
     const auto mv = run.at("rp_movement_world").to_f32(), fc = run.at("rp_facing_world").to_f32();
     const auto draws = run.at("rp_rng_draws").to_i64(), nframes = run.at("rp_num_frames").to_i64();
+    const auto out_poses = run.at("rp_out_global_poses").to_f32();
     int remapped = 0;
     for (size_t r = 0; r < mode_ctl.size(); ++r) {
         if ((mode_ctl[r] != 1 && mode_ctl[r] != 2) || mode_fin[r] == mode_ctl[r]) continue;
@@ -215,6 +233,14 @@ TEST(CapiParity, SidestepRemapThroughTheCAbi) {
                                double(std::fabs(root[f * 3 + 2] - q[0]))});
         }
         EXPECT_LE(e_root, 1e-4);
+        const float * qp = nullptr;
+        uint64_t      nq = 0;
+        ASSERT_EQ(mb_motion_get_mujoco_qpos(remap, &qp, &nq, err, sizeof err), MB_OK);
+        ASSERT_EQ(nq, frames * 36);
+        const auto   feat   = out_poses.begin() + long(r * 64 * 414);
+        const double e_qpos = mb::test::qpos_diff(qp, &blended[r * 64 * 36], int64_t(std::min<uint64_t>(frames, 64)),
+                                                  mb::test::gain_weight(conv, &*feat));
+        EXPECT_LE(e_qpos, 1e-4);
 
         // the plain plan placed the walk clip's poses as targets, the remapped one the side step's
         const float * ta = nullptr, * tb = nullptr;
@@ -225,9 +251,9 @@ TEST(CapiParity, SidestepRemapThroughTheCAbi) {
         double d_target = 0;
         for (uint64_t i = 0; i < na; ++i) d_target = std::max(d_target, double(std::fabs(ta[i] - tb[i])));
         EXPECT_GT(d_target, 1e-2);
-        std::printf("  replan %zu %s → %s: %llu frames, max |Δroot| %.2e m vs upstream; targets differ from walk's by %.2f\n",
+        std::printf("  replan %zu %s → %s: %llu frames, max |Δroot| %.2e m, qpos %.2e vs upstream; targets differ from walk's by %.2f\n",
                     r, styles[size_t(mode_ctl[r])].name.c_str(), styles[size_t(mode_fin[r])].name.c_str(),
-                    (unsigned long long) frames, e_root, d_target);
+                    (unsigned long long) frames, e_root, e_qpos, d_target);
         mb_motion_free(plain);
         mb_motion_free(remap);
         mb_command_free(cmd);

@@ -69,7 +69,8 @@ int main(int argc, char ** argv) {
                 other.set_sidestep_styles(walk, walk);   // any two styles; the remap reads them by role
                 std::vector<motionbricks::motion> plans = motionbricks::plan_batch({&agent, &other}, {&move, &move});
                 other.clear_sidestep_styles();
-                if (plan.target_frame_count() != 4 || plans.size() != 2 || plans[1].target_root_translations().size != 12 ||
+                if (plan.target_frame_count() != 4 || plan.mujoco_qpos().size != plan.frame_count() * 36 ||
+                    plan.joint_positions().size != plan.frame_count() * 34 * 3 || plans.size() != 2 || plans[1].target_root_translations().size != 12 ||
                     walk.name().empty()) {
                     return 1;
                 }
