@@ -1,6 +1,16 @@
 # Sourced by the run-*-fuzz.sh scripts: the clang/libFuzzer probe, the sanitizer flags,
 # seed truncation and the bounded run that fails on any finding.
 
+# WORK_DIR [SECONDS]: sets root, work and seconds (default MB_FUZZ_SECONDS, else 60), creates
+# WORK_DIR and probes the toolchain (fuzz_toolchain); for scripts that build their own target
+fuzz_begin() {
+    root="$(dirname "$here")"
+    work="$1"
+    seconds="${2:-${MB_FUZZ_SECONDS:-60}}"
+    mkdir -p "$work"
+    fuzz_toolchain "$work"
+}
+
 # sets cxx and flags for WORK_DIR; exits 77 (CTest SKIP_RETURN_CODE) without clang++ or libFuzzer
 fuzz_toolchain() {
     local work="$1"
@@ -37,15 +47,17 @@ fuzz_cut() {
     return 0
 }
 
-# FUZZER WORK_DIR SECONDS TIMEOUT: runs over WORK_DIR/corpus; exit 1 on any artifact
+# FUZZER WORK_DIR SECONDS TIMEOUT: runs over WORK_DIR/corpus; exit 1 on any finding. libFuzzer's
+# own failure code is 77, CTest's skip code here, so it is replaced: a finding must never read as a skip
 fuzz_run() {
-    local fuzzer="$1" work="$2" seconds="$3" timeout="$4"
+    local fuzzer="$1" work="$2" seconds="$3" timeout="$4" rc=0
     echo "fuzzing for ${seconds}s"
     ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$fuzzer" "$work/corpus" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=2048 \
-        -timeout="$timeout" -max_len=65536 -artifact_prefix="$work/artifacts/" -print_final_stats=1
-    if ls "$work/artifacts/"* >/dev/null 2>&1; then
-        echo "fuzzer findings in $work/artifacts"
+        -timeout="$timeout" -max_len=65536 -artifact_prefix="$work/artifacts/" -print_final_stats=1 \
+        -error_exitcode=1 -timeout_exitcode=1 || rc=$?
+    if [ "$rc" -ne 0 ] || ls "$work/artifacts/"* >/dev/null 2>&1; then
+        echo "fuzzer findings in $work/artifacts (exit $rc)"
         exit 1
     fi
     echo "no findings"

@@ -5,12 +5,8 @@
 # Usage: run-style-fuzz.sh WORK_DIR [SECONDS]. Exit 77 (CTest skip) without clang/libFuzzer.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(dirname "$here")"
-work="${1:?usage: run-style-fuzz.sh WORK_DIR [SECONDS]}"
-seconds="${2:-${MB_FUZZ_SECONDS:-60}}"
-mkdir -p "$work"
 . "$here/fuzz-common.sh"
-fuzz_toolchain "$work"
+fuzz_begin "${1:?usage: run-style-fuzz.sh WORK_DIR [SECONDS]}" "${2:-}"
 lib=("$root/src/format/style.cpp" "$root/src/format/gguf.cpp" "$root/src/format/tensor-names.cpp"
      "$root/src/format/sha256.cpp" "$root/src/format/tensor.cpp" "$root/src/motion/mjcf.cpp"
      "$root/src/motion/qpos.cpp" "$root/src/motion/motion-rep.cpp" "$root/src/format/bundle.cpp")

@@ -186,6 +186,7 @@ TEST(cmd_plan, bad_input_exits_2) {
     const std::string log = e.dir + "/bad.log";
     const std::vector<std::pair<std::string, std::string>> scripts = {
         {"not json", "[{"},
+        {"number beyond double", R"([{"frames": 10, "style": "walk", "speed": 2e804}])"},
         {"not an array", R"({"frames": 3})"},
         {"empty", "[]"},
         {"unknown style", R"([{"frames": 10, "style": "moonwalk"}])"},

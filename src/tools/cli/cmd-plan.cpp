@@ -14,6 +14,7 @@
 #include "agent/agent.h"
 #include "format/bundle.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/plan-script.h"
 
 #include <nlohmann/json.hpp>
 
@@ -40,24 +41,9 @@ using json = nlohmann::json;
 
 constexpr const char * k_motion_format   = "motionbricks-motion-v1";
 constexpr uint64_t     k_max_script      = uint64_t(16) << 20;    // bytes
-constexpr int64_t      k_max_total       = 1000000;               // frames over the whole script
 
 struct bad_input : std::runtime_error {
     using std::runtime_error::runtime_error;
-};
-
-struct segment {
-    int                  frames = 0;
-    int                  style  = 0;
-    bool                 has_move   = false;
-    bool                 has_facing = false;
-    float                movement[2] = {0, 0};
-    float                facing[2]   = {0, 0};
-    float                speed       = -1.0f;
-    std::optional<uint64_t> seed;
-    bool                 has_target  = false;
-    float                target[2]   = {0, 0};      // motion (x, z)
-    float                target_heading = 0;        // rad about +Y
 };
 
 std::string read_text(const std::string & path, uint64_t limit) {
@@ -70,81 +56,6 @@ std::string read_text(const std::string & path, uint64_t limit) {
     f.read(s.data(), size);
     if (!f) throw bad_input("cannot read '" + path + "'");
     return s;
-}
-
-float finite(const json & v, const std::string & where, double limit) {
-    if (!v.is_number()) throw bad_input(where + " must be a number");
-    const double d = v.get<double>();
-    if (!std::isfinite(d) || std::fabs(d) > limit) throw bad_input(where + " must be finite with |v| <= " + std::to_string(limit));
-    return float(d);
-}
-
-void vec2(const json & v, const std::string & where, float * out) {
-    if (!v.is_array() || v.size() != 2) throw bad_input(where + " must be [x, z]");
-    out[0] = finite(v[0], where + "[0]", 1e6);
-    out[1] = finite(v[1], where + "[1]", 1e6);
-}
-
-std::vector<segment> parse_script(const std::string & text, const agent & a) {
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::parse_error & e) {
-        throw bad_input(std::string("script is not valid JSON: ") + e.what());
-    }
-    if (!j.is_array() || j.empty()) throw bad_input("the script must be a non-empty JSON array of segments");
-    static const std::set<std::string> keys = {"frames", "style",  "movement", "facing",
-                                               "speed",  "seed",   "target",   "target_heading"};
-    std::vector<segment> out;
-    int64_t              total = 0;
-    for (size_t i = 0; i < j.size(); ++i) {
-        const std::string w = "segment " + std::to_string(i);
-        const json &      s = j[i];
-        if (!s.is_object()) throw bad_input(w + " must be an object");
-        for (auto it = s.begin(); it != s.end(); ++it) {
-            if (!keys.count(it.key())) throw bad_input(w + ": unknown field '" + it.key() + "'");
-        }
-        segment seg;
-        if (!s.contains("frames") || !s["frames"].is_number_integer() || s["frames"].get<int64_t>() < 1 ||
-            s["frames"].get<int64_t>() > 100000) {
-            throw bad_input(w + ": frames must be an integer 1..100000");
-        }
-        seg.frames = int(s["frames"].get<int64_t>());
-        total += seg.frames;
-        if (total > k_max_total) throw bad_input("the script has more than " + std::to_string(k_max_total) + " frames");
-        if (!s.contains("style") || !s["style"].is_string()) throw bad_input(w + ": style must be a style name");
-        seg.style = a.find_style(s["style"].get<std::string>());
-        if (seg.style < 0) throw bad_input(w + ": unknown style '" + s["style"].get<std::string>() + "'");
-        if (s.contains("movement")) {
-            vec2(s["movement"], w + ": movement", seg.movement);
-            seg.has_move = true;
-        }
-        if (s.contains("facing")) {
-            vec2(s["facing"], w + ": facing", seg.facing);
-            if (seg.facing[0] == 0 && seg.facing[1] == 0) throw bad_input(w + ": facing must not be zero");
-            seg.has_facing = true;
-        }
-        if (s.contains("speed")) {
-            seg.speed = finite(s["speed"], w + ": speed", 100);
-            if (seg.speed < 0) seg.speed = -1.0f;
-        }
-        if (s.contains("target")) {
-            vec2(s["target"], w + ": target", seg.target);
-            seg.has_target = true;
-        }
-        if (s.contains("target_heading")) {
-            if (!seg.has_target) throw bad_input(w + ": target_heading needs a target");
-            seg.target_heading = finite(s["target_heading"], w + ": target_heading", 1e3);
-        }
-        if (s.contains("seed")) {
-            if (!s["seed"].is_number_unsigned() && !(s["seed"].is_number_integer() && s["seed"].get<int64_t>() >= 0)) {
-                throw bad_input(w + ": seed must be an unsigned integer");
-            }
-            seg.seed = s["seed"].get<uint64_t>();
-        }
-        out.push_back(seg);
-    }
-    return out;
 }
 
 void write_atomic_text(const std::string & path, const std::string & bytes) {
@@ -248,10 +159,10 @@ int cmd_plan(int argc, char ** argv) {
         return 1;
     }
     std::unique_ptr<agent> ag;
-    std::vector<segment>   script;
+    std::vector<plan_segment> script;
     try {
         ag     = std::make_unique<agent>(*model, styles);
-        script = parse_script(script_text, *ag);
+        script = parse_plan_script(script_text, [&](const std::string & n) { return ag->find_style(n); });
     } catch (const std::exception & e) {
         std::fprintf(stderr, "motionbricks plan: bad script: %s\n", e.what());
         return 2;
@@ -264,7 +175,7 @@ int cmd_plan(int argc, char ** argv) {
     std::vector<double>  plan_ms;
     uint64_t             plan_counter = 0;
     try {
-        for (const segment & seg : script) {
+        for (const plan_segment & seg : script) {
             for (int i = 0; i < seg.frames; ++i) {
                 const float * cur = &ag->buffer()[size_t(ag->cursor()) * 36];
                 shown.insert(shown.end(), cur, cur + 36);

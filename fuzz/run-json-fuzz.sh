@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds the JSON-reader fuzz target (WebSocket client messages, infer requests, plan scripts) with
+# clang (libFuzzer + ASan + UBSan) and runs it over seeds for a bounded time; any finding fails.
+# Usage: run-json-fuzz.sh WORK_DIR [SECONDS]. Exit 77 (CTest skip) without clang/libFuzzer.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/fuzz-common.sh"
+fuzz_begin "${1:?usage: run-json-fuzz.sh WORK_DIR [SECONDS]}" "${2:-}"
+src=("$root/src/tools/serve/protocol.cpp" "$root/src/tools/cli/infer-request.cpp" "$root/src/tools/cli/plan-script.cpp")
+echo "building $work/json-fuzz"
+"$cxx" "${flags[@]}" -fsanitize=fuzzer "$here/json-fuzz.cpp" "${src[@]}" -o "$work/json-fuzz"
+
+# seeds: one valid text per reader (byte 0 picks it), and truncations
+fuzz_corpus "$work"
+printf '\000{"type":"control","seq":3,"style":"walk","move":[0.5,0.5],"facing":[0,1]}' > "$corpus/control"
+printf '\000{"type":"ping"}' > "$corpus/ping"
+printf '\000{"type":"physics","seq":9007199254740991,"enabled":true}' > "$corpus/physics"
+printf '\002[{"frames":30,"style":"walk","movement":[0,1],"facing":[0,1],"speed":1.2,"seed":7},{"frames":5,"style":"idle","target":[1,2],"target_heading":0.5}]' > "$corpus/script"
+{
+    printf '\001{"format":"motionbricks-inference-request-v1",'
+    row() { local n=$1 s="[0" i; for ((i = 1; i < n; ++i)); do s+=",0"; done; printf '%s]' "$s"; }
+    mat() { local r=$1 c=$2 i; printf '['; for ((i = 0; i < r; ++i)); do [ $i -gt 0 ] && printf ','; row "$c"; done; printf ']'; }
+    printf '"global_root":'; mat 8 5
+    printf ',"local_root":'; mat 8 4
+    printf ',"poses":'; mat 8 303
+    printf ',"global_root_mask":[1,1,1,1,1,1,1,1],"local_root_mask":[1,1,1,0,1,1,1,1],"pose_mask":[1,1,1,1,1,1,1,1]'
+    printf ',"num_tokens":null,"allowed_num_tokens":[1,1,1,1,1,1,1,1,1,1,1],"sampling":"argmax","seed":1'
+    printf ',"gumbel_uniforms":null,"num_inference_steps":1,"skip_ending_target_cond":false,"allow_out_of_reach":false}'
+} > "$corpus/request"
+for f in "$corpus"/*; do
+    size=$(stat -c %s "$f")
+    fuzz_cut "$f" 2 10 $((size / 2)) $((size - 1))
+done
+
+fuzz_run "$work/json-fuzz" "$work" "$seconds" 10
