@@ -222,6 +222,21 @@ TEST(cmd_plan, bad_input_exits_2) {
     // usage
     EXPECT_EQ(run(std::string(MB_CLI_PATH) + " plan --model " + quote(e.dir + "/bundle"), log), 2);
     EXPECT_EQ(run(plan_cmd(e, script, out, " --format xml"), log), 2);
+    // a bundle whose files are there but do not fit together is bad input: root.gguf is a pose
+    // component, or pose.gguf is cut short
+    for (const char * what : {"swapped", "truncated"}) {
+        const std::string bad = e.dir + "/bundle-" + what;
+        fs::remove_all(bad);
+        fs::copy(e.dir + "/bundle", bad);
+        if (std::string(what) == "swapped") {
+            fs::copy_file(bad + "/pose.gguf", bad + "/root.gguf", fs::copy_options::overwrite_existing);
+        } else {
+            fs::resize_file(bad + "/pose.gguf", fs::file_size(bad + "/pose.gguf") / 2);
+        }
+        EXPECT_EQ(run(std::string(MB_CLI_PATH) + " plan --model " + quote(bad) + " --style " + quote(walk) +
+                          " --script " + quote(script) + " --output " + quote(out), log), 2) << what;
+        EXPECT_NE(slurp(log).find("cannot load model"), std::string::npos) << what << ": " << slurp(log);
+    }
     // a missing bundle is a runtime failure
     EXPECT_EQ(run(std::string(MB_CLI_PATH) + " plan --model " + quote(e.dir + "/nope") + " --style " + quote(walk) +
                       " --script " + quote(script) + " --output " + quote(out), log), 1);

@@ -1,10 +1,12 @@
 // motionbricks infer: one predict from a request JSON file to a result JSON file
 // (formats in docs/FORMATS.md, "Inference request / result"). Exit codes: 0 ok,
-// 1 runtime failure (model load, compute, I/O), 2 bad usage or bad request.
+// 1 runtime failure (missing or unreadable bundle, compute, I/O), 2 bad usage, bad request, or a
+// bundle that is malformed or whose components do not fit together.
 // Nothing is written unless the whole call succeeds; the result is renamed into place.
 #include "format/bundle.h"
 #include "motion/predict.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/load-model.h"
 #include "tools/cli/infer-request.h"
 
 #include <nlohmann/json.hpp>
@@ -191,13 +193,9 @@ int cmd_infer(int argc, char ** argv) {
         return 2;
     }
 
-    std::unique_ptr<motion_model> model;
-    try {
-        model = motion_model::create(bundle_load(model_dir), n_threads);
-    } catch (const std::exception & e) {
-        std::fprintf(stderr, "motionbricks infer: cannot load model '%s': %s\n", model_dir.c_str(), e.what());
-        return 1;
-    }
+    int                           load_exit = 0;
+    std::unique_ptr<motion_model> model     = load_model("infer", model_dir, n_threads, load_exit);
+    if (!model) return load_exit;
     const std::string problem = model->validate(req);
     if (!problem.empty()) {
         std::fprintf(stderr, "motionbricks infer: bad request: %s\n", problem.c_str());

@@ -1,7 +1,8 @@
 // motionbricks plan: the agent driven by a control script the way upstream's demo loop
 // drives it (one displayed frame per step, replanning every 16 frames), written as
 // motionbricks-motion-v1 JSON or as a qpos CSV. Exit codes: 0 ok, 1 runtime failure
-// (model load, compute, I/O), 2 bad usage, bad script, unknown style or bad style file.
+// (missing or unreadable bundle, compute, I/O), 2 bad usage, bad script, unknown style, bad
+// style file, or a bundle that is malformed or whose components do not fit together.
 //
 // Script: a JSON array of segments
 //   {"frames": N, "style": NAME, "movement": [x, z], "facing": [x, z], "speed": V, "seed": S,
@@ -14,6 +15,7 @@
 #include "agent/agent.h"
 #include "format/bundle.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/load-model.h"
 #include "tools/cli/plan-script.h"
 
 #include <nlohmann/json.hpp>
@@ -151,13 +153,9 @@ int cmd_plan(int argc, char ** argv) {
         return 2;
     }
 
-    std::unique_ptr<motion_model> model;
-    try {
-        model = motion_model::create(bundle_load(model_dir), n_threads);
-    } catch (const std::exception & e) {
-        std::fprintf(stderr, "motionbricks plan: cannot load model '%s': %s\n", model_dir.c_str(), e.what());
-        return 1;
-    }
+    int                           load_exit = 0;
+    std::unique_ptr<motion_model> model     = load_model("plan", model_dir, n_threads, load_exit);
+    if (!model) return load_exit;
     std::unique_ptr<agent> ag;
     std::vector<plan_segment> script;
     try {
