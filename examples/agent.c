@@ -31,6 +31,12 @@ static void describe(const char * label, const mb_motion * motion) {
     printf("%s: %llu frames, %llu target frames, root (%.3f, %.3f, %.3f) -> (%.3f, %.3f, %.3f)\n", label,
            (unsigned long long) frames, (unsigned long long) targets, roots[0], roots[1], roots[2],
            roots[values - 3], roots[values - 2], roots[values - 1]);
+
+    /* what a robot pipeline takes: G1 MuJoCo qpos per frame (root xyz, quaternion wxyz, 29 hinges) */
+    const float * qpos = NULL;
+    check(mb_motion_get_mujoco_qpos(motion, &qpos, &values, error, sizeof error), "mb_motion_get_mujoco_qpos", error);
+    printf("%s: qpos frame 0: root (%.3f, %.3f, %.3f), quaternion (%.3f, %.3f, %.3f, %.3f), hinge 0 %.3f rad\n", label,
+           qpos[0], qpos[1], qpos[2], qpos[3], qpos[4], qpos[5], qpos[6], qpos[7]);
 }
 
 int main(int argc, char ** argv) {
