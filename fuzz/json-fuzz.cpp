@@ -1,12 +1,15 @@
-// libFuzzer target for the JSON readers of untrusted text: byte 0 picks the reader
+// libFuzzer target for the readers of untrusted text: byte 0 picks the reader
 //   0: a WebSocket protocol v1 client message (src/tools/serve/protocol.h)
 //   1: a `motionbricks infer` request (src/tools/cli/infer-request.h)
 //   2: a `motionbricks plan` control script (src/tools/cli/plan-script.h)
+//   3: the release's MANIFEST.json, fetched by `motionbricks download` (src/tools/serve/download.h)
+//   4: a download base URL (check_url_allowed)
 // The rest of the input is the text. Checks beyond "no crash, no sanitizer report": only the
 // reader's own error type escapes; what a reader accepts is within the documented bounds; error
 // events built from any reason text and any string are valid JSON.
 #include "tools/cli/infer-request.h"
 #include "tools/cli/plan-script.h"
+#include "tools/serve/download.h"
 #include "tools/serve/protocol.h"
 
 #include <nlohmann/json.hpp>
@@ -14,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <set>
 #include <string>
 
 namespace {
@@ -86,15 +90,41 @@ void plan_script(const std::string & text) {
     }
 }
 
+void release_manifest(const std::string & text) {
+    try {
+        std::set<std::string> seen;
+        for (const mb::serve::remote_file & f : mb::serve::parse_distribution_manifest(text)) {
+            require(f.path.rfind("g1-f32/", 0) == 0 || f.path.rfind("styles/", 0) == 0);
+            require(f.path.find("..") == std::string::npos && f.path.find('\\') == std::string::npos);
+            require(f.path.find('\0') == std::string::npos);
+            require(f.bytes > 0 && f.sha256.size() == 64);
+            for (char c : f.sha256) require((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
+            require(seen.insert(f.path).second);
+        }
+    } catch (const mb::serve::download_error &) {
+    }
+}
+
+void base_url(const std::string & text) {
+    try {
+        mb::serve::check_url_allowed(text);
+        // accepted: https, or plain http to a loopback host only
+        require(text.rfind("https://", 0) == 0 || text.rfind("http://", 0) == 0);
+    } catch (const mb::serve::download_error &) {
+    }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     if (size == 0) return 0;
     const std::string text(reinterpret_cast<const char *>(data) + 1, size - 1);
-    switch (data[0] % 3) {
+    switch (data[0] % 5) {
         case 0: client_message(text); break;
         case 1: infer_request(text); break;
-        default: plan_script(text); break;
+        case 2: plan_script(text); break;
+        case 3: release_manifest(text); break;
+        default: base_url(text); break;
     }
     return 0;
 }

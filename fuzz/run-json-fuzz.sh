@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# Builds the JSON-reader fuzz target (WebSocket client messages, infer requests, plan scripts) with
+# Builds the text-reader fuzz target (WebSocket client messages, infer requests, plan scripts, the
+# release MANIFEST.json, download URLs) with
 # clang (libFuzzer + ASan + UBSan) and runs it over seeds for a bounded time; any finding fails.
 # Usage: run-json-fuzz.sh WORK_DIR [SECONDS]. Exit 77 (CTest skip) without clang/libFuzzer.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/fuzz-common.sh"
 fuzz_begin "${1:?usage: run-json-fuzz.sh WORK_DIR [SECONDS]}" "${2:-}"
-src=("$root/src/tools/serve/protocol.cpp" "$root/src/tools/cli/infer-request.cpp" "$root/src/tools/cli/plan-script.cpp")
+src=("$root/src/tools/serve/protocol.cpp" "$root/src/tools/cli/infer-request.cpp" "$root/src/tools/cli/plan-script.cpp"
+     "$root/src/tools/serve/download.cpp" "$root/src/format/sha256.cpp")
 echo "building $work/json-fuzz"
-"$cxx" "${flags[@]}" -fsanitize=fuzzer "$here/json-fuzz.cpp" "${src[@]}" -o "$work/json-fuzz"
+"$cxx" "${flags[@]}" -fsanitize=fuzzer "$here/json-fuzz.cpp" "${src[@]}" -lssl -lcrypto -pthread -o "$work/json-fuzz"
 
 # seeds: one valid text per reader (byte 0 picks it), and truncations
 fuzz_corpus "$work"
 printf '\000{"type":"control","seq":3,"style":"walk","move":[0.5,0.5],"facing":[0,1]}' > "$corpus/control"
 printf '\000{"type":"ping"}' > "$corpus/ping"
 printf '\000{"type":"physics","seq":9007199254740991,"enabled":true}' > "$corpus/physics"
+printf '\003{"format":"motionbricks-gguf-distribution-v1","files":[{"path":"styles/walk.mbstyle","bytes":12,"sha256":"%s"}]}' "$(printf 'a%.0s' {1..64})" > "$corpus/manifest"
+printf '\004https://huggingface.co' > "$corpus/url-https"
+printf '\004http://127.0.0.1:8080' > "$corpus/url-loopback"
 printf '\002[{"frames":30,"style":"walk","movement":[0,1],"facing":[0,1],"speed":1.2,"seed":7},{"frames":5,"style":"idle","target":[1,2],"target_heading":0.5}]' > "$corpus/script"
 {
     printf '\001{"format":"motionbricks-inference-request-v1",'
