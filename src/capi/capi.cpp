@@ -8,8 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <new>
 #include <system_error>
 
@@ -35,24 +33,6 @@ void check_joint(const mb_model * m, uint32_t joint) {
                                       std::to_string(mb::k_n_joints) + " joints)");
     }
     (void) m;
-}
-
-// the directory and its four components must exist and be readable; anything else is an I/O error
-void check_bundle_files(const std::string & dir) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) {
-        fail(MB_IO_ERROR, "bundle directory '" + dir + "' does not exist or is not a directory");
-    }
-    for (const char * name : {"pose.gguf", "root.gguf", "vq-decoder.gguf", "support.gguf"}) {
-        const fs::path p = fs::path(dir) / name;
-        if (!fs::is_regular_file(p, ec)) {
-            fail(MB_IO_ERROR, "bundle component '" + p.string() + "' is missing");
-        }
-        if (!std::ifstream(p, std::ios::binary).is_open()) {
-            fail(MB_IO_ERROR, "bundle component '" + p.string() + "' cannot be opened for reading");
-        }
-    }
 }
 
 uint64_t count_parameters(const mb::model_bundle & b) {
@@ -427,7 +407,11 @@ MB_API mb_status mb_model_load(const char * bundle_directory, const mb_runtime_o
             fail(MB_BACKEND_UNAVAILABLE, "this build has no Vulkan backend (use MB_DEVICE_CPU or MB_DEVICE_AUTO)");
         }
         const std::string dir = bundle_directory;
-        check_bundle_files(dir);
+        // the directory and its four components must exist and be readable: else an I/O error
+        const std::string missing = mb::bundle_files_problem(dir);
+        if (!missing.empty()) {
+            fail(MB_IO_ERROR, missing);
+        }
 
         // a malformed component is a format error; anything the loader reports is about the files
         std::unique_ptr<mb::model_bundle> bundle;

@@ -25,6 +25,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <fstream>
 #include <cmath>
 #include <map>
 #include <set>
@@ -330,6 +332,18 @@ uint64_t gguf_parameter_count(const gguf_file & f) {
     uint64_t n = 0;
     for (const auto & t : f.tensors()) n += static_cast<uint64_t>(t.n_elements());
     return n;
+}
+
+std::string bundle_files_problem(const std::string & directory) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(directory, ec)) return "bundle directory '" + directory + "' does not exist or is not a directory";
+    for (const char * role : k_bundle_components) {
+        const std::string path = directory + "/" + role + ".gguf";
+        if (!fs::is_regular_file(path, ec)) return "bundle component '" + path + "' is missing";
+        if (!std::ifstream(path, std::ios::binary).is_open()) return "bundle component '" + path + "' cannot be opened for reading";
+    }
+    return "";
 }
 
 std::unique_ptr<model_bundle> bundle_load(const std::string & directory) {

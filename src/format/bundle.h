@@ -36,6 +36,10 @@ struct model_bundle {
 // loads and validates a bundle directory; throws std::runtime_error with a clear message
 std::unique_ptr<model_bundle> bundle_load(const std::string & directory);
 
+// "" when `directory` is a directory whose four component files exist and can be opened, else
+// what is missing or unreadable. Callers tell I/O problems (this) from bad contents (bundle_load)
+std::string bundle_files_problem(const std::string & directory);
+
 // ---------------------------------------------------------------------------------------------
 // bundle metadata and writing (tests, random bundles); the key names are shared with
 // python/motionbricks/constants.py
