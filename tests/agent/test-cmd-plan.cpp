@@ -1,6 +1,7 @@
 // `motionbricks plan` through the real binary: a small random-weight bundle and styles made
 // by tools/convert.py (the synthetic clip library and a qpos CSV); output layout, the
 // upstream replan cadence, seam continuity, CSV output, and bad input → exit 2
+#include "support/shell.h"
 #include "support/test-paths.h"
 
 #include <gtest/gtest.h>
@@ -10,28 +11,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sys/wait.h>
 
 namespace {
 
 using json   = nlohmann::json;
 namespace fs = std::filesystem;
-
-std::string quote(const std::string & s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-int run(const std::string & cmd, const std::string & log) {
-    const int st = std::system((cmd + " >/dev/null 2>" + quote(log)).c_str());
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-std::string slurp(const std::string & path) {
-    std::ifstream f(path);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-}
+using mb::test::quote;
+using mb::test::run;
+using mb::test::slurp;
 
 // bundle + styles, once per process; "" with a reason when they cannot be made
 struct setup {

@@ -3,6 +3,7 @@
 // compared to the fixture; bad requests and bad usage exit 2 and write nothing
 #include "support/npz.h"
 #include "support/reference-small.h"
+#include "support/shell.h"
 #include "support/test-paths.h"
 
 #include <gtest/gtest.h>
@@ -13,7 +14,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sys/wait.h>
 
 namespace {
 
@@ -23,23 +23,6 @@ namespace fs = std::filesystem;
 
 constexpr const char * k_dir = "fixtures/reference-small";
 constexpr double       k_tol = 1e-4;   // global features and joint positions, absolute
-
-std::string quote(const std::string & s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-// exit code of a shell command (stderr kept in `log`)
-int run(const std::string & cmd, const std::string & log) {
-    const int st = std::system((cmd + " 2>" + quote(log)).c_str());
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-std::string slurp(const std::string & path) {
-    std::ifstream f(path);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 // the converted bundle, once per process; "" with a reason when it cannot be made
 const std::string & bundle_dir(std::string & why) {

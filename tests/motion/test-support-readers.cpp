@@ -1,6 +1,7 @@
 // the test-only fixture readers: npz arrays and safetensors weights
 #include "support/npz.h"
 #include "support/safetensors-source.h"
+#include "support/shell.h"
 #include "support/test-paths.h"
 
 #include <gtest/gtest.h>
@@ -128,10 +129,7 @@ TEST(safetensors, rejects_corrupt_files) {
 
 namespace {
 
-std::string slurp(const std::string & path) {
-    std::ifstream f(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-}
+using mb::test::slurp;
 
 // corrupted copies of `bytes` (flipped bytes and truncations) either load or throw runtime_error
 template <typename Load>

@@ -1,13 +1,14 @@
 // shared setup of the serve tests
 #include "serve-fixture.h"
 
+#include "support/shell.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace mb::test {
@@ -15,22 +16,6 @@ namespace mb::test {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string quote(const std::string & s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-int run(const std::string & cmd, const std::string & log) {
-    const int st = std::system((cmd + " >/dev/null 2>>" + quote(log)).c_str());
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-std::string slurp(const std::string & path) {
-    std::ifstream f(path);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 serve_assets make_assets() {
     serve_assets a;
@@ -43,15 +28,15 @@ serve_assets make_assets() {
     fs::remove_all(a.dir);
     fs::create_directories(a.dir);
     const std::string log = a.dir + "/setup.log";
-    if (run(std::string(MB_PYTHON) + " -c 'import numpy'", log) != 0) {
+    if (run(std::string(MB_PYTHON) + " -c 'import numpy'", log, true) != 0) {
         a.why = std::string(MB_PYTHON) + " has no numpy";
         return a;
     }
     const std::string py = std::string(MB_PYTHON) + " " + quote(conv);
     a.bundle             = a.dir + "/bundle";
     a.styles_dir         = a.dir + "/styles";
-    if (run(py + " random-bundle --preset small --seed 5 --quiet --out " + quote(a.bundle), log) != 0 ||
-        run(py + " demo-styles --out " + quote(a.styles_dir), log) != 0) {
+    if (run(py + " random-bundle --preset small --seed 5 --quiet --out " + quote(a.bundle), log, true) != 0 ||
+        run(py + " demo-styles --out " + quote(a.styles_dir), log, true) != 0) {
         a.why = "converter failed: " + slurp(log);
         return a;
     }

@@ -6,6 +6,8 @@
 #include "serve-fixture.h"
 #include "ws-client.h"
 
+#include "support/shell.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,10 +23,7 @@ namespace {
 
 using mb::test::json;
 
-std::string slurp(const std::string & p) {
-    std::ifstream f(p);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-}
+using mb::test::slurp;
 
 // utime + stime in seconds
 double cpu_seconds(pid_t pid) {
