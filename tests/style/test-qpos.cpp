@@ -4,6 +4,7 @@
 #include "motion/qpos.h"
 
 #include "lenient-npz.h"
+#include "support/qpos-compare.h"
 #include "support/test-paths.h"
 
 #include <gtest/gtest.h>
@@ -37,13 +38,6 @@ const npy_array & member(const std::map<std::string, npy_array> & z, const std::
     if (it == z.end()) throw std::runtime_error("fixture lacks " + name);
     if (!shape.empty() && it->second.shape != shape) throw std::runtime_error("fixture " + name + " has another shape");
     return it->second;
-}
-
-double wrap_pi(double a) {
-    const double two_pi = 2 * std::numbers::pi;
-    double r = std::fmod(a + std::numbers::pi, two_pi);
-    if (r < 0) r += two_pi;
-    return r - std::numbers::pi;
 }
 
 } // namespace
@@ -198,28 +192,14 @@ namespace {
 // conditioning radius when given)
 void expect_qpos_near(const std::vector<float> & got, const std::vector<float> & want, int64_t frames,
                       const std::vector<float> * radius, const std::string & what) {
-    double ep = 0, eq = 0, eh = 0;
-    for (int64_t f = 0; f < frames; ++f) {
-        const float * g = &got[f * 36];
-        const float * w = &want[f * 36];
-        for (int c = 0; c < 3; ++c) ep = std::max(ep, (double) std::fabs(g[c] - w[c]));
-        double same = 0, flip = 0;
-        for (int c = 3; c < 7; ++c) {
-            same = std::max(same, (double) std::fabs(g[c] - w[c]));
-            flip = std::max(flip, (double) std::fabs(g[c] + w[c]));
-        }
-        eq = std::max(eq, std::min(same, flip));
-        for (int k = 0; k < 29; ++k) {
-            const double r     = radius ? std::min(1.0, (double) (*radius)[f * 29 + k]) : 1.0;
-            const double e     = std::fabs(wrap_pi((double) g[7 + k] - (double) w[7 + k])) * r;
-            eh                 = std::max(eh, e);
-        }
-    }
-    EXPECT_LE(ep, k_tol_pos) << what;
-    EXPECT_LE(eq, k_tol_rot) << what;
-    EXPECT_LE(eh, k_tol_ang) << what;
+    mb::test::hinge_weight weight;
+    if (radius) weight = [radius](int64_t f, int k) { return std::min(1.0, (double) (*radius)[f * 29 + k]); };
+    const mb::test::qpos_errors e = mb::test::qpos_compare(got.data(), want.data(), frames, weight);
+    EXPECT_LE(e.position, k_tol_pos) << what;
+    EXPECT_LE(e.quaternion, k_tol_rot) << what;
+    EXPECT_LE(e.hinge, k_tol_ang) << what;
     std::printf("  %s: max |root| err %.2e m, |quat| err %.2e (up to sign), |hinge| err x radius %.2e rad\n",
-                what.c_str(), ep, eq, eh);
+                what.c_str(), e.position, e.quaternion, e.hinge);
 }
 
 } // namespace

@@ -67,26 +67,39 @@ inline double wrap_pi(double a) {
     return r - std::numbers::pi;
 }
 
-// qpos rows: position and hinges (mod 2π) absolute, quaternion up to sign; hinge errors are
-// multiplied by `weight` when given (evaluated only where it could raise the maximum)
-inline double qpos_diff(const float * a, const float * b, int64_t frames, const hinge_weight & weight = {}) {
-    double e = 0;
+// the largest differences between two qpos sequences [frames, 36]: root position (absolute),
+// root quaternion (up to sign), hinge angles (mod 2π, multiplied by `weight` when given; it is
+// evaluated only where it could raise the hinge maximum)
+struct qpos_errors {
+    double position   = 0;
+    double quaternion = 0;
+    double hinge      = 0;
+    double max() const { return std::max({position, quaternion, hinge}); }
+};
+
+inline qpos_errors qpos_compare(const float * a, const float * b, int64_t frames, const hinge_weight & weight = {}) {
+    qpos_errors e;
     for (int64_t f = 0; f < frames; ++f) {
         const float * x = &a[f * 36];
         const float * y = &b[f * 36];
-        for (int c = 0; c < 3; ++c) e = std::max(e, (double) std::fabs(x[c] - y[c]));
+        for (int c = 0; c < 3; ++c) e.position = std::max(e.position, (double) std::fabs(x[c] - y[c]));
         double same = 0, flip = 0;
         for (int c = 3; c < 7; ++c) {
             same = std::max(same, (double) std::fabs(x[c] - y[c]));
             flip = std::max(flip, (double) std::fabs(x[c] + y[c]));
         }
-        e = std::max(e, std::min(same, flip));
+        e.quaternion = std::max(e.quaternion, std::min(same, flip));
         for (int c = 7; c < 36; ++c) {
             const double d = std::fabs(wrap_pi((double) x[c] - (double) y[c]));
-            if (d > e) e = std::max(e, weight ? d * weight(f, c - 7) : d);
+            if (d > e.hinge) e.hinge = std::max(e.hinge, weight ? d * weight(f, c - 7) : d);
         }
     }
     return e;
+}
+
+// the largest of the three
+inline double qpos_diff(const float * a, const float * b, int64_t frames, const hinge_weight & weight = {}) {
+    return qpos_compare(a, b, frames, weight).max();
 }
 
 } // namespace mb::test
