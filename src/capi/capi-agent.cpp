@@ -21,7 +21,6 @@ using mb::capi::require;
 
 namespace {
 
-constexpr uint64_t k_max_batch     = 64;
 constexpr double   k_quat_norm_tol = 0.01;   // |‖q‖ − 1| accepted in a context pose
 
 // the C command (motion space: Y up, x left, z forward) → the agent's (MuJoCo: x forward, y left)
@@ -307,11 +306,7 @@ MB_API mb_status mb_agent_plan(mb_agent * value, const mb_command * command, mb_
 MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command * const * commands, uint64_t count,
                                      mb_motion ** outputs, char * error, uint64_t error_capacity) {
     return guard(error, error_capacity, MB_COMPUTE_FAILED, [&]() -> mb_status {
-        require(outputs, "outputs");
-        if (count == 0 || count > k_max_batch) {
-            fail(MB_INVALID_ARGUMENT, "batch count must be 1..64, got " + std::to_string(count));
-        }
-        std::fill_n(outputs, size_t(count), nullptr);
+        mb::capi::begin_batch(outputs, count);
         require(agents, "agents");
         require(commands, "commands");
 

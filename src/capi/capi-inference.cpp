@@ -17,7 +17,6 @@ using mb::capi::require;
 
 namespace {
 
-constexpr uint64_t k_max_batch       = 64;
 constexpr float    k_max_abs_feature = 1.0e4f;
 constexpr double   k_heading_tol     = 0.02;   // |cos² + sin² − 1| of enabled global-root slots
 
@@ -352,11 +351,7 @@ MB_API mb_status mb_model_infer(const mb_model * model, const mb_inference_reque
 MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference_request * const * requests,
                                       uint64_t count, mb_motion ** outputs, char * error, uint64_t error_capacity) {
     return guard(error, error_capacity, MB_COMPUTE_FAILED, [&]() -> mb_status {
-        require(outputs, "outputs");
-        if (count == 0 || count > k_max_batch) {
-            fail(MB_INVALID_ARGUMENT, "batch count must be 1..64, got " + std::to_string(count));
-        }
-        std::fill_n(outputs, size_t(count), nullptr);
+        mb::capi::begin_batch(outputs, count);
         require(model, "model");
         require(requests, "requests");
 

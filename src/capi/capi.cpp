@@ -71,6 +71,14 @@ const qpos_converter & converter() {
     return conv;
 }
 
+void begin_batch(mb_motion ** outputs, uint64_t count) {
+    require(outputs, "outputs");
+    if (count == 0 || count > k_max_batch) {
+        fail(MB_INVALID_ARGUMENT, "batch count must be 1..64, got " + std::to_string(count));
+    }
+    std::fill_n(outputs, size_t(count), nullptr);
+}
+
 std::unique_ptr<mb_motion> motion_from_result(predict_result && r) {
     auto m    = std::make_unique<mb_motion>();
     m->frames = uint64_t(r.frames);

@@ -97,4 +97,10 @@ std::unique_ptr<mb_motion> motion_from_result(predict_result && r);
 // the G1 qpos converter shared by every handle (immutable after construction)
 const qpos_converter & converter();
 
+// lanes of one mb_model_infer_batch / mb_agent_plan_batch call
+constexpr uint64_t k_max_batch = 64;
+
+// the start of every batch call: outputs not NULL, count 1..k_max_batch, then every output NULL
+void begin_batch(mb_motion ** outputs, uint64_t count);
+
 } // namespace mb::capi
