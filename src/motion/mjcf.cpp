@@ -8,6 +8,8 @@
 //   - the hinge parent is the nearest enclosing body that holds a hinge (else the base)
 #include "motion/mjcf.h"
 
+#include "format/regular-file.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -381,17 +383,8 @@ mjcf_model mjcf_parse(std::string_view xml, const std::string & origin) {
 }
 
 mjcf_model mjcf_load(const std::string & path) {
-    std::unique_ptr<FILE, int (*)(FILE *)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-    if (!f) throw std::runtime_error(path + ": cannot open");
-    std::string text;
-    char        buf[65536];
-    size_t      n;
-    while ((n = std::fread(buf, 1, sizeof(buf), f.get())) > 0) {
-        if (text.size() + n > k_max_file) throw std::runtime_error(path + ": file larger than 16 MiB");
-        text.append(buf, n);
-    }
-    if (std::ferror(f.get())) throw std::runtime_error(path + ": read error");
-    return mjcf_parse(text, path);
+    // file_error is a std::runtime_error
+    return mjcf_parse(read_regular_file(path, k_max_file), path);
 }
 
 const mjcf_model & mjcf_g1() {
