@@ -128,7 +128,7 @@ extern "C" {
 
 MB_API mb_status mb_style_load(const mb_model * model, const char * style_path, mb_style ** output, char * error,
                                uint64_t error_capacity) {
-    return guard(error, error_capacity, MB_INVALID_FORMAT, [&]() -> mb_status {
+    return guard(error, error_capacity, [&]() -> mb_status {
         require(output, "output");
         *output = nullptr;
         require(model, "model");
@@ -287,7 +287,7 @@ MB_API mb_status mb_agent_set_sidestep_styles(mb_agent * value, const mb_style *
 
 MB_API mb_status mb_agent_plan(mb_agent * value, const mb_command * command, mb_motion ** output, char * error,
                                uint64_t error_capacity) {
-    return guard(error, error_capacity, MB_COMPUTE_FAILED, [&]() -> mb_status {
+    return guard(error, error_capacity, [&]() -> mb_status {
         require(output, "output");
         *output = nullptr;
         require(value, "agent");
@@ -305,7 +305,7 @@ MB_API mb_status mb_agent_plan(mb_agent * value, const mb_command * command, mb_
 
 MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command * const * commands, uint64_t count,
                                      mb_motion ** outputs, char * error, uint64_t error_capacity) {
-    return guard(error, error_capacity, MB_COMPUTE_FAILED, [&]() -> mb_status {
+    return guard(error, error_capacity, [&]() -> mb_status {
         mb::capi::begin_batch(outputs, count);
         require(agents, "agents");
         require(commands, "commands");
@@ -329,8 +329,8 @@ MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command
             }
             try {
                 lanes.push_back(to_agent_command(*commands[i]));
-            } catch (const mb::capi::status_error & e) {
-                fail(e.status, lane_message("commands", i, e.what()));
+            } catch (const mb::error & e) {
+                fail(e.code(), lane_message("commands", i, e.what()));
             }
         }
 
@@ -353,8 +353,8 @@ MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command
                 }
                 try {
                     throw;
-                } catch (const mb::capi::status_error & e) {
-                    fail(e.status, lane_message("agents", i, e.what()));
+                } catch (const mb::error & e) {
+                    fail(e.code(), lane_message("agents", i, e.what()));
                 }
             }
         }

@@ -137,7 +137,7 @@ std::unique_ptr<mb_motion> run_locked(const mb_model & model, const mb::predict_
         throw;
     } catch (const std::invalid_argument & e) {
         fail(MB_INVALID_ARGUMENT, std::string("invalid request: ") + e.what());
-    } catch (const mb::capi::status_error &) {
+    } catch (const mb::error &) {
         throw;
     } catch (const std::exception & e) {
         fail(MB_COMPUTE_FAILED, std::string("inference failed: ") + e.what());
@@ -332,7 +332,7 @@ MB_API mb_status mb_inference_request_set_boundary_poses(mb_inference_request * 
 
 MB_API mb_status mb_model_infer(const mb_model * model, const mb_inference_request * request, mb_motion ** output,
                                 char * error, uint64_t error_capacity) {
-    return guard(error, error_capacity, MB_COMPUTE_FAILED, [&]() -> mb_status {
+    return guard(error, error_capacity, [&]() -> mb_status {
         require(output, "output");
         *output = nullptr;
         require(model, "model");
@@ -350,7 +350,7 @@ MB_API mb_status mb_model_infer(const mb_model * model, const mb_inference_reque
 
 MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference_request * const * requests,
                                       uint64_t count, mb_motion ** outputs, char * error, uint64_t error_capacity) {
-    return guard(error, error_capacity, MB_COMPUTE_FAILED, [&]() -> mb_status {
+    return guard(error, error_capacity, [&]() -> mb_status {
         mb::capi::begin_batch(outputs, count);
         require(model, "model");
         require(requests, "requests");
@@ -364,8 +364,8 @@ MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference
             }
             try {
                 lanes.push_back(to_predict_request(*model, *requests[i]));
-            } catch (const mb::capi::status_error & e) {
-                fail(e.status, "requests[" + std::to_string(i) + "]: " + e.what());
+            } catch (const mb::error & e) {
+                fail(e.code(), "requests[" + std::to_string(i) + "]: " + e.what());
             }
         }
 
@@ -376,8 +376,8 @@ MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference
             for (size_t i = 0; i < lanes.size(); ++i) {
                 try {
                     motions[i] = run_locked(*model, lanes[i]);
-                } catch (const mb::capi::status_error & e) {
-                    fail(e.status, "requests[" + std::to_string(i) + "]: " + e.what());
+                } catch (const mb::error & e) {
+                    fail(e.code(), "requests[" + std::to_string(i) + "]: " + e.what());
                 }
             }
         }

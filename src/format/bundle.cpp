@@ -36,7 +36,7 @@ namespace mb {
 namespace {
 
 [[noreturn]] void fail(const gguf_file & f, const std::string & msg) {
-    throw std::runtime_error(f.path() + ": " + msg);
+    throw error(status::invalid_format, f.path() + ": " + msg);
 }
 
 std::string_view require_string(const gguf_file & f, const char * key) {

@@ -120,11 +120,11 @@ cond_decoder cond_decoder::load(const tensor_source & src, const std::string & p
 void cond_decoder::forward(backend & be, const float * x, int64_t n_pos, int64_t n_valid, const float * ext,
                            const float * tgt, const uint8_t * has_tgt, float * y, cond_decoder_state & st) const {
     if (n_pos < 1 || n_pos > st.max_pos || n_valid < 0 || n_valid > n_pos) {
-        throw std::invalid_argument("cond_decoder: " + num(n_pos) + " positions (" + num(n_valid) +
+        throw mb::error(mb::status::invalid_argument, "cond_decoder: " + num(n_pos) + " positions (" + num(n_valid) +
                                     " valid), state holds 1.." + num(st.max_pos));
     }
     if ((hp.ext_dim > 0 && !ext) || (hp.tgt_dim > 0 && has_tgt && !tgt)) {
-        throw std::invalid_argument("cond_decoder: missing external or target condition");
+        throw mb::error(mb::status::invalid_argument, "cond_decoder: missing external or target condition");
     }
     const int64_t w = hp.width;
     float *       h = st.h.data();

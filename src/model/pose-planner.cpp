@@ -120,7 +120,7 @@ void pose_planner::logits(backend & be, pose_planner_state & st, const pose_cond
                           float * out) const {
     const int64_t n = in.n, F = hp.frames_per_token, H = hp.n_tok_head;
     if (n < hp.min_tokens || n > hp.max_tokens) {
-        throw std::invalid_argument("pose planner: " + num(n) + " tokens, expected " + num(hp.min_tokens) + ".." +
+        throw mb::error(mb::status::invalid_argument, "pose planner: " + num(n) + " tokens, expected " + num(hp.min_tokens) + ".." +
                                     num(hp.max_tokens));
     }
     const int64_t fw  = hp.pose_feat_width / F;     // pose features per frame
@@ -138,7 +138,7 @@ void pose_planner::logits(backend & be, pose_planner_state & st, const pose_cond
         for (int64_t h = 0; h < H; ++h) {
             const int32_t t = tokens[p * H + h];
             if (t < 0 || t > hp.n_code) {
-                throw std::invalid_argument("pose planner: token " + std::to_string(t) + " at (" + num(p) + ", " +
+                throw mb::error(mb::status::invalid_argument, "pose planner: token " + std::to_string(t) + " at (" + num(p) + ", " +
                                             num(h) + ") outside 0.." + num(hp.n_code));
             }
             const float * e = token_emb + (h * (hp.n_code + 1) + t) * hp.tok_dim;
@@ -195,15 +195,15 @@ void pose_planner::decode(backend & be, pose_planner_state & st, const pose_cond
                           const pose_decode_options & opt, int32_t * tokens_out, pose_decode_trace * trace) const {
     const int64_t n = in.n, H = hp.n_tok_head, C = hp.n_code, nh = n * H;
     if (n < hp.min_tokens || n > hp.max_tokens) {
-        throw std::invalid_argument("pose planner: " + num(n) + " tokens, expected " + num(hp.min_tokens) + ".." +
+        throw mb::error(mb::status::invalid_argument, "pose planner: " + num(n) + " tokens, expected " + num(hp.min_tokens) + ".." +
                                     num(hp.max_tokens));
     }
     if (opt.n_steps < 1 || opt.n_steps > 1000) {
-        throw std::invalid_argument("pose planner: num_inference_steps " + std::to_string(opt.n_steps) +
+        throw mb::error(mb::status::invalid_argument, "pose planner: num_inference_steps " + std::to_string(opt.n_steps) +
                                     " outside 1..1000");
     }
     if (!opt.use_argmax && !opt.uniforms) {
-        throw std::invalid_argument("pose planner: Gumbel sampling needs uniforms");
+        throw mb::error(mb::status::invalid_argument, "pose planner: Gumbel sampling needs uniforms");
     }
     if (trace) {
         trace->tokens_in.assign((size_t) (opt.n_steps * nh), 0);

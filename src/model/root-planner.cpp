@@ -167,11 +167,11 @@ root_result root_planner::run(backend & be, root_planner_state & st, const root_
     const int64_t E = hp.n_embd, S = hp.n_slots(), P = hp.frames_per_token;
     const int64_t n_counts = hp.n_class - 1;    // real durations min..max
     if (in.num_tokens != 0 && (in.num_tokens < hp.min_tokens || in.num_tokens > hp.max_tokens)) {
-        throw std::invalid_argument("forced token count " + num(in.num_tokens) + " outside " + num(hp.min_tokens) +
+        throw mb::error(mb::status::invalid_argument, "forced token count " + num(in.num_tokens) + " outside " + num(hp.min_tokens) +
                                     ".." + num(hp.max_tokens));
     }
     if (!in.global_root || !in.has_global || !in.local_root || !in.has_local || !in.poses || !in.has_pose) {
-        throw std::invalid_argument("root planner inputs missing");
+        throw mb::error(mb::status::invalid_argument, "root planner inputs missing");
     }
 
     auto t0 = clock_type::now();
@@ -240,8 +240,8 @@ root_result root_planner::run(backend & be, root_planner_state & st, const root_
     // chosen class: argmax (first on ties) unless the count is forced
     int64_t c = in.num_tokens == 0 ? int64_t(argmax_first(res.logits.data(), hp.n_class)) : in.num_tokens - hp.min_tokens;
     if (c >= n_counts) {
-        throw std::runtime_error("the root planner classifies the target as out of reach (more than " +
-                                 num(hp.max_tokens) + " tokens); no trajectory is produced");
+        throw mb::error(mb::status::compute_failed, "the root planner classifies the target as out of reach (more than " +
+                                                        num(hp.max_tokens) + " tokens); no trajectory is produced");
     }
     const int64_t n = c + hp.min_tokens;
     const int64_t F = n * P;

@@ -54,7 +54,7 @@ transformer transformer::load(const tensor_source & src, const std::string & pre
 
 void transformer::forward(backend & be, float * x, int64_t n, const uint8_t * key_mask, transformer_state & st) const {
     if (n < 1 || n > st.n_max) {
-        throw std::invalid_argument("transformer: " + std::to_string(n) + " rows, state holds 1.." +
+        throw mb::error(mb::status::invalid_argument, "transformer: " + std::to_string(n) + " rows, state holds 1.." +
                                     std::to_string(st.n_max));
     }
     const int64_t d = hp.n_embd, f = hp.n_ff;

@@ -51,7 +51,7 @@ void vq_decoder::dequantise(const int32_t * tokens, int64_t n, float * codes) co
         for (int64_t h = 0; h < hp.n_tok_head; ++h) {
             const int32_t t = tokens[p * hp.n_tok_head + h];
             if (t < 0 || t >= hp.n_code) {
-                throw std::invalid_argument("vq decoder: token " + std::to_string(t) + " at (" + std::to_string(p) +
+                throw mb::error(mb::status::invalid_argument, "vq decoder: token " + std::to_string(t) + " at (" + std::to_string(p) +
                                             ", " + std::to_string(h) + ") outside 0.." +
                                             std::to_string(hp.n_code - 1));
             }
@@ -70,7 +70,7 @@ void vq_decoder::decode_codes(backend & be, vq_decoder_state & st, const float *
 void vq_decoder::decode(backend & be, vq_decoder_state & st, const int32_t * tokens, int64_t n, const float * ext,
                         const float * tgt, const uint8_t * has_tgt, float * y) const {
     if (n < 1 || n > st.dec.max_pos) {
-        throw std::invalid_argument("vq decoder: " + std::to_string(n) + " tokens, state holds 1.." +
+        throw mb::error(mb::status::invalid_argument, "vq decoder: " + std::to_string(n) + " tokens, state holds 1.." +
                                     std::to_string(st.dec.max_pos));
     }
     dequantise(tokens, n, st.codes.data());

@@ -236,7 +236,7 @@ predict_result motion_model::predict(const predict_request & req, const trace_fn
     impl & m = *p_;
     const auto t_start = clock_type::now();
     const std::string problem = validate(req);
-    if (!problem.empty()) throw std::invalid_argument(problem);
+    if (!problem.empty()) throw mb::error(mb::status::invalid_argument, problem);
     predict_result res;
     auto t0 = clock_type::now();
 

@@ -502,7 +502,7 @@ TEST(bundle, corrupt_component_file_names_the_file) {
     try {
         mb::bundle_load(dir.path.string());
         FAIL() << "accepted a truncated vq-decoder.gguf";
-    } catch (const mb::gguf_error & e) {
+    } catch (const mb::error & e) {
         EXPECT_NE(std::string(e.what()).find("vq-decoder.gguf"), std::string::npos) << e.what();
     }
 }

@@ -204,7 +204,7 @@ TEST_F(root_planner_parity, forced_count_and_masks) {
     EXPECT_THROW({
         in.num_tokens = 17;
         env.net.run(*be, st, in);
-    }, std::invalid_argument);
+    }, mb::error);
 
     // a single allowed count is always chosen
     in.num_tokens = 0;

@@ -123,9 +123,9 @@ TEST_F(vq_decoder_parity, rejects_bad_tokens) {
     std::vector<int32_t> tokens(6 * k_hd, 0);
     std::vector<float>   codes((size_t) (6 * env.net.hp.code_dim));
     tokens[5] = 10;   // [MASK] is not a code
-    EXPECT_THROW(env.net.dequantise(tokens.data(), 6, codes.data()), std::invalid_argument);
+    EXPECT_THROW(env.net.dequantise(tokens.data(), 6, codes.data()), mb::error);
     tokens[5] = -1;
-    EXPECT_THROW(env.net.dequantise(tokens.data(), 6, codes.data()), std::invalid_argument);
+    EXPECT_THROW(env.net.dequantise(tokens.data(), 6, codes.data()), mb::error);
 }
 
 } // namespace

@@ -145,7 +145,7 @@ TEST(predict, rejects_invalid_requests) {
     auto expect_bad = [&](predict_request r, const char * what) {
         const std::string e = rm.model->validate(r);
         EXPECT_NE(e, "") << what;
-        EXPECT_THROW(rm.model->predict(r), std::invalid_argument) << what;
+        EXPECT_THROW(rm.model->predict(r), mb::error) << what;
     };
     { predict_request r = good; r.global_root[7] = std::nanf(""); expect_bad(r, "NaN"); }
     { predict_request r = good; r.poses[100] = INFINITY; expect_bad(r, "Inf"); }

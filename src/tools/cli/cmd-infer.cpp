@@ -201,12 +201,11 @@ int cmd_infer(int argc, char ** argv) {
     predict_result res;
     try {
         res = model->predict(req, trace);
-    } catch (const std::invalid_argument & e) {
-        std::fprintf(stderr, "motionbricks infer: bad request: %s\n", e.what());
-        return 2;
     } catch (const std::exception & e) {
-        std::fprintf(stderr, "motionbricks infer: inference failed: %s\n", e.what());
-        return 1;
+        const auto * me  = dynamic_cast<const mb::error *>(&e);
+        const bool   bad = me != nullptr && me->code() == mb::status::invalid_argument;
+        std::fprintf(stderr, "motionbricks infer: %s: %s\n", bad ? "bad request" : "inference failed", e.what());
+        return bad ? 2 : 1;
     }
 
     try {
