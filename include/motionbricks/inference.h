@@ -25,8 +25,8 @@
  *     mb_motion_free(motion);
  *
  * Conventions, error buffers and thread rules are those of motionbricks.h. A request is not
- * synchronised: do not mutate it while another thread uses it. Inference on one model is serialised
- * by a lock inside the model; requests and motions are independent of it once a call returns.
+ * synchronised: do not mutate it while another thread uses it. Inference calls on one model may run
+ * concurrently; requests and motions are independent of it once a call returns.
  */
 #ifndef MOTIONBRICKS_INFERENCE_H
 #define MOTIONBRICKS_INFERENCE_H
@@ -133,7 +133,7 @@ MB_API mb_status mb_inference_request_set_boundary_poses(mb_inference_request * 
  * owned by the caller (free with mb_motion_free); it stays valid after the model and the request are
  * freed. On failure *output is NULL. Errors: MB_INVALID_ARGUMENT (NULL pointer, incomplete or invalid
  * request), MB_COMPUTE_FAILED (inference failed or produced non-finite values), MB_OUT_OF_MEMORY.
- * Calls sharing a model are serialised by the model's lock. */
+ * Calls sharing a model may run concurrently (each on working memory borrowed from the model's pool). */
 MB_API mb_status mb_model_infer(const mb_model * model, const mb_inference_request * request, mb_motion ** output,
                                 char * error, uint64_t error_capacity);
 

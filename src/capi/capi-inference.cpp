@@ -128,8 +128,8 @@ mb::predict_request to_predict_request(const mb_model & model, const mb_inferenc
     return p;
 }
 
-// runs one validated request; the caller holds the model's lock
-std::unique_ptr<mb_motion> run_locked(const mb_model & model, const mb::predict_request & p) {
+// runs one validated request on a state from the model's pool
+std::unique_ptr<mb_motion> run_one(const mb_model & model, const mb::predict_request & p) {
     mb::predict_result r;
     try {
         r = model.net->predict(p);
@@ -338,11 +338,7 @@ MB_API mb_status mb_model_infer(const mb_model * model, const mb_inference_reque
         require(model, "model");
         require(request, "request");
         const mb::predict_request p = to_predict_request(*model, *request);
-        std::unique_ptr<mb_motion> m;
-        {
-            std::lock_guard<std::mutex> lock(model->mutex);
-            m = run_locked(*model, p);
-        }
+        std::unique_ptr<mb_motion> m = run_one(*model, p);
         *output = m.release();
         return MB_OK;
     });
@@ -371,14 +367,11 @@ MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference
 
         // lanes run one after another on the CPU; nothing is published unless all succeed
         std::vector<std::unique_ptr<mb_motion>> motions(static_cast<size_t>(count));
-        {
-            std::lock_guard<std::mutex> lock(model->mutex);
-            for (size_t i = 0; i < lanes.size(); ++i) {
-                try {
-                    motions[i] = run_locked(*model, lanes[i]);
-                } catch (const mb::capi::status_error & e) {
-                    fail(e.status, "requests[" + std::to_string(i) + "]: " + e.what());
-                }
+        for (size_t i = 0; i < lanes.size(); ++i) {
+            try {
+                motions[i] = run_one(*model, lanes[i]);
+            } catch (const mb::capi::status_error & e) {
+                fail(e.status, "requests[" + std::to_string(i) + "]: " + e.what());
             }
         }
         for (size_t i = 0; i < motions.size(); ++i) {
