@@ -146,6 +146,26 @@ MB_API mb_status mb_model_infer(const mb_model * model, const mb_inference_reque
 MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference_request * const * requests,
                                       uint64_t count, mb_motion ** outputs, char * error, uint64_t error_capacity);
 
+/* ==== traced inference ========================================================================== */
+
+/* Receives one named intermediate of a traced inference. name is NUL-terminated; data holds the
+ * product of shape[0..n_dims) floats, row-major, in upstream's axis order (integers such as tokens
+ * and masks are given as floats). name, data and shape are borrowed and valid only during the call:
+ * copy what you keep. Names are stable (stage, then network intermediates such as
+ * "root_shared_tf_out", "decoder_codes", "pred_global_poses"); names starting with "step_" arrive
+ * once per decoding step with shape[0] == 1. user is the pointer given to mb_model_infer_traced.
+ * The callback runs on the calling thread and must not call back into the library with the same
+ * model. */
+typedef void (*mb_tap_callback)(void * user, const char * name, const float * data, const uint64_t * shape,
+                                uint32_t n_dims);
+
+/* Runs mb_model_infer and reports every named intermediate to tap, in the order computed: the same
+ * motion as mb_model_infer, bitwise. tap must not be NULL; user may be NULL. Ownership, errors and
+ * threads as for mb_model_infer. */
+MB_API mb_status mb_model_infer_traced(const mb_model * model, const mb_inference_request * request,
+                                       mb_tap_callback tap, void * user, mb_motion ** output, char * error,
+                                       uint64_t error_capacity);
+
 #ifdef __cplusplus
 }
 #endif
