@@ -136,10 +136,13 @@ TEST(ServeStatic, Resolution) {
     EXPECT_EQ(resolve_static(root, "/").status, 200);
     EXPECT_EQ(resolve_static(root, "/?x=1").status, 200);
     EXPECT_EQ(resolve_static(root, "/a.css").content_type, "text/css; charset=utf-8");
-    EXPECT_EQ(resolve_static(root, "/sub/").status, 200);
-    EXPECT_EQ(resolve_static(root, "/sub").status, 200);
-    EXPECT_EQ(resolve_static(root, "/link.txt").status, 403);
-    EXPECT_EQ(resolve_static(root, "/up/out.txt").status, 403);
+    // only the viewer's files: top level and vendor/, page file kinds (issue 19.13b)
+    EXPECT_EQ(resolve_static(root, "/sub/").status, 404);
+    EXPECT_EQ(resolve_static(root, "/sub").status, 404);
+    EXPECT_EQ(resolve_static(root, "/link.txt").status, 404);
+    EXPECT_EQ(resolve_static(root, "/up/out.txt").status, 404);
+    fs::create_symlink(dir + "/out.txt", dir + "/web/link.js");
+    EXPECT_EQ(resolve_static(root, "/link.js").status, 403);   // a symlink out of the root
     EXPECT_NE(resolve_static(root, "/../out.txt").status, 200);
     EXPECT_NE(resolve_static(root, "/%2e%2e/out.txt").status, 200);
     EXPECT_NE(resolve_static(root, "/sub/%2E%2E/%2E%2E/out.txt").status, 200);
