@@ -320,6 +320,16 @@ TEST(ServeStream, SupersededDuplicateAndRejected) {
     o.c.send_json({{"type", "pause"}, {"seq", 1}});
     EXPECT_TRUE(o.ack(1, "duplicate").has_value());
 
+    // issue 19.13e: 2^53-1 used up the sequence space; it now wraps to 1
+    o.c.send_json({{"type", "pause"}, {"seq", mb::serve::k_max_seq}});
+    EXPECT_TRUE(o.ack(mb::serve::k_max_seq, "applied").has_value());
+    o.seq = 0;
+    const int64_t w1 = o.send({{"type", "pause"}});
+    EXPECT_TRUE(o.ack(w1, "applied").has_value());
+    o.c.send_json({{"type", "pause"}, {"seq", w1}});
+    EXPECT_TRUE(o.ack(w1, "duplicate").has_value());
+    o.seq = 100;
+
     // rejected: bad values, unknown style, unavailable features
     const std::vector<json> bad = {
         {{"type", "control"}, {"move", {1.0, 1.0}}},          // |move| > 1.01

@@ -225,7 +225,10 @@ void hub::on_message(uint64_t id, const client_message & m, const std::string & 
         ack(id, m.seq, "rejected", "spectator cannot control simulation");
         return;
     }
-    if (m.seq <= last_seq_) {
+    // the sequence space wraps: after 2^53-1 counting starts again at 1 (a seq that high used
+    // to leave the owner with nothing it could send)
+    const bool wrapped = last_seq_ == k_max_seq && m.seq >= 1;
+    if (m.seq <= last_seq_ && !wrapped) {
         ack(id, m.seq, "duplicate", "seq must be strictly increasing");
         return;
     }
