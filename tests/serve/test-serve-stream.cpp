@@ -544,6 +544,37 @@ TEST(ServeLimits, ForeignHostGetsNoSocketAndNoApi) {
     }
 }
 
+// issue 19.13d: peers that only ping held every slot for good. A viewer turned away now takes the
+// slot of the spectator silent longest, once it has been silent spectator_idle_seconds; without
+// anyone waiting, silent spectators stay, and the owner is never the one to go
+TEST(ServeLimits, IdleSpectatorGivesWayToARefusedViewer) {
+    MB_REQUIRE_SERVE_ASSETS();
+    mb::serve::server_options opt;
+    opt.hub.max_peers              = 2;
+    opt.hub.spectator_idle_seconds = 1;
+    test_server s(opt);
+    owner_conn  o(s.port());
+    ws_client   idle;
+    ASSERT_TRUE(idle.connect(s.port()));
+    ASSERT_TRUE(idle.wait_for("hello", k_wait).has_value());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    EXPECT_FALSE(idle.closed());   // nobody waits: it stays
+    ws_client late;
+    EXPECT_FALSE(late.connect(s.port()));
+    EXPECT_EQ(late.http_status(), 503);
+    EXPECT_TRUE(idle.wait_closed(k_wait)) << "the idle spectator kept its slot";
+    bool in = false;
+    for (int i = 0; i < 100 && !in; ++i) {
+        ws_client retry;
+        in = retry.connect(s.port());
+        if (!in) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(in) << "the refused viewer never got the freed slot";
+    EXPECT_FALSE(o.c.closed());
+    const int64_t p = o.send({{"type", "pause"}});
+    EXPECT_TRUE(o.ack(p, "applied").has_value());
+}
+
 TEST(ServeLimits, OriginVersionAndMaxPeers) {
     MB_REQUIRE_SERVE_ASSETS();
     mb::serve::server_options opt;

@@ -78,6 +78,8 @@ bool hub::try_reserve_peer() {
     while (n < opt_.max_peers) {
         if (peers_.compare_exchange_weak(n, n + 1)) return true;
     }
+    refused_.fetch_add(1);   // the hub may free a slot held by an idle spectator
+    cv_.notify_all();
     return false;
 }
 
@@ -139,6 +141,7 @@ void hub::run() {
             batch.swap(inbox_);
         }
         for (event & e : batch) handle(e);
+        evict_idle_spectator(clock::now());
         advance_clock(clock::now());
         maybe_plan();
         std::lock_guard<std::mutex> lk(mu_);
@@ -198,6 +201,7 @@ void hub::on_attach(event & e) {
         v.owner = true;
     }
     if (v.owner) owner_id_ = e.id;
+    v.active       = now;
     viewers_[e.id] = v;
     v.link->send_reliable(std::make_shared<const std::string>(make_hello(v.owner, owner_token_, last_seq_, epoch_)));
     // snapshot: targets and the last frame
@@ -205,6 +209,24 @@ void hub::on_attach(event & e) {
     if (last_frame_) v.link->send_pose(last_frame_);
     std::fprintf(stderr, "serve: viewer %llu connected as %s (%zu connected)\n", (unsigned long long) e.id,
                  v.owner ? "owner" : "spectator", viewers_.size());
+}
+
+// issue 19.13d: 8 peers that only ping held every slot for good. When a viewer was turned away,
+// the spectator silent longest (pings do not count) gives up its slot if silent for at least
+// spectator_idle_seconds; one at a time, and the owner never. The refused viewer's client
+// retries (the web viewer reconnects after 750 ms) and finds the slot
+void hub::evict_idle_spectator(clock::time_point now) {
+    const uint64_t r = refused_.load();
+    if (r == refused_seen_) return;
+    refused_seen_ = r;
+    viewer * idle = nullptr;
+    for (auto & v : viewers_) {
+        if (v.second.evicting) return;   // a slot is already on its way
+        if (!v.second.owner && (!idle || v.second.active < idle->active)) idle = &v.second;
+    }
+    if (!idle || now - idle->active < std::chrono::duration<double>(opt_.spectator_idle_seconds)) return;
+    idle->evicting = true;
+    idle->link->close("idle spectator: the slot went to a waiting viewer");
 }
 
 void hub::on_detach(uint64_t id) {
@@ -220,7 +242,9 @@ void hub::on_detach(uint64_t id) {
 }
 
 void hub::on_message(uint64_t id, const client_message & m, const std::string & rejected) {
-    if (!viewers_.count(id)) return;
+    auto vit = viewers_.find(id);
+    if (vit == viewers_.end()) return;
+    vit->second.active = clock::now();
     if (id != owner_id_) {
         ack(id, m.seq, "rejected", "spectator cannot control simulation");
         return;

@@ -25,6 +25,7 @@ namespace mb::serve {
 struct hub_options {
     double reclaim_seconds = 30;    // after the owner left, a new connection may claim ownership
     int    max_peers       = 8;     // WebSocket viewers at once
+    double spectator_idle_seconds = 60;   // a spectator silent this long (pings aside) gives its slot to a refused viewer
 };
 
 struct hub_stats {
@@ -68,6 +69,8 @@ private:
     struct viewer {
         std::shared_ptr<viewer_link> link;
         bool                         owner = false;
+        clock::time_point            active{};          // attach, or its last message other than a ping
+        bool                         evicting = false;  // closed to free its slot, not yet detached
     };
     struct pending_cmd {
         client_message msg;
@@ -88,6 +91,8 @@ private:
     std::thread             thread_;
     std::atomic<uint64_t>   next_id_{1};
     std::atomic<int>        peers_{0};
+    std::atomic<uint64_t>   refused_{0};     // viewers turned away because every slot was taken
+    uint64_t                refused_seen_ = 0;   // hub thread: refusals already answered
     hub_stats               stats_;          // guarded by mu_ (copied from the loop)
 
     // ---- loop state (hub thread only) ----
@@ -138,6 +143,7 @@ private:
     void on_detach(uint64_t id);
     void on_message(uint64_t id, const client_message & m, const std::string & rejected);
     void on_result(plan_result & r);
+    void evict_idle_spectator(clock::time_point now);
     void advance_clock(clock::time_point now);
     void maybe_plan();
     void reset_world();
