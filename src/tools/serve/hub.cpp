@@ -21,31 +21,9 @@ constexpr double  k_frames_per_tick = 0.6;                            // 30 fps 
 constexpr int64_t k_lead          = 12;                               // frames between request and boundary
 constexpr int64_t k_replan        = 16;
 constexpr float   k_jump_speed    = 5.0f;                              // m/s
-constexpr int     k_crossfade     = 8;                                 // frames eased from the old timeline into a new plan
 
 int64_t frame_floor(int64_t tick) { return (tick * 3) / 5; }
 int64_t frame_ceil(int64_t tick) { return (tick * 3 + 4) / 5; }
-
-void slerp(const float * a, const float * b, float t, float * out) {
-    double d = 0;
-    for (int i = 0; i < 4; ++i) d += double(a[i]) * b[i];
-    const double sign = d < 0 ? -1.0 : 1.0;
-    d *= sign;
-    double wa = 1 - t, wb = t * sign;
-    if (d < 0.9995) {
-        const double th = std::acos(std::min(1.0, d)), s = std::sin(th);
-        wa = std::sin((1 - t) * th) / s;
-        wb = std::sin(t * th) / s * sign;
-    }
-    double q[4], n = 0;
-    for (int i = 0; i < 4; ++i) {
-        q[i] = wa * a[i] + wb * b[i];
-        n += q[i] * q[i];
-    }
-    n = n > 0 ? 1.0 / std::sqrt(n) : 0.0;
-    for (int i = 0; i < 4; ++i) out[i] = float(q[i] * n);
-}
-
 } // namespace
 
 hub::hub(planner & p, hub_options opt) : planner_(p), opt_(opt) {
@@ -315,8 +293,7 @@ void hub::reset_world() {
     // stale results of the old epoch are discarded when they arrive
     ++epoch_;
     tick_ = 0;
-    timeline_.assign(planner_.initial().begin(), planner_.initial().end());
-    tl_base_        = 0;
+    timeline_.reset(planner_.initial());
     next_plan_      = k_lead;
     plan_seed_      = 0;
     last_plan_idle_ = false;
@@ -338,12 +315,6 @@ void hub::reset_world() {
     style_marks_.clear();
     shown_style_ = planner_.find_style("idle") >= 0 ? "idle" : planner_.styles().front().name;
     deadline_    = clock::now() + k_tick;
-}
-
-const timeline_frame & hub::frame_at(int64_t i) const {
-    if (i < tl_base_) i = tl_base_;
-    if (i >= timeline_end()) i = timeline_end() - 1;
-    return timeline_[size_t(i - tl_base_)];
 }
 
 bool hub::control_zero() const { return std::hypot(ctl_move_[0], ctl_move_[1]) < 1e-3f; }
@@ -391,10 +362,7 @@ void hub::advance_clock(clock::time_point now) {
                 style_marks_.pop_front();
             }
             // drop frames well behind the clock (one frame always stays)
-            while (timeline_.size() > 1 && tl_base_ < f - 8) {
-                timeline_.pop_front();
-                ++tl_base_;
-            }
+            timeline_.drop_before(f);
         }
         if (n > 0 && !holding_now()) {
             emit_frame();
@@ -406,18 +374,15 @@ void hub::advance_clock(clock::time_point now) {
 }
 
 bool hub::holding_now() const {
-    return !in_flight_ && hold_mode() && frame_floor(tick_) + 1 >= timeline_end() - 1;
+    return !in_flight_ && hold_mode() && frame_floor(tick_) + 1 >= timeline_.end() - 1;
 }
 
 void hub::emit_frame() {
     const double  fr  = double(tick_) * k_frames_per_tick;
     const int64_t f0  = frame_floor(tick_);
     const float   w   = float(fr - double(f0));
-    const timeline_frame & a = frame_at(f0);
-    const timeline_frame & b = frame_at(f0 + 1);
     float root[3], rot[k_joints * 4];
-    for (int c = 0; c < 3; ++c) root[c] = a.root[c] + (b.root[c] - a.root[c]) * w;
-    for (int j = 0; j < k_joints; ++j) slerp(&a.rotations[j * 4], &b.rotations[j * 4], w, &rot[j * 4]);
+    timeline_.sample(f0, w, root, rot);
     const bool holding = holding_now();
     const bool jumping = jump_at_ >= 0 && f0 >= jump_at_ && f0 < jump_end_;
 
@@ -521,7 +486,7 @@ void hub::maybe_plan() {
     req.at    = at;
     req.context.resize(size_t(k_context_frames) * k_qpos_values);
     for (int f = 0; f < k_context_frames; ++f) {
-        const timeline_frame & t = frame_at(at + f);
+        const timeline_frame & t = timeline_.at(at + f);
         std::copy(t.qpos, t.qpos + k_qpos_values, req.context.begin() + long(f) * k_qpos_values);
     }
     req.facing[0] = ctl_facing_[0];
@@ -598,31 +563,9 @@ void hub::on_result(plan_result & r) {
         emit_frame();
         return;
     }
-    // the reference's 8-frame eased crossfade from the replaced frames into the plan (on top of
-    // the agent's 4-frame seam blend); qpos stays the plan's (the next context lies beyond it)
-    const int64_t at = r.at;
-    for (int k = 0; k < k_crossfade && k < int(r.frames.size()); ++k) {
-        const timeline_frame & old = frame_at(at + k);
-        timeline_frame &       nf  = r.frames[size_t(k)];
-        const float            t   = float(k + 1) / float(k_crossfade + 1);
-        const float            w   = t * t * (3 - 2 * t);   // weight of the new plan
-        for (int c = 0; c < 3; ++c) nf.root[c] = old.root[c] + (nf.root[c] - old.root[c]) * w;
-        for (int j = 0; j < k_joints; ++j) slerp(&old.rotations[j * 4], &nf.rotations[j * 4], w, &nf.rotations[j * 4]);
-    }
-    // splice: the plan replaces the timeline from its boundary on
-    if (at > timeline_end()) {
-        // held past the end: keep the held frame just before the boundary
-        timeline_frame held = timeline_.back();
-        timeline_.assign(1, held);
-        tl_base_ = at - 1;
-    }
-    while (timeline_end() > at && timeline_.size() > 1) timeline_.pop_back();
-    if (timeline_end() > at) {   // the boundary is the only frame left (cannot happen with the 12-frame lead)
-        timeline_.clear();
-        tl_base_ = at;
-    }
+    const int64_t at     = r.at;
     const int64_t frames = int64_t(r.frames.size());
-    for (auto & f : r.frames) timeline_.push_back(f);
+    timeline_.splice(at, std::move(r.frames));   // eased into from the replaced frames
     if (jump) {
         jump_at_   = at;
         jump_end_  = at + frames - k_context_frames;

@@ -6,6 +6,7 @@
 
 #include "tools/serve/planner.h"
 #include "tools/serve/protocol.h"
+#include "tools/serve/timeline.h"
 #include "tools/serve/viewer-queue.h"
 
 #include <atomic>
@@ -112,8 +113,7 @@ private:
     clock::time_point deadline_{};
     clock::time_point last_sent_{};
 
-    std::deque<timeline_frame> timeline_;
-    int64_t     tl_base_ = 0;                // absolute frame of timeline_[0]
+    timeline    timeline_;
     int64_t     next_plan_ = 12;
     bool        in_flight_ = false;
     int64_t     in_flight_at_ = 0;
@@ -153,8 +153,6 @@ private:
     void broadcast_reliable(const message_ptr & m);
     void broadcast_pose(const message_ptr & m);
     void ack(uint64_t id, int64_t seq, const char * state, const std::string & error);
-    const timeline_frame & frame_at(int64_t i) const;
-    int64_t timeline_end() const { return tl_base_ + int64_t(timeline_.size()); }
     bool    control_zero() const;
     bool    hold_mode() const;
     message_ptr make_targets(const plan_result * r);
