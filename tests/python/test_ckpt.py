@@ -59,12 +59,12 @@ def _torch_sd(sd):
     return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in sd.items()}
 
 
-@unittest.skipUnless(has_torch(), "skipped: python3-torch not installed")
-class CkptTest(unittest.TestCase):
+class TorchSaveCase(unittest.TestCase):
+    """A temporary directory and torch.save into it (no tests of its own)."""
+
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.dir = self.tmp.name
-        self.marker = os.path.join(self.dir, MARKER)
 
     def tearDown(self):
         self.tmp.cleanup()
@@ -74,6 +74,13 @@ class CkptTest(unittest.TestCase):
         p = os.path.join(self.dir, name)
         torch.save(obj, p)
         return p
+
+
+@unittest.skipUnless(has_torch(), "skipped: python3-torch not installed")
+class CkptTest(TorchSaveCase):
+    def setUp(self):
+        super().setUp()
+        self.marker = os.path.join(self.dir, MARKER)
 
     def assert_payload_is_live(self, path):
         """The premise: a normal torch.load / pickle.load of the file runs the command."""
@@ -360,22 +367,9 @@ if __name__ == "__main__":
 
 
 @unittest.skipUnless(has_torch(), "skipped: python3-torch not installed")
-class CkptBombTest(unittest.TestCase):
+class CkptBombTest(TorchSaveCase):
     """A checkpoint cannot expand into more data than it stores (issue 19.6): overlapping strides
     (stride 0 = torch.expand) are refused, and what a conversion may materialise is capped."""
-
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def save(self, name, obj):
-        import torch
-        p = os.path.join(self.dir, name)
-        torch.save(obj, p)
-        return p
 
     def test_overlapping_strides_are_refused(self):
         import torch
@@ -407,7 +401,7 @@ class CkptBombTest(unittest.TestCase):
         pose = self.save("pose.ckpt", {"state_dict": sd})
         self.assertLess(os.path.getsize(pose), 200 * 1024)
         out = os.path.join(self.dir, "out")
-        rc, _, err = run_cli("bundle", *args[:0], "--pose", pose, *args[2:], "--out", out, "--quiet")
+        rc, _, err = run_cli("bundle", "--pose", pose, *args[2:], "--out", out, "--quiet")
         self.assertEqual(rc, 1, err)
         self.assertIn("overlap", err)
         self.assertFalse(os.path.exists(os.path.join(out, "pose.gguf")))
