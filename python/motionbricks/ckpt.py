@@ -256,7 +256,10 @@ def load_checkpoint(path):
     if pkl.file_size > MAX_PICKLE_BYTES:
         raise ConvertError("%s: data.pkl is %d bytes, more than the %d allowed" % (path, pkl.file_size,
                                                                                      MAX_PICKLE_BYTES))
-    data = zf.read(pkl)
+    try:
+        data = zf.read(pkl)
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as e:
+        raise ConvertError("%s: cannot read data.pkl: %s" % (path, e))
     try:
         obj = _RestrictedUnpickler(data, storages).load()
     except ConvertError as e:

@@ -143,7 +143,7 @@ class CkptTest(TorchSaveCase):
         self.assert_payload_is_live(p)
         args, _ = write_sources(self.dir)
         rc, _, err = run_cli("bundle", "--pose", p, *args[2:], "--out", os.path.join(self.dir, "o"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("is not a tensor", err)
         self.assertNotIn("Traceback", err)
         self.assertFalse(os.path.exists(self.marker))
@@ -210,7 +210,7 @@ class CkptTest(TorchSaveCase):
         torch.save({"state_dict": {}}, legacy, _use_new_zipfile_serialization=False)
         args, _ = write_sources(self.dir)
         rc, _, err = run_cli("bundle", "--pose", legacy, *args[2:], "--out", os.path.join(self.dir, "o"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("legacy", err)
 
     def test_omegaconf_like_hyper_parameters(self):
@@ -234,14 +234,14 @@ class CkptTest(TorchSaveCase):
         joints[7, 1] += 0.01
         torch.save(joints, os.path.join(skel, "joints.p"))
         rc, _, err = run_cli("bundle", *args, "--skeleton", skel, "--out", os.path.join(self.dir, "bad"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("joint 7 (left_toe_base)", err)
         joints[7, 1] -= 0.01
         torch.save(joints, os.path.join(skel, "joints.p"))
         parents[5] = 3
         torch.save(parents, os.path.join(skel, "parents.p"))
         rc, _, err = run_cli("bundle", *args, "--skeleton", skel, "--out", os.path.join(self.dir, "bad"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("differs from the G1Skeleton34 parents", err)
 
     def test_storage_bounds(self):
@@ -402,7 +402,7 @@ class CkptBombTest(TorchSaveCase):
         self.assertLess(os.path.getsize(pose), 200 * 1024)
         out = os.path.join(self.dir, "out")
         rc, _, err = run_cli("bundle", "--pose", pose, *args[2:], "--out", out, "--quiet")
-        self.assertEqual(rc, 1, err)
+        self.assertEqual(rc, 2, err)
         self.assertIn("overlap", err)
         self.assertFalse(os.path.exists(os.path.join(out, "pose.gguf")))
 
