@@ -22,6 +22,7 @@ from . import bundle
 from . import constants as C
 from . import gguf
 from .errors import ConvertError
+from .output import staged_output
 
 # motion (x, y, z) = (mj y, mj z, mj x)
 M = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
@@ -530,26 +531,24 @@ def convert_clip_library(args):
     lib = load_clip_library(args.clips)
     source = args.source_sha256 or sha256_file(args.clips)
     heads = apply_heading_corrections(lib["global_headings"])
-    os.makedirs(args.out, exist_ok=True)
     styles = {}
-    for m, (name, speed, n_allowed) in enumerate(C.STYLE_RELEASE):
-        n = int(lib["num_frames_per_clip"][m])
-        mask = np.zeros(11, dtype=np.int32)
-        mask[:n_allowed] = 1
-        buffers = {"joint_positions": lib["global_joint_positions"][m, :n],
-                   "joint_rotations": lib["global_joint_rotations"][m, :n],
-                   "root_positions": lib["global_root_positions"][m, :n],
-                   "headings": heads[m, :n]}
-        rel = name + C.STYLE_SUFFIX
-        size, sha = write_style(os.path.join(args.out, rel), name, speed, buffers, mask, source, index=m)
-        styles[name] = {"path": rel, "sha256": sha, "tensor_count": 5,
-                        "parameter_count": n * (C.N_JOINTS * 12 + 4) + 11}
-    manifest = {"format": "motionbricks-style-bundle-v1", "styles": styles}
-    tmp = os.path.join(args.out, "manifest.json.tmp-%d" % os.getpid())
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        json.dump(manifest, f, indent=2, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, os.path.join(args.out, "manifest.json"))
+    with staged_output(args.out) as stage:
+        for m, (name, speed, n_allowed) in enumerate(C.STYLE_RELEASE):
+            n = int(lib["num_frames_per_clip"][m])
+            mask = np.zeros(11, dtype=np.int32)
+            mask[:n_allowed] = 1
+            buffers = {"joint_positions": lib["global_joint_positions"][m, :n],
+                       "joint_rotations": lib["global_joint_rotations"][m, :n],
+                       "root_positions": lib["global_root_positions"][m, :n],
+                       "headings": heads[m, :n]}
+            rel = name + C.STYLE_SUFFIX
+            size, sha = write_style(os.path.join(stage, rel), name, speed, buffers, mask, source, index=m)
+            styles[name] = {"path": rel, "sha256": sha, "tensor_count": 5,
+                            "parameter_count": n * (C.N_JOINTS * 12 + 4) + 11}
+        manifest = {"format": "motionbricks-style-bundle-v1", "styles": styles}
+        with open(os.path.join(stage, "manifest.json"), "w", encoding="utf-8", newline="\n") as f:
+            json.dump(manifest, f, indent=2, sort_keys=True)
+            f.write("\n")
     return "%s: %d styles from %s" % (args.out, len(styles), args.clips)
 
 

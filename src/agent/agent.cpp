@@ -145,22 +145,22 @@ style_refs refs_of(const std::vector<style_asset> & styles) {
 void agent_prepare(const style_refs & styles, const qpos_converter & conv, const float * context,
                    const agent_command & cmd, agent_trace & t) {
     if (cmd.style < 0 || cmd.style >= (int) styles.size()) {
-        throw std::invalid_argument("agent: style index " + std::to_string(cmd.style) + " out of range");
+        throw mb::error(mb::status::invalid_argument, "agent: style index " + std::to_string(cmd.style) + " out of range");
     }
     for (int i = 0; i < 3; ++i) {
         if (!std::isfinite(cmd.movement[i]) || !std::isfinite(cmd.facing[i])) {
-            throw std::invalid_argument("agent: movement and facing must be finite");
+            throw mb::error(mb::status::invalid_argument, "agent: movement and facing must be finite");
         }
     }
     if (cmd.has_target && (!std::isfinite(cmd.target[0]) || !std::isfinite(cmd.target[1]) ||
                            !std::isfinite(cmd.target[2]) || !std::isfinite(cmd.target_heading))) {
-        throw std::invalid_argument("agent: the world target must be finite");
+        throw mb::error(mb::status::invalid_argument, "agent: the world target must be finite");
     }
     if (!std::isfinite(cmd.target_speed) || cmd.target_speed < -1.0f) {
-        throw std::invalid_argument("agent: target speed must be finite and >= -1");
+        throw mb::error(mb::status::invalid_argument, "agent: target speed must be finite and >= -1");
     }
     for (int i = 0; i < k_agent_context * 36; ++i) {
-        if (!std::isfinite(context[i])) throw std::invalid_argument("agent: context qpos is not finite");
+        if (!std::isfinite(context[i])) throw mb::error(mb::status::invalid_argument, "agent: context qpos is not finite");
     }
     const style_asset & cstyle = *styles[cmd.style];
     const int          idle    = style_named(styles, "idle");
@@ -371,7 +371,7 @@ agent_plan agent_finish(const qpos_converter & conv, agent_trace & t) {
     const predict_result & res = t.result;
     const int              n   = res.frames;
     if (n <= 0 || (int64_t) res.global_features.size() != (int64_t) n * k_global_dim) {
-        throw std::runtime_error("agent: predict returned no frames");
+        throw mb::error(mb::status::compute_failed, "agent: predict returned no frames");
     }
 
     // (f) features → canonical qpos → world: turn by yaw0 − yaw(generated frame 0), put frame 0 at p0
@@ -491,11 +491,11 @@ void local_rotations_xyzw(const float * global_rotations, int64_t frames, float 
     }
 }
 
-agent::agent(motion_model & model, std::vector<style_asset> styles) : model_(model), styles_(std::move(styles)) {
-    if (styles_.empty()) throw std::invalid_argument("agent: no styles");
+agent::agent(const motion_model & model, std::vector<style_asset> styles) : model_(model), styles_(std::move(styles)) {
+    if (styles_.empty()) throw mb::error(mb::status::invalid_argument, "agent: no styles");
     for (const style_asset & s : styles_) {
         const std::string problem = style_validate(s);
-        if (!problem.empty()) throw std::invalid_argument("agent: style '" + s.name + "': " + problem);
+        if (!problem.empty()) throw mb::error(mb::status::invalid_argument, "agent: style '" + s.name + "': " + problem);
     }
     reset();
 }
@@ -507,7 +507,7 @@ int agent::find_style(const std::string & name) const {
     return -1;
 }
 
-agent::agent(motion_model & model) : model_(model) {}
+agent::agent(const motion_model & model) : model_(model) {}
 
 void agent::reset() {
     int idx = find_style("idle");
@@ -541,9 +541,9 @@ void agent::reset(const style_asset & s) {
 }
 
 void agent::set_context(const float * qpos, int frames) {
-    if (frames < k_agent_context) throw std::invalid_argument("agent: a context needs at least 4 frames");
+    if (frames < k_agent_context) throw mb::error(mb::status::invalid_argument, "agent: a context needs at least 4 frames");
     for (int64_t i = 0; i < (int64_t) frames * 36; ++i) {
-        if (!std::isfinite(qpos[i])) throw std::invalid_argument("agent: context qpos is not finite");
+        if (!std::isfinite(qpos[i])) throw mb::error(mb::status::invalid_argument, "agent: context qpos is not finite");
     }
     buffer_.assign(qpos, qpos + (size_t) frames * 36);
     cursor_     = 0;
@@ -556,7 +556,7 @@ agent_plan agent::plan(const agent_command & cmd, agent_trace * trace) {
 
 agent_plan agent::plan(const style_refs & styles, const agent_command & cmd, agent_trace * trace) {
     if (cmd.style < 0 || cmd.style >= (int) styles.size()) {
-        throw std::invalid_argument("agent: style index " + std::to_string(cmd.style) + " out of range");
+        throw mb::error(mb::status::invalid_argument, "agent: style index " + std::to_string(cmd.style) + " out of range");
     }
     if (buffer_.empty()) reset(*styles[cmd.style]);   // no history yet: start from the style's clip
     agent_trace  local;
@@ -568,7 +568,7 @@ agent_plan agent::plan(const style_refs & styles, const agent_command & cmd, age
         for (int c = 0; c < 36; ++c) ctx[i * 36 + c] = buffer_[(size_t) f * 36 + c];
     }
     agent_prepare(styles, conv_, ctx, cmd, t);
-    t.result        = model_.predict(t.request);
+    t.result        = state_ ? model_.predict(*state_, t.request) : model_.predict(t.request);
     agent_plan plan = agent_finish(conv_, t);
     buffer_         = plan.qpos;
     cursor_         = 0;
@@ -584,7 +584,7 @@ bool agent::replan_due(const agent_command & cmd) const {
 }
 
 void agent::advance(int frames) {
-    if (frames < 0) throw std::invalid_argument("agent: cannot advance by a negative count");
+    if (frames < 0) throw mb::error(mb::status::invalid_argument, "agent: cannot advance by a negative count");
     const int n = (int) (buffer_.size() / 36);
     cursor_     = std::min(cursor_ + frames, n - 1);
 }

@@ -27,7 +27,6 @@
 #include "format/gguf.h"
 
 #include <cmath>
-#include <stdexcept>
 
 namespace mb {
 
@@ -59,7 +58,7 @@ std::string check_finite(const std::vector<float> & v, const char * name) {
 }
 
 [[noreturn]] void fail(const std::string & path, const std::string & what) {
-    throw std::runtime_error(path + ": " + what);
+    throw error(status::invalid_format, path + ": " + what);
 }
 
 } // namespace
@@ -111,30 +110,15 @@ std::string style_validate(const style_asset & s) {
 }
 
 style_asset style_read(const std::string & path) {
-    std::unique_ptr<gguf_file> f;
-    try {
-        f = gguf_file::open(path);
-    } catch (const gguf_error & e) {
-        throw std::runtime_error(e.what());
-    }
+    std::unique_ptr<gguf_file> f = gguf_file::open(path);
     // exact string keys
     auto need_string = [&](const char * key) -> std::string {
-        std::optional<std::string_view> v;
-        try {
-            v = f->get_string(key);
-        } catch (const gguf_error & e) {
-            throw std::runtime_error(e.what());
-        }
+        const std::optional<std::string_view> v = f->get_string(key);
         if (!v) fail(path, std::string("missing metadata '") + key + "'");
         return std::string(*v);
     };
     auto need_u32 = [&](const char * key) -> uint32_t {
-        std::optional<uint32_t> v;
-        try {
-            v = f->get_u32(key);
-        } catch (const gguf_error & e) {
-            throw std::runtime_error(e.what());
-        }
+        const std::optional<uint32_t> v = f->get_u32(key);
         if (!v) fail(path, std::string("missing metadata '") + key + "'");
         return *v;
     };
@@ -221,7 +205,9 @@ style_asset style_read(const std::string & path) {
 
 void style_write(const std::string & path, const style_asset & s) {
     const std::string problem = style_validate(s);
-    if (!problem.empty()) throw std::runtime_error(path + ": refusing to write an invalid style: " + problem);
+    if (!problem.empty()) {
+        throw error(status::invalid_argument, path + ": refusing to write an invalid style: " + problem);
+    }
 
     const int64_t  fr     = s.frames;
     const uint64_t params = uint64_t(fr) * (k_style_joints * 3 + k_style_joints * 9 + 3 + 1) + k_style_mask_len;
@@ -273,11 +259,7 @@ void style_write(const std::string & path, const style_asset & s) {
     ts.push_back({k_t_positions, dtype::DTYPE_F32, {3, k_style_joints, fr}, s.joint_positions.data()});
     ts.push_back({k_t_rotations, dtype::DTYPE_F32, {9, k_style_joints, fr}, s.joint_rotations.data()});
     ts.push_back({k_t_root, dtype::DTYPE_F32, {3, fr}, s.root_positions.data()});
-    try {
-        gguf_write(path, kvs, ts, 32);
-    } catch (const gguf_error & e) {
-        throw std::runtime_error(e.what());
-    }
+    gguf_write(path, kvs, ts, 32);
 }
 
 } // namespace mb

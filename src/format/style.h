@@ -38,10 +38,10 @@ struct style_asset {
 // "" when `s` is a valid style, else the first problem (field, expected vs actual)
 std::string style_validate(const style_asset & s);
 
-// reads and fully validates a .mbstyle; throws std::runtime_error naming the file and the problem
+// reads and fully validates a .mbstyle; throws mb::error naming the file and the problem
 style_asset style_read(const std::string & path);
 
-// validates `s` and writes it deterministically and atomically; throws std::runtime_error
+// validates `s` and writes it deterministically and atomically; throws mb::error
 void style_write(const std::string & path, const style_asset & s);
 
 } // namespace mb

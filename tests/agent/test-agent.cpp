@@ -279,17 +279,17 @@ TEST_F(agent_small, rejects_bad_commands) {
     agent_trace t;
     agent_command c;
     c.style = 15;
-    EXPECT_THROW(agent_prepare(fx.styles, conv, ctx.data(), c, t), std::invalid_argument);
+    EXPECT_THROW(agent_prepare(fx.styles, conv, ctx.data(), c, t), mb::error);
     c.style      = 2;
     c.facing[0]  = NAN;
-    EXPECT_THROW(agent_prepare(fx.styles, conv, ctx.data(), c, t), std::invalid_argument);
+    EXPECT_THROW(agent_prepare(fx.styles, conv, ctx.data(), c, t), mb::error);
     c.facing[0]     = 1;
     c.target_speed  = -2;
-    EXPECT_THROW(agent_prepare(fx.styles, conv, ctx.data(), c, t), std::invalid_argument);
+    EXPECT_THROW(agent_prepare(fx.styles, conv, ctx.data(), c, t), mb::error);
     c.target_speed = -1;
     auto bad       = ctx;
     bad[40]        = INFINITY;
-    EXPECT_THROW(agent_prepare(fx.styles, conv, bad.data(), c, t), std::invalid_argument);
+    EXPECT_THROW(agent_prepare(fx.styles, conv, bad.data(), c, t), mb::error);
 }
 
 // a world target replaces the spring's goal: the movement no longer matters, and the spring
@@ -323,7 +323,7 @@ TEST_F(agent_small, world_target_drives_the_springs) {
     EXPECT_LT(std::fabs(wrap_pi(ta.target_heading[3] - goal)), std::fabs(wrap_pi(ta.start_heading[0] - goal)) + 1e-9);
     EXPECT_NE(tn.target_pos[3][0], ta.target_pos[3][0]);
     a.target_heading = NAN;
-    EXPECT_THROW(agent_prepare(fx.styles, conv, ctx.data(), a, ta), std::invalid_argument);
+    EXPECT_THROW(agent_prepare(fx.styles, conv, ctx.data(), a, ta), mb::error);
 }
 
 // the C ABI's use: an agent without styles of its own, one style passed with each plan
@@ -344,7 +344,7 @@ TEST_F(agent_small, model_only_agent_plans_with_caller_styles) {
     a.reset(fx.styles[0]);
     EXPECT_EQ(a.buffer().size(), 64u * 36);
     cmd.style = 1;
-    EXPECT_THROW(a.plan(walk, cmd), std::invalid_argument);
+    EXPECT_THROW(a.plan(walk, cmd), mb::error);
     agent copy(a);   // agents copy (the C ABI keeps a backup across a failed plan)
     EXPECT_EQ(copy.buffer(), a.buffer());
 }

@@ -209,7 +209,7 @@ class BadInputTest(unittest.TestCase):
         ]
         for what, extra, needle in cases:
             rc, _, err = self.run_style(*extra)
-            self.assertEqual(rc, 1, "%s: exit %d, stderr %s" % (what, rc, err))
+            self.assertEqual(rc, 2, "%s: exit %d, stderr %s" % (what, rc, err))
             self.assertIn(needle, err, what)
             self.assertEqual(err.count("\n"), 1, "%s: one line: %r" % (what, err))
         self.assertFalse(os.path.exists(self.out))
@@ -255,13 +255,13 @@ class LibraryTest(unittest.TestCase):
             bad = os.path.join(d, "bad.npz")
             np.savez(bad, num_frames_per_clip=np.zeros(3, dtype=np.int32))
             rc, _, err = run_cli("styles", "--clips", bad, "--out", os.path.join(d, "o"))
-            self.assertEqual(rc, 1)
+            self.assertEqual(rc, 2)
             self.assertIn("lacks", err)
             junk = os.path.join(d, "junk.ckpt")
             with open(junk, "wb") as f:
                 f.write(b"not a checkpoint")
             rc, _, err = run_cli("styles", "--clips", junk, "--out", os.path.join(d, "o"))
-            self.assertEqual(rc, 1)
+            self.assertEqual(rc, 2)
             self.assertIn("junk.ckpt", err)
 
 

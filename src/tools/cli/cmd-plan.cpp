@@ -211,12 +211,11 @@ int cmd_plan(int argc, char ** argv) {
                                  {"targets", {{"joint_positions", targets}}}});
             }
         }
-    } catch (const std::invalid_argument & e) {
-        std::fprintf(stderr, "motionbricks plan: bad script: %s\n", e.what());
-        return 2;
     } catch (const std::exception & e) {
-        std::fprintf(stderr, "motionbricks plan: planning failed: %s\n", e.what());
-        return 1;
+        const auto * me  = dynamic_cast<const mb::error *>(&e);
+        const bool   bad = me != nullptr && me->code() == mb::status::invalid_argument;
+        std::fprintf(stderr, "motionbricks plan: %s: %s\n", bad ? "bad script" : "planning failed", e.what());
+        return bad ? 2 : 1;
     }
 
     const int64_t frames = int64_t(shown.size() / 36);
