@@ -4,6 +4,7 @@
 // bundle that is malformed or whose components do not fit together.
 // Nothing is written unless the whole call succeeds; the result is renamed into place.
 #include "format/bundle.h"
+#include "format/regular-file.h"
 #include "motion/predict.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/load-model.h"
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -30,9 +32,18 @@ namespace {
 
 constexpr const char * k_result_format  = "motionbricks-inference-result-v1";
 constexpr const char * k_trace_format   = "motionbricks-trace-v1";
-constexpr uint64_t     k_max_request_bytes = uint64_t(64) << 20;
 
 using json = nlohmann::json;
+
+// the arrays --trace writes (the library taps more): predict's stage boundaries, the root
+// planner's transformer outputs and the pose decoder's per-step records
+constexpr const char * k_trace_names[] = {
+    "norm_global_root_values", "norm_local_root_values", "norm_local_poses", "root_shared_tf_out",
+    "root_token_tf_out", "num_token_logits", "pred_global_root_values", "pred_local_root_values", "pose_cond",
+    "has_pose_cond", "pose_root_cond", "step_pose_tokens_in", "step_remask_prob_in", "step_pose_logits",
+    "pred_pose_tokens", "decoder_external_cond", "decoder_has_target_cond", "decoder_codes", "decoder_recon_state",
+    "pred_local_poses", "pred_global_poses_before_reapply", "pred_global_poses", "joint_positions",
+};
 
 // ---- output ----------------------------------------------------------------------------------
 
@@ -130,19 +141,6 @@ struct trace_array {
     std::vector<float>   data;
 };
 
-std::string read_file(const std::string & path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw bad_request("cannot open request '" + path + "'");
-    f.seekg(0, std::ios::end);
-    const std::streamoff size = f.tellg();
-    if (size < 0 || uint64_t(size) > k_max_request_bytes) throw bad_request("request '" + path + "' is larger than 64 MiB");
-    f.seekg(0);
-    std::string s(size_t(size), '\0');
-    f.read(s.data(), size);
-    if (!f) throw bad_request("cannot read request '" + path + "'");
-    return s;
-}
-
 int usage() {
     std::fprintf(stderr,
                  "usage: motionbricks infer --model DIR --request REQUEST.json --output RESULT.json [--threads N] "
@@ -187,7 +185,7 @@ int cmd_infer(int argc, char ** argv) {
 
     predict_request req;
     try {
-        req = parse_infer_request(read_file(request_path));
+        req = parse_infer_request(read_regular_file(request_path, k_request_bounds.max_bytes));
     } catch (const std::exception & e) {
         std::fprintf(stderr, "motionbricks infer: bad request: %s\n", e.what());
         return 2;
@@ -206,8 +204,16 @@ int cmd_infer(int argc, char ** argv) {
     trace_fn trace;
     if (!trace_dir.empty()) {
         trace = [&](std::string_view name, const float * data, const std::vector<int64_t> & shape) {
+            if (std::find(std::begin(k_trace_names), std::end(k_trace_names), name) == std::end(k_trace_names)) return;
             int64_t count = 1;
             for (int64_t d : shape) count *= d;
+            // "step_" arrays come once per decoding step, [1, …]: one file stacked as [steps, …]
+            for (trace_array & t : traced) {
+                if (t.name != name || t.shape.empty() || shape.empty()) continue;
+                t.shape[0] += shape[0];
+                t.data.insert(t.data.end(), data, data + count);
+                return;
+            }
             traced.push_back({std::string(name), shape, std::vector<float>(data, data + count)});
         };
     }
