@@ -349,7 +349,7 @@ MB_API mb_status mb_model_infer(const mb_model * model, const mb_inference_reque
 MB_API mb_status mb_model_infer_traced(const mb_model * model, const mb_inference_request * request,
                                        mb_tap_callback tap, void * user, mb_motion ** output, char * error,
                                        uint64_t error_capacity) {
-    return guard(error, error_capacity, MB_COMPUTE_FAILED, [&]() -> mb_status {
+    return guard(error, error_capacity, [&]() -> mb_status {
         require(output, "output");
         *output = nullptr;
         require(model, "model");
