@@ -379,8 +379,8 @@ def write_style(path, name, speed, buffers, allowed_tokens, source_sha256, index
     mask = np.ascontiguousarray(allowed_tokens, dtype=np.int32)
     if not name:
         raise ConvertError("style name is empty")
-    if not (math.isfinite(speed) and 0 <= speed <= 100):
-        raise ConvertError("style speed %r must be finite and within 0..100 m/s" % speed)
+    if not (0 <= speed <= C.STYLE_MAX_SPEED):
+        raise ConvertError("style speed %r must be within 0..%g m/s" % (speed, C.STYLE_MAX_SPEED))
     if index is not None and not (0 <= int(index) <= 0xFFFFFFFF):
         raise ConvertError("style index %r does not fit UINT32" % index)
     if not (C.STYLE_MIN_FRAMES <= frames <= C.STYLE_MAX_FRAMES):
@@ -392,6 +392,14 @@ def write_style(path, name, speed, buffers, allowed_tokens, source_sha256, index
     for what, a in (("positions", pos), ("rotations", rot), ("root positions", root), ("headings", head)):
         if not np.isfinite(a).all():
             raise ConvertError("style %s are not finite" % what)
+    # the reader's bounds, compared in float32 as it does
+    for tensor, a, bound, unit in ((C.STYLE_JOINT_POSITIONS, pos, C.STYLE_MAX_JOINT_OFFSET, "m"),
+                                   (C.STYLE_ROOT_POSITIONS, root, C.STYLE_MAX_ROOT_DISTANCE, "m"),
+                                   (C.STYLE_HEADINGS, head, C.STYLE_MAX_HEADING, "rad")):
+        over = np.flatnonzero(np.abs(a.reshape(-1)) > np.float32(bound))
+        if over.size:
+            raise ConvertError("%s[%d] = %g exceeds %g %s in magnitude"
+                               % (tensor, over[0], a.reshape(-1)[over[0]], bound, unit))
     if len(source_sha256) != 64 or any(c not in "0123456789abcdef" for c in source_sha256):
         raise ConvertError("source sha256 must be 64 lowercase hex digits")
     tensors = [

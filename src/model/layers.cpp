@@ -9,7 +9,7 @@ std::string dim_text(int64_t v, const char * name) {
     return v > 0 ? std::to_string(v) : std::string(name);
 }
 
-int64_t count_of(const std::vector<int64_t> & shape) {
+int64_t count_of(std::initializer_list<int64_t> shape) {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
     return n;
@@ -18,36 +18,36 @@ int64_t count_of(const std::vector<int64_t> & shape) {
 } // namespace
 
 void tap_f32(const tap_fn & tap, backend & be, std::string_view name, bptr<const float> x,
-             const std::vector<int64_t> & shape) {
+             std::initializer_list<int64_t> shape) {
     if (!tap) return;
     std::vector<float> host((size_t) count_of(shape));
     be.get(x, host.data(), (int64_t) host.size());
-    tap(name, host.data(), shape);
+    tap(name, host.data(), std::vector<int64_t>(shape));
 }
 
 void tap_i32(const tap_fn & tap, backend & be, std::string_view name, bptr<const int32_t> x,
-             const std::vector<int64_t> & shape) {
+             std::initializer_list<int64_t> shape) {
     if (!tap) return;
     std::vector<int32_t> host((size_t) count_of(shape));
     be.get(x, host.data(), (int64_t) host.size());
     const std::vector<float> f(host.begin(), host.end());
-    tap(name, f.data(), shape);
+    tap(name, f.data(), std::vector<int64_t>(shape));
 }
 
-void tap_host(const tap_fn & tap, std::string_view name, const float * x, const std::vector<int64_t> & shape) {
-    if (tap) tap(name, x, shape);
+void tap_host(const tap_fn & tap, std::string_view name, const float * x, std::initializer_list<int64_t> shape) {
+    if (tap) tap(name, x, std::vector<int64_t>(shape));
 }
 
-void tap_host(const tap_fn & tap, std::string_view name, const uint8_t * x, const std::vector<int64_t> & shape) {
+void tap_host(const tap_fn & tap, std::string_view name, const uint8_t * x, std::initializer_list<int64_t> shape) {
     if (!tap) return;
     const std::vector<float> f(x, x + count_of(shape));
-    tap(name, f.data(), shape);
+    tap(name, f.data(), std::vector<int64_t>(shape));
 }
 
-void tap_host(const tap_fn & tap, std::string_view name, const int32_t * x, const std::vector<int64_t> & shape) {
+void tap_host(const tap_fn & tap, std::string_view name, const int32_t * x, std::initializer_list<int64_t> shape) {
     if (!tap) return;
     const std::vector<float> f(x, x + count_of(shape));
-    tap(name, f.data(), shape);
+    tap(name, f.data(), std::vector<int64_t>(shape));
 }
 
 bptr<const float> weight_loader::upload(const tensor_view & t) {

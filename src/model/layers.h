@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,15 +22,16 @@ namespace mb {
 // of 1; stacked along that axis they give [steps, …]
 using tap_fn = std::function<void(std::string_view name, const float * data, const std::vector<int64_t> & shape)>;
 
-// downloads x (the product of shape elements) and reports it; nothing happens without a tap
+// downloads x (the product of shape elements) and reports it; nothing happens (and nothing is
+// allocated) without a tap
 void tap_f32(const tap_fn & tap, backend & be, std::string_view name, bptr<const float> x,
-             const std::vector<int64_t> & shape);
+             std::initializer_list<int64_t> shape);
 void tap_i32(const tap_fn & tap, backend & be, std::string_view name, bptr<const int32_t> x,
-             const std::vector<int64_t> & shape);
+             std::initializer_list<int64_t> shape);
 // host arrays (integers reported as floats)
-void tap_host(const tap_fn & tap, std::string_view name, const float * x, const std::vector<int64_t> & shape);
-void tap_host(const tap_fn & tap, std::string_view name, const uint8_t * x, const std::vector<int64_t> & shape);
-void tap_host(const tap_fn & tap, std::string_view name, const int32_t * x, const std::vector<int64_t> & shape);
+void tap_host(const tap_fn & tap, std::string_view name, const float * x, std::initializer_list<int64_t> shape);
+void tap_host(const tap_fn & tap, std::string_view name, const uint8_t * x, std::initializer_list<int64_t> shape);
+void tap_host(const tap_fn & tap, std::string_view name, const int32_t * x, std::initializer_list<int64_t> shape);
 
 // the backend buffers that hold a network's weights (on the CPU: aliases of the mapped tensors)
 using weight_buffers = std::vector<std::unique_ptr<backend_buffer>>;

@@ -139,8 +139,6 @@ void pose_planner::backbone(backend & be, pose_planner_state & st, int64_t n, co
     const int64_t F = hp.frames_per_token, H = hp.n_tok_head, E = hp.n_embd;
     const int64_t fw  = hp.pose_feat_width / F;     // pose features per frame
     const int64_t cat = hp.pose_feat_width + hp.root_feat_width + hp.dur_feat_width;
-    std::vector<int64_t> shape = {n, E};
-    if (stepped) shape.insert(shape.begin(), 1);
 
     // root condition: [4n, root_dim] viewed [n, 4·root_dim] → [n, root_feat_width]
     be.linear(st.root_cond, n, F * hp.root_dim, proj_root.weight, proj_root.bias, hp.root_feat_width, st.root);
@@ -168,11 +166,13 @@ void pose_planner::backbone(backend & be, pose_planner_state & st, int64_t n, co
     be.linear(st.cat, n, cat, proj_input.weight, proj_input.bias, E, st.x);
     be.relu(st.x, n * E, st.x);
     be.add(st.x, position_emb, n * E, st.x);
-    tap_f32(tap, be, tf_in, st.x, shape);
+    if (stepped) tap_f32(tap, be, tf_in, st.x, {1, n, E});
+    else tap_f32(tap, be, tf_in, st.x, {n, E});
 
     // transformer on the n valid tokens (the key padding mask only hides padded rows)
     tf.forward(be, st.x, n, st.tf);
-    tap_f32(tap, be, tf_out, st.x, shape);
+    if (stepped) tap_f32(tap, be, tf_out, st.x, {1, n, E});
+    else tap_f32(tap, be, tf_out, st.x, {n, E});
 
     // logits: [n, n_embd] → [n, H·C], column h·C + c
     be.linear(st.x, n, E, proj_logit.weight, proj_logit.bias, H * hp.n_code, st.logits);
