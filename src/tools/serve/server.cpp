@@ -254,9 +254,9 @@ struct server::impl {
     server_options           opt;
     planner &                pl;
     hub                      h;
+    shared_state             st;         // before ioc: sessions still queued in it use st when destroyed
     net::io_context          ioc;
     tcp::acceptor            acceptor;
-    shared_state             st;
     std::vector<std::thread> threads;
     net::steady_timer        accept_timer;
     std::chrono::milliseconds accept_backoff{0};
@@ -265,8 +265,8 @@ struct server::impl {
     bool                     running = false;
 
     impl(server_options o, planner & p)
-        : opt(std::move(o)), pl(p), h(p, opt.hub), ioc(std::max(1, opt.io_threads)), acceptor(net::make_strand(ioc)),
-          st{h, {}, opt.limits, {}}, accept_timer(acceptor.get_executor()) {
+        : opt(std::move(o)), pl(p), h(p, opt.hub), st{h, {}, opt.limits, {}}, ioc(std::max(1, opt.io_threads)),
+          acceptor(net::make_strand(ioc)), accept_timer(acceptor.get_executor()) {
         st.routes.web_root  = opt.web_root;
         st.routes.meta_json = make_meta_json(pl.styles(), opt.demo);
         st.routes.health    = [this] {
