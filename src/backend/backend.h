@@ -3,6 +3,7 @@
 // The CPU backend lands first; a GPU backend is another implementation.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -14,6 +15,15 @@ public:
 
     virtual const char * name() const = 0;
     virtual int          n_threads() const = 0;
+
+    // optional: data[0, bytes) holds weights that stay unchanged and alive as long as this
+    // backend. A device backend copies them into its own memory now (throws std::bad_alloc
+    // when that memory is exhausted), and ops given pointers into the range read the copy.
+    // Default: nothing (a host backend reads weights in place)
+    virtual void weights_register(const void * data, size_t bytes) {
+        (void) data;
+        (void) bytes;
+    }
 
     // y[n, n_out] = x[n, n_in] · w[n_out, n_in]ᵀ + b[n_out]
     // (PyTorch nn.Linear; b may be null; y must not alias x)

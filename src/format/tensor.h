@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <stdexcept>
@@ -50,6 +51,9 @@ public:
         (void) key;
         return std::nullopt;
     }
+    // optional: fn(view) once for each tensor, so a device backend can copy every weight
+    // at load; the default lists none (a device backend then copies weights at each use)
+    virtual void for_each_tensor(const std::function<void(const tensor_view &)> & fn) const { (void) fn; }
 };
 
 // the tensor `name` with PyTorch shape `torch_shape` (outermost first) and type F32;

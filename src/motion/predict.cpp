@@ -105,11 +105,15 @@ const model_bundle & motion_model::bundle() const {
     return *p_->bundle;
 }
 
+const char * motion_model::backend_name() const {
+    return p_->be->name();
+}
+
 namespace {
 
 std::unique_ptr<motion_model::impl> build(std::unique_ptr<model_bundle> bundle, const tensor_source & pose_src,
                                           const tensor_source & root_src, const tensor_source & vq_src,
-                                          int n_threads) {
+                                          int n_threads, backend_device device, int ordinal) {
     auto p = std::make_unique<motion_model::impl>();
     p->bundle = std::move(bundle);
     p->root   = root_planner::load(root_src);
@@ -144,7 +148,10 @@ std::unique_ptr<motion_model::impl> build(std::unique_ptr<model_bundle> bundle, 
          "pose root condition / decoder external condition / decoder output are not 4 / 2 / 413");
 
     const int64_t F = int64_t(k_max_tokens) * k_frames_per_token;
-    p->be      = backend_cpu_create(n_threads);
+    p->be = backend_create(device, n_threads, ordinal);
+    for (const tensor_source * src : {&pose_src, &root_src, &vq_src}) {
+        src->for_each_tensor([&](const tensor_view & t) { p->be->weights_register(t.data, t.n_bytes); });
+    }
     p->root_st = root_planner_state(p->root);
     p->pose_st = pose_planner_state(p->pose.hp);
     p->vq_st   = vq_decoder_state(p->vq.hp, p->vq.dec.hp, k_max_tokens);
@@ -164,23 +171,25 @@ std::unique_ptr<motion_model::impl> build(std::unique_ptr<model_bundle> bundle, 
 
 } // namespace
 
-std::unique_ptr<motion_model> motion_model::create(std::unique_ptr<model_bundle> bundle, int n_threads) {
+std::unique_ptr<motion_model> motion_model::create(std::unique_ptr<model_bundle> bundle, int n_threads,
+                                                   backend_device device, int ordinal) {
     if (!bundle || !bundle->pose || !bundle->root || !bundle->vq_decoder) {
         throw std::runtime_error("model bundle is incomplete (pose, root and vq-decoder components are required)");
     }
     const tensor_source & pose = *bundle->pose;
     const tensor_source & root = *bundle->root;
     const tensor_source & vq   = *bundle->vq_decoder;
-    auto p = build(std::move(bundle), pose, root, vq, n_threads);
+    auto p = build(std::move(bundle), pose, root, vq, n_threads, device, ordinal);
     return std::unique_ptr<motion_model>(new motion_model(std::move(p)));
 }
 
 std::unique_ptr<motion_model> motion_model::create_from_sources(const tensor_source & pose, const tensor_source & root,
                                                                 const tensor_source & vq_decoder,
-                                                                const model_support & sup, int n_threads) {
+                                                                const model_support & sup, int n_threads,
+                                                                backend_device device, int ordinal) {
     auto b = std::make_unique<model_bundle>();
     b->sup = sup;
-    auto p = build(std::move(b), pose, root, vq_decoder, n_threads);
+    auto p = build(std::move(b), pose, root, vq_decoder, n_threads, device, ordinal);
     return std::unique_ptr<motion_model>(new motion_model(std::move(p)));
 }
 

@@ -5,6 +5,7 @@
 
 #include "backend/backend.h"
 #include "model/pose-planner.h"
+#include "support/test-device.h"
 #include "support/test-paths.h"
 
 #include <gtest/gtest.h>
@@ -59,7 +60,7 @@ TEST_F(pose_planner_parity, hparams_from_shapes) {
 
 TEST_F(pose_planner_parity, every_step_of_every_case) {
     pose_env           env(dir_);
-    auto               be = backend_cpu_create(1);
+    auto               be = mb::test::test_backend(1);
     pose_planner_state st(env.net.hp);
     const int64_t      E = env.net.hp.n_embd;
 
@@ -94,7 +95,7 @@ TEST_F(pose_planner_parity, every_step_of_every_case) {
 
 TEST_F(pose_planner_parity, masked_decoding_loop) {
     pose_env           env(dir_);
-    auto               be = backend_cpu_create(1);
+    auto               be = mb::test::test_backend(1);
     pose_planner_state st(env.net.hp);
 
     for (const reference_case & rc : reference_cases(dir_)) {

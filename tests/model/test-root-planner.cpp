@@ -5,6 +5,7 @@
 
 #include "backend/backend.h"
 #include "model/root-planner.h"
+#include "support/test-device.h"
 #include "support/test-paths.h"
 
 #include <gtest/gtest.h>
@@ -108,7 +109,7 @@ TEST_F(root_planner_parity, every_case) {
     root_env env(dir_);
     const root_hparams & hp = env.net.hp;
     const int64_t E = hp.n_embd;
-    auto be = backend_cpu_create(1);
+    auto be = mb::test::test_backend(1);
     root_planner_state st(env.net);
     double worst[8] = {0};
     const char * names[8] = {"logits", "shared_tf_in", "shared_tf_out", "token_tf_in", "token_tf_out", "conv_in",
@@ -188,7 +189,7 @@ TEST_F(root_planner_parity, every_case) {
 
 TEST_F(root_planner_parity, forced_count_and_masks) {
     root_env env(dir_);
-    auto be = backend_cpu_create(1);
+    auto be = mb::test::test_backend(1);
     root_planner_state st(env.net);
     npz_file z(dir_ + "/cases/idle_pred_argmax.npz");
     const case_inputs ci(z);

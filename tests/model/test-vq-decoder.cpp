@@ -4,6 +4,7 @@
 
 #include "backend/backend.h"
 #include "model/vq-decoder.h"
+#include "support/test-device.h"
 #include "support/test-paths.h"
 
 #include <gtest/gtest.h>
@@ -67,7 +68,7 @@ TEST_F(vq_decoder_parity, hparams_from_shapes) {
 
 TEST_F(vq_decoder_parity, codes_and_decoder_every_case) {
     vq_env           env(dir_);
-    auto             be = backend_cpu_create(1);
+    auto             be = mb::test::test_backend(1);
     vq_decoder_state st(env.net.hp, env.net.dec.hp, k_n);
     const int64_t    D = env.net.hp.code_dim, O = env.net.hp.out_dim;
 
@@ -99,7 +100,7 @@ TEST_F(vq_decoder_parity, codes_and_decoder_every_case) {
 TEST_F(vq_decoder_parity, padded_grid_with_token_mask) {
     // upstream's fixed 16-token formulation: padded positions are masked, padded frames are 0
     vq_env           env(dir_);
-    auto             be = backend_cpu_create(2);
+    auto             be = mb::test::test_backend(2);
     vq_decoder_state st(env.net.hp, env.net.dec.hp, k_n);
     const int64_t    D = env.net.hp.code_dim, O = env.net.hp.out_dim;
 
