@@ -4,10 +4,15 @@
 // are poisoned with NaN first so an unwritten element fails
 #include "backend/backend-select.h"
 #include "backend-test-util.h"
+#include "format/bundle.h"
+#include "model/sampling.h"
+#include "motion/predict.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -109,6 +114,64 @@ TEST_F(backends, conv1d_same_padding_dilated) {
         cpu->conv1d(x.data(), s.c_in, s.t, w.data(), b.data(), s.c_out, s.k, s.dil, ref.data());
         EXPECT_LT(rel_err(y, ref), 2e-6) << s.c_in << "→" << s.c_out << " t " << s.t << " k " << s.k << " dil " << s.dil;
     }
+}
+
+// request i of a varied set: target distance and heading, masks, forced or predicted
+// duration, argmax or seeded Gumbel, 1..4 steps
+mb::predict_request varied_request(int i) {
+    mb::predict_request r;
+    mb::splitmix64      rng(1000 + (uint64_t) i);
+    auto                u = [&]() { return rng.next_uniform(); };
+    const float dist = 0.5f + 2.5f * u(), dir = 6.2831853f * u(), head = 6.2831853f * u();
+    for (int s = 0; s < mb::k_constraint_frames; ++s) {
+        const bool  target = s >= 4;
+        const float g[5]   = {target ? dist * std::sin(dir) : 0.0f, 0.8f, target ? dist * std::cos(dir) : 0.02f * s,
+                              target ? std::cos(head) : 1.0f, target ? std::sin(head) : 0.0f};
+        std::copy(g, g + 5, r.global_root.begin() + s * 5);
+        r.global_root_mask[(size_t) s] = (s == 0 || !target || u() < 0.8f) ? 1 : 0;
+        const float l[4] = {0.0f, 0.0f, target ? 0.0f : 1.0f, 0.8f};
+        std::copy(l, l + 4, r.local_root.begin() + s * 4);
+        r.local_root_mask[(size_t) s] = u() < 0.7f ? 1 : 0;
+        r.pose_mask[(size_t) s]       = u() < 0.6f ? 1 : 0;
+    }
+    for (float & v : r.poses) v = 0.2f * u() - 0.1f;
+    r.num_tokens          = i % 3 == 0 ? 6 + i % 11 : 0;
+    r.sampling            = i % 2 ? mb::sampling_mode::SAMPLING_MODE_GUMBEL : mb::sampling_mode::SAMPLING_MODE_ARGMAX;
+    r.seed                = 77 + (uint64_t) i;
+    r.num_inference_steps = 1 + i % 4;
+    return r;
+}
+
+TEST(cuda_full_bundle, cpu_and_cuda_agree_on_64_requests) {
+    const char * dir = std::getenv("MB_CUDA_FULL_BUNDLE");
+    if (!dir || !*dir) GTEST_SKIP() << "skipped: MB_CUDA_FULL_BUNDLE (a full-size bundle directory) is not set";
+    if (const std::string p = mb::backend_cuda_problem(0); !p.empty()) GTEST_SKIP() << "skipped: " << p;
+    auto cpu = mb::motion_model::create(mb::bundle_load(dir), 0, mb::backend_device::BACKEND_DEVICE_CPU);
+    auto gpu = mb::motion_model::create(mb::bundle_load(dir), 0, mb::backend_device::BACKEND_DEVICE_CUDA);
+    ASSERT_STREQ(gpu->backend_name(), "cuda");
+    int    same_n = 0, same_tokens = 0, total = 0;
+    double feat = 0.0, joint = 0.0;
+    for (int i = 0; i < 64; ++i) {
+        const mb::predict_request req = varied_request(i);
+        ASSERT_EQ(cpu->validate(req), "") << "request " << i;
+        const mb::predict_result a = cpu->predict(req), b = gpu->predict(req);
+        ++total;
+        if (a.num_tokens != b.num_tokens) continue;
+        ++same_n;
+        if (a.tokens != b.tokens) continue;
+        ++same_tokens;
+        for (size_t k = 0; k < a.global_features.size(); ++k) {
+            feat = std::max(feat, (double) std::fabs(a.global_features[k] - b.global_features[k]));
+        }
+        for (size_t k = 0; k < a.joint_positions.size(); ++k) {
+            joint = std::max(joint, (double) std::fabs(a.joint_positions[k] - b.joint_positions[k]));
+        }
+    }
+    std::printf("full bundle, CPU vs CUDA F32: durations %d/%d, tokens %d/%d, max |feature| diff %.3g, "
+                "max |joint| diff %.3g m\n", same_n, total, same_tokens, total, feat, joint);
+    EXPECT_EQ(same_n, total);
+    EXPECT_EQ(same_tokens, total);
+    EXPECT_LT(feat, 1e-3);
 }
 
 TEST(cuda_backend, unavailable_device_is_reported) {

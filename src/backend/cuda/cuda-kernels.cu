@@ -1,8 +1,9 @@
 // kernels of the CUDA backend. At batch one the networks multiply 1–64 rows by
 // large weight matrices, so linear is bound by reading the weights once: the
-// skinny kernel gives each warp a few weight rows, streams them with 16-byte
-// loads, keeps up to 16 input rows' partial sums in registers and reduces the 32
-// sums of a warp in 31 shuffles. LayerNorm accumulates in double like the CPU.
+// skinny kernel gives each block a few weight rows, streams them with 16-byte
+// loads split over its 256 threads, keeps up to 16 input rows' partial sums in
+// registers and reduces the 32 sums of a warp in 31 shuffles. LayerNorm
+// accumulates in double like the CPU.
 #include "backend/cuda/cuda-kernels.h"
 
 #include <cmath>
@@ -60,18 +61,20 @@ __device__ __forceinline__ float warp_transpose_sum(float (&v)[32], int lane) {
     return v[0];
 }
 
-// one warp: C weight rows o0..o0+C−1 against R input rows r0..r0+R−1 (R·C = 32);
-// 4 warps a block; VEC: K % 4 == 0 and 16-byte aligned rows
+// one block: C weight rows o0..o0+C−1 against R input rows r0..r0+R−1 (R·C = 32 sums per
+// thread); its 8 warps split K (thread i takes every 256th 16-byte chunk from i), so each
+// thread has C weight loads in flight, then the warps' partial sums meet in shared memory.
+// VEC: K % 4 == 0 and 16-byte aligned rows
 template <int R, int C, bool VEC>
-__global__ void __launch_bounds__(128) linear_skinny_kernel(const float * __restrict__ x, int n, int K,
+__global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __restrict__ x, int n, int K,
                                                            const float * __restrict__ w,
                                                            const float * __restrict__ b, int N,
                                                            float * __restrict__ y) {
     static_assert(R * C == 32, "one sum per lane");
+    __shared__ float part[8][32];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int o0   = (blockIdx.x * 4 + warp) * C;
-    const int r0   = blockIdx.y * R;
-    if (o0 >= N) return;    // whole warps leave together
+    const int o0 = blockIdx.x * C;
+    const int r0 = blockIdx.y * R;
     const int nr = min(R, n - r0);
 
     const float * wr[C];
@@ -82,8 +85,7 @@ __global__ void __launch_bounds__(128) linear_skinny_kernel(const float * __rest
     for (int i = 0; i < 32; ++i) acc[i] = 0.0f;
 
     if constexpr (VEC) {
-#pragma unroll 2
-        for (int k = lane * 4; k < K; k += 128) {
+        for (int k = threadIdx.x * 4; k < K; k += 1024) {
             float4 wv[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) wv[c] = __ldg(reinterpret_cast<const float4 *>(wr[c] + k));
@@ -104,7 +106,7 @@ __global__ void __launch_bounds__(128) linear_skinny_kernel(const float * __rest
             }
         }
     } else {
-        for (int k = lane; k < K; k += 32) {
+        for (int k = threadIdx.x; k < K; k += 256) {
             float wv[C];
 #pragma unroll
             for (int c = 0; c < C; ++c) wv[c] = __ldg(wr[c] + k);
@@ -119,21 +121,27 @@ __global__ void __launch_bounds__(128) linear_skinny_kernel(const float * __rest
         }
     }
 
-    const float sum = warp_transpose_sum(acc, lane);
-    const int   r = lane / C, c = lane % C;
-    if (r < nr && o0 + c < N) y[(size_t) (r0 + r) * N + o0 + c] = sum + (b ? b[o0 + c] : 0.0f);
+    part[warp][lane] = warp_transpose_sum(acc, lane);
+    __syncthreads();
+    if (warp == 0) {
+        float sum = 0.0f;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) sum += part[i][lane];
+        const int r = lane / C, c = lane % C;
+        if (r < nr && o0 + c < N) y[(size_t) (r0 + r) * N + o0 + c] = sum + (b ? b[o0 + c] : 0.0f);
+    }
 }
 
 template <int R, int C>
 void launch_skinny(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
                    cudaStream_t s) {
-    const dim3 grid((unsigned) ((N + 4 * C - 1) / (4 * C)), (unsigned) ((n + R - 1) / R));
+    const dim3 grid((unsigned) ((N + C - 1) / C), (unsigned) ((n + R - 1) / R));
     const bool vec = K % 4 == 0 && (reinterpret_cast<uintptr_t>(x) % 16) == 0 &&
                      (reinterpret_cast<uintptr_t>(w) % 16) == 0;
     if (vec) {
-        linear_skinny_kernel<R, C, true><<<grid, 128, 0, s>>>(x, (int) n, (int) K, w, b, (int) N, y);
+        linear_skinny_kernel<R, C, true><<<grid, 256, 0, s>>>(x, (int) n, (int) K, w, b, (int) N, y);
     } else {
-        linear_skinny_kernel<R, C, false><<<grid, 128, 0, s>>>(x, (int) n, (int) K, w, b, (int) N, y);
+        linear_skinny_kernel<R, C, false><<<grid, 256, 0, s>>>(x, (int) n, (int) K, w, b, (int) N, y);
     }
 }
 
