@@ -105,12 +105,13 @@ public:
     void conv1d(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
                 int64_t k, int64_t dilation, float * y) override {
         const int64_t ck = c_in * k;
-        begin({c_in * t, c_out * ck, c_out, t * ck, t * c_out, c_out * t});
+        const bool    big = t > cuda::k_skinny_max_rows;    // im2col scratch only then
+        begin({c_in * t, c_out * ck, c_out, big ? t * ck : 0, big ? t * c_out : 0, c_out * t});
         const float * dx = in(x, c_in * t);
         const float * dw = in(w, c_out * ck);
         const float * db = b ? in(b, c_out) : nullptr;
-        float * col = scratch(t * ck);
-        float * yt  = scratch(t * c_out);
+        float * col = big ? scratch(t * ck) : nullptr;
+        float * yt  = big ? scratch(t * c_out) : nullptr;
         float * dy  = scratch(c_out * t);
         ops_->conv1d(dx, c_in, t, dw, db, c_out, k, dilation, dy, col, yt);
         out(dy, y, c_out * t);

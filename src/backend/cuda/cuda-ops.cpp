@@ -38,6 +38,10 @@ void device_ops::linear(const float * x, int64_t n, int64_t n_in, const float * 
 
 void device_ops::conv1d(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
                         int64_t k, int64_t dilation, float * y, float * col, float * yt) {
+    if (t <= k_skinny_max_rows) {
+        conv1d_skinny(x, c_in, t, w, b, c_out, k, dilation, y, stream_);
+        return;
+    }
     // yᵀ[t, c_out] = colᵀ[t, c_in·k]·wᵀ + b, then y = (yᵀ)ᵀ
     im2col_t(x, c_in, t, k, dilation, col, stream_);
     linear(col, t, c_in * k, w, b, c_out, yt);

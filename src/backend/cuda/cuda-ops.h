@@ -25,7 +25,9 @@ public:
     // y[n, n_out] = x[n, n_in]·wᵀ + b: skinny kernel up to k_skinny_max_rows rows, cuBLAS above
     void linear(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y);
 
-    // conv1d "same" in NCW: col[t, c_in·k] and yt[t, c_out] are scratch the caller provides
+    // conv1d "same" in NCW: the skinny kernel on an implicit im2col up to k_skinny_max_rows
+    // frames; above, im2col + cuBLAS into col[t, c_in·k] and yt[t, c_out], scratch the caller
+    // provides (unused, may be null, for t ≤ k_skinny_max_rows)
     void conv1d(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out, int64_t k,
                 int64_t dilation, float * y, float * col, float * yt);
 
