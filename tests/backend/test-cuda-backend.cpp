@@ -257,6 +257,7 @@ TEST_F(device_kernels, elementwise_and_layout) {
         k::fill_i32(9, -3, yi.p, s);
         for (int32_t v : yi.get()) ASSERT_EQ(v, -3);
     }
+    a[5] = 0.25f;   // NaN compares unequal: the moves below are checked with finite values
     {   // copy_rows with a row broadcast and strides, where_rows
         dev_vec<float> da(a), db(b), y(poisoned(n * 2 * d));
         k::copy_rows(da.p + 3, 0, n, d, y.p, 2 * d, s);
@@ -269,9 +270,7 @@ TEST_F(device_kernels, elementwise_and_layout) {
         h = y.get();
         for (int64_t i = 0; i < n; ++i)
             for (int64_t j = 0; j < d; ++j)
-                if (!(i % 3 == 0 && i * d + j == 5)) {
-                    ASSERT_EQ(h[i * 2 * d + j], sel[(size_t) i] ? a[i * d + j] : b[j]);
-                }
+                ASSERT_EQ(h[i * 2 * d + j], sel[(size_t) i] ? a[i * d + j] : b[j]);
     }
     {   // mask_cols, upsample2, transpose
         dev_vec<float> dx(b), y(poisoned(n * d * 2));

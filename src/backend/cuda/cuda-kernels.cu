@@ -61,8 +61,8 @@ __device__ __forceinline__ float warp_transpose_sum(float (&v)[32], int lane) {
     return v[0];
 }
 
-// one block: C weight rows o0..o0+C−1 against R input rows r0..r0+R−1 (R·C = 32 or 64 sums
-// per thread: more columns per block read the input rows fewer times); its 8 warps split K (thread i takes every 256th 16-byte chunk from i), so each
+// one block: C weight rows o0..o0+C−1 against R input rows r0..r0+R−1 (R·C = 32 sums per
+// thread); its 8 warps split K (thread i takes every 256th 16-byte chunk from i), so each
 // thread has C weight loads in flight, then the warps' partial sums meet in shared memory.
 // VEC: K % 4 == 0 and 16-byte aligned rows
 // CONV: rows are the t positions of x[c_in, t] read through an implicit im2col
@@ -98,8 +98,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
                                                            const float * __restrict__ w,
                                                            const float * __restrict__ b, int N,
                                                            float * __restrict__ y, conv_geom g) {
-    static_assert(R * C == 32 || R * C == 64, "one or two sums per lane");
-    constexpr int V = R * C;
+    static_assert(R * C == 32, "one sum per lane");
     __shared__ float part[8][32];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int o0 = blockIdx.x * C;
@@ -109,9 +108,9 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
     const float * wr[C];
 #pragma unroll
     for (int c = 0; c < C; ++c) wr[c] = w + (size_t) min(o0 + c, N - 1) * K;   // past N: computed, not stored
-    float acc[V];
+    float acc[32];
 #pragma unroll
-    for (int i = 0; i < V; ++i) acc[i] = 0.0f;
+    for (int i = 0; i < 32; ++i) acc[i] = 0.0f;
 
     if constexpr (VEC) {
         for (int k = threadIdx.x * 4; k < K; k += 1024) {
@@ -150,23 +149,16 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
         }
     }
 
+    part[warp][lane] = warp_transpose_sum(acc, lane);
+    __syncthreads();
+    if (warp == 0) {
+        float sum = 0.0f;
 #pragma unroll
-    for (int q = 0; q < V / 32; ++q) {
-        float v[32];
-#pragma unroll
-        for (int i = 0; i < 32; ++i) v[i] = acc[q * 32 + i];
-        if (q > 0) __syncthreads();     // the previous chunk's sums are read
-        part[warp][lane] = warp_transpose_sum(v, lane);
-        __syncthreads();
-        if (warp == 0) {
-            float sum = 0.0f;
-#pragma unroll
-            for (int i = 0; i < 8; ++i) sum += part[i][lane];
-            const int r = (q * 32 + lane) / C, c = (q * 32 + lane) % C;
-            if (r < nr && o0 + c < N) {
-                const size_t at = CONV ? (size_t) (o0 + c) * g.t + r0 + r : (size_t) (r0 + r) * N + o0 + c;
-                y[at]           = sum + (b ? b[o0 + c] : 0.0f);
-            }
+        for (int i = 0; i < 8; ++i) sum += part[i][lane];
+        const int r = lane / C, c = lane % C;
+        if (r < nr && o0 + c < N) {
+            const size_t at = CONV ? (size_t) (o0 + c) * g.t + r0 + r : (size_t) (r0 + r) * N + o0 + c;
+            y[at]           = sum + (b ? b[o0 + c] : 0.0f);
         }
     }
 }
@@ -190,9 +182,9 @@ void skinny(const float * x, int64_t n, int64_t K, const float * w, const float 
     if (n <= 4) {
         launch_skinny<4, 8, CONV>(x, n, K, w, b, N, y, g, s);
     } else if (n <= 8) {
-        launch_skinny<8, 8, CONV>(x, n, K, w, b, N, y, g, s);
+        launch_skinny<8, 4, CONV>(x, n, K, w, b, N, y, g, s);
     } else {
-        launch_skinny<16, 4, CONV>(x, n, K, w, b, N, y, g, s);
+        launch_skinny<16, 2, CONV>(x, n, K, w, b, N, y, g, s);
     }
 }
 
