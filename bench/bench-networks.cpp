@@ -2,15 +2,12 @@
 // shapes (own kernel AVX-512 and AVX2/FMA vs OpenBLAS, 1 and 2 threads) and per network stage
 // (root planner, pose backbone pass, VQ decoder) and per whole plan on full-size random weights.
 //   bench-networks --benchmark_filter=linear     ops only
-//   bench-networks --benchmark_filter=stage      stages only
+//   bench-networks --benchmark_filter=stage      stages only (stage_pose_subnormal: FTZ/DAZ at work)
 //   bench-networks --benchmark_filter=plan       upstream predict end to end (motion_model)
 //   MB_BENCH_RING_MB=1024 bench-networks ...      op weights cycle through 1 GB (default 256 MB)
 // Every benchmark reports mean, median and stddev over 5 repetitions after warmup.
 #include "backend/backend-select.h"
 #include "backend/cpu/cpu-backend.h"
-#if MB_HAVE_CUDA
-#include "backend/cuda/cuda-ops.h"
-#endif
 #include "format/tensor.h"
 #include "model/pose-planner.h"
 #include "model/root-planner.h"
@@ -101,10 +98,14 @@ public:
         return it == entries_.end() ? nullptr : &it->second->view;
     }
     std::string origin() const override { return origin_; }
-    void for_each_tensor(const std::function<void(const tensor_view &)> & fn) const override {
-        for (const auto & [name, e] : entries_) fn(e->view);
-    }
     uint64_t    bytes() const { return bytes_; }
+
+    // every 4th weight of every tensor becomes a subnormal (about 1e−40): a model whose
+    // training left denormal weights, which cost a microcode assist each without FTZ/DAZ
+    void make_subnormal() {
+        for (auto & [name, e] : entries_)
+            for (size_t i = 0; i < e->data.size(); i += 4) e->data[i] = (i & 4) ? 1e-40f : -1e-40f;
+    }
 
 private:
     struct entry {
@@ -138,6 +139,12 @@ std::unique_ptr<random_source> release_pose_weights() {
     return s;
 }
 
+std::unique_ptr<random_source> subnormal_pose_weights() {
+    auto s = release_pose_weights();
+    s->make_subnormal();
+    return s;
+}
+
 // the release pose VQ decoder: width 512, depth 4, 2 upsampling stages, 413 outputs
 std::unique_ptr<random_source> release_vq_weights() {
     auto          s = std::make_unique<random_source>("random release VQ decoder");
@@ -154,9 +161,7 @@ std::unique_ptr<random_source> release_vq_weights() {
     return s;
 }
 
-// gemm argument: the cpu_gemm value (0 own kernel, best ISA; 1 OpenBLAS; 2 own kernel, AVX2 only),
-// or 3: the CUDA backend (ops include copying activations in and out: the host-pointer interface)
-constexpr int64_t k_gemm_cuda = 3;
+// gemm argument: the cpu_gemm value (0 own kernel, best ISA; 1 OpenBLAS; 2 own kernel, AVX2 only)
 // the release root planner: E 512, 16 heads, 3 + 3 layers, conv decoder to 5 channels
 std::unique_ptr<random_source> release_root_weights() {
     auto          s = std::make_unique<random_source>("random release root planner");
@@ -192,15 +197,15 @@ std::unique_ptr<random_source> release_root_weights() {
     return s;
 }
 
-// nullptr (and the benchmark skipped) when this build or machine lacks the backend
-std::unique_ptr<backend> make_backend(benchmark::State & state, int64_t gemm, int64_t threads) {
-    try {
-        if (gemm == k_gemm_cuda) return backend_create(backend_device::BACKEND_DEVICE_CUDA, 1, 0);
-        return backend_cpu_create_with((int) threads, (cpu_gemm) gemm);
-    } catch (const std::exception & e) {
-        state.SkipWithError(e.what());
-        return nullptr;
-    }
+// the cpu_gemm values this build has (OpenBLAS is optional)
+std::vector<int64_t> gemm_kinds() {
+    std::vector<int64_t> k = {0, 2};
+    if (cpu_gemm_available(cpu_gemm::CPU_GEMM_OPENBLAS)) k.push_back(1);
+    return k;
+}
+
+std::unique_ptr<backend> make_backend(int64_t gemm, int64_t threads) {
+    return backend_cpu_create_with((int) threads, (cpu_gemm) gemm);
 }
 
 std::vector<float> random_vec(size_t n, uint64_t seed) {
@@ -239,7 +244,6 @@ public:
         i_ = (i_ + 1) % copies_;
         return data_.data() + i_ * n_;
     }
-    void register_with(backend & be) const { be.weights_register(data_.data(), data_.size() * sizeof(float)); }
 
 private:
     int64_t            n_, copies_ = 1, i_ = 0;
@@ -250,15 +254,14 @@ private:
 void linear(benchmark::State & state) {
     const int64_t gemm = state.range(0), threads = state.range(1), n = state.range(2), n_in = state.range(3),
                   n_out = state.range(4);
-    auto be = make_backend(state, gemm, threads);
-    if (!be) return;
+    auto be = make_backend(gemm, threads);
     auto x = random_vec((size_t) (n * n_in), 1), b = random_vec((size_t) n_out, 3);
     weight_ring        w(n_out * n_in);
-    w.register_with(*be);
-    be->weights_register(b.data(), b.size() * sizeof(float));
     std::vector<float> y((size_t) (n * n_out));
     for (auto _ : state) {
-        be->linear(x.data(), n, n_in, w.next(), b.data(), n_out, y.data());
+        // CPU backends address host memory directly
+        be->linear(bptr<const float>(x.data()), n, n_in, bptr<const float>(w.next()), bptr<const float>(b.data()),
+                   n_out, bptr<float>(y.data()));
         benchmark::DoNotOptimize(y.data());
     }
     label(state, *be, 4.0 * (double) (n_out * n_in));
@@ -268,25 +271,22 @@ void linear(benchmark::State & state) {
 void conv1d(benchmark::State & state) {
     const int64_t gemm = state.range(0), threads = state.range(1), t = state.range(2), c_in = state.range(3),
                   c_out = state.range(4), k = state.range(5), dil = state.range(6);
-    auto be = make_backend(state, gemm, threads);
-    if (!be) return;
+    auto be = make_backend(gemm, threads);
     auto x = random_vec((size_t) (c_in * t), 1), b = random_vec((size_t) c_out, 3);
     weight_ring        w(c_out * c_in * k);
-    w.register_with(*be);
-    be->weights_register(b.data(), b.size() * sizeof(float));
     std::vector<float> y((size_t) (c_out * t));
     for (auto _ : state) {
-        be->conv1d(x.data(), c_in, t, w.next(), b.data(), c_out, k, dil, y.data());
+        be->conv1d(bptr<const float>(x.data()), c_in, t, bptr<const float>(w.next()), bptr<const float>(b.data()),
+                   c_out, k, dil, bptr<float>(y.data()));
         benchmark::DoNotOptimize(y.data());
     }
     label(state, *be, 4.0 * (double) (c_out * c_in * k));
 }
 
 void linear_args(benchmark::internal::Benchmark * b) {
-    for (int64_t gemm : {0, 2, 1, 3})
+    for (int64_t gemm : gemm_kinds())
         for (int64_t threads : {1, 2})
             for (int64_t n : {6, 10, 16, 25}) {
-                if (gemm == k_gemm_cuda && threads > 1) continue;
                 b->Args({gemm, threads, n, 1024, 3072});     // pose qkv
                 b->Args({gemm, threads, n, 1024, 2048});     // pose linear1
                 b->Args({gemm, threads, n, 2048, 1024});     // pose linear2
@@ -295,9 +295,8 @@ void linear_args(benchmark::internal::Benchmark * b) {
 }
 
 void conv_args(benchmark::internal::Benchmark * b) {
-    for (int64_t gemm : {0, 2, 1, 3})
+    for (int64_t gemm : gemm_kinds())
         for (int64_t threads : {1, 2}) {
-            if (gemm == k_gemm_cuda && threads > 1) continue;
             for (int64_t t : {16, 32, 64}) b->Args({gemm, threads, t, 512, 512, 3, 1});
             b->Args({gemm, threads, 32, 512, 512, 3, 27});
             b->Args({gemm, threads, 32, 512, 512, 1, 1});
@@ -315,8 +314,9 @@ BENCHMARK(conv1d)->Apply(conv_args)->ArgNames({"gemm", "thr", "t", "cin", "cout"
 // one network on full-size random weights, built once on first use
 template <typename net_t, std::unique_ptr<random_source> (*make)()>
 struct net_fixture {
-    std::unique_ptr<random_source> src = make();
-    net_t                          net = net_t::load(*src);
+    std::unique_ptr<random_source> src    = make();
+    std::unique_ptr<backend>       loader = backend_cpu_create(1);     // the CPU aliases the weights
+    net_t                          net    = net_t::load(*src, *loader);
 
     static net_fixture & get() {
         static net_fixture f;
@@ -335,14 +335,12 @@ std::vector<uint8_t> keyframe_flags(int64_t n) {
     return has;
 }
 
-// one pose backbone pass (1 inference step, argmax); args: gemm, threads, tokens
-void stage_pose(benchmark::State & state) {
-    const int64_t gemm = state.range(0), threads = state.range(1), n = state.range(2);
-    auto &        f  = pose_fixture::get();
-    auto          be = make_backend(state, gemm, threads);
-    if (!be) return;
-    f.src->for_each_tensor([&](const tensor_view & t) { be->weights_register(t.data, t.n_bytes); });
-    pose_planner_state st(f.net.hp);
+// one pose backbone pass (1 inference step, argmax) on the weights `make` builds
+template <std::unique_ptr<random_source> (*make)()>
+void pose_stage(benchmark::State & state, int64_t gemm, int64_t threads, int64_t n) {
+    auto &        f  = net_fixture<pose_planner, make>::get();
+    auto          be = make_backend(gemm, threads);
+    pose_planner_state st(*be, f.net.hp);
     auto root = random_vec((size_t) (4 * n * 4), 4), pose = random_vec((size_t) (4 * n * 304), 5);
     const auto has = keyframe_flags(n);
     const pose_cond_inputs in{n, root.data(), pose.data(), has.data()};
@@ -354,14 +352,22 @@ void stage_pose(benchmark::State & state) {
     label(state, *be, (double) f.src->bytes());
 }
 
+// args: gemm, threads, tokens
+void stage_pose(benchmark::State & state) {
+    pose_stage<release_pose_weights>(state, state.range(0), state.range(1), state.range(2));
+}
+
+// the same on weights of which a quarter are subnormal (own kernel); args: threads, tokens
+void stage_pose_subnormal(benchmark::State & state) {
+    pose_stage<subnormal_pose_weights>(state, 0, state.range(0), state.range(1));
+}
+
 // the VQ decoder from tokens to 4n frames; args: gemm, threads, tokens
 void stage_vq_decoder(benchmark::State & state) {
     const int64_t gemm = state.range(0), threads = state.range(1), n = state.range(2);
     auto &        f  = vq_fixture::get();
-    auto          be = make_backend(state, gemm, threads);
-    if (!be) return;
-    f.src->for_each_tensor([&](const tensor_view & t) { be->weights_register(t.data, t.n_bytes); });
-    vq_decoder_state st(f.net.hp, f.net.dec.hp, 16);
+    auto          be = make_backend(gemm, threads);
+    vq_decoder_state st(*be, f.net.hp, f.net.dec.hp, 16);
     std::vector<int32_t> tokens((size_t) (n * 8));
     for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = (int32_t) (i * 7 % 10);
     auto ext = random_vec((size_t) (4 * n * 2), 6), tgt = random_vec((size_t) (4 * n * 304), 7);
@@ -378,10 +384,8 @@ void stage_vq_decoder(benchmark::State & state) {
 void stage_root(benchmark::State & state) {
     const int64_t gemm = state.range(0), threads = state.range(1), n = state.range(2);
     auto &        f  = root_fixture::get();
-    auto          be = make_backend(state, gemm, threads);
-    if (!be) return;
-    f.src->for_each_tensor([&](const tensor_view & t) { be->weights_register(t.data, t.n_bytes); });
-    root_planner_state st(f.net);
+    auto          be = make_backend(gemm, threads);
+    root_planner_state st(*be, f.net);
     auto g = random_vec(8 * 5, 8), l = random_vec(8 * 4, 9), p = random_vec(8 * 304, 10);
     std::vector<uint8_t> has(8, 1);
     root_inputs in;
@@ -400,14 +404,14 @@ void stage_root(benchmark::State & state) {
 }
 
 void stage_args(benchmark::internal::Benchmark * b) {
-    for (int64_t gemm : {0, 2, 1, 3})
+    for (int64_t gemm : gemm_kinds())
         for (int64_t threads : {1, 2})
-            for (int64_t n : {6, 10, 16}) {
-                if (gemm != k_gemm_cuda || threads == 1) b->Args({gemm, threads, n});
-            }
+            for (int64_t n : {6, 10, 16}) b->Args({gemm, threads, n});
 }
 
 BENCHMARK(stage_pose)->Apply(stage_args)->ArgNames({"gemm", "thr", "n"})->Unit(benchmark::kMillisecond)
+    ->UseRealTime()->Repetitions(5)->DisplayAggregatesOnly(true)->MinWarmUpTime(0.2);
+BENCHMARK(stage_pose_subnormal)->ArgsProduct({{1, 2}, {6, 16}})->ArgNames({"thr", "n"})->Unit(benchmark::kMillisecond)
     ->UseRealTime()->Repetitions(5)->DisplayAggregatesOnly(true)->MinWarmUpTime(0.2);
 BENCHMARK(stage_root)->Apply(stage_args)->ArgNames({"gemm", "thr", "n"})->Unit(benchmark::kMillisecond)
     ->UseRealTime()->Repetitions(5)->DisplayAggregatesOnly(true)->MinWarmUpTime(0.2);
@@ -474,10 +478,11 @@ void plan(benchmark::State & state) {
         state.SkipWithError(err.c_str());
         return;
     }
-    model->predict(req); // warm-up outside the timing (Iterations(1) forbids MinWarmUpTime)
+    const std::unique_ptr<predict_state> st = model->create_state();
+    model->predict(*st, req); // warm-up outside the timing (Iterations(1) forbids MinWarmUpTime)
     int64_t tokens = 0;
     for (auto _ : state) {
-        predict_result r = model->predict(req);
+        predict_result r = model->predict(*st, req);
         tokens           = r.num_tokens;
         benchmark::DoNotOptimize(r.global_features.data());
     }
@@ -503,180 +508,6 @@ double p95(const std::vector<double> & v) {
 BENCHMARK(plan)->ArgsProduct({{1, 2, -1, 0}, {6, 10, 16, 0}})->ArgNames({"thr", "n"})->Unit(benchmark::kMillisecond)
     ->UseRealTime()->Iterations(1)->Repetitions(21)->ComputeStatistics("p95", p95)
     ->DisplayAggregatesOnly(true);
-
-#if MB_HAVE_CUDA
-// ---------------------------------------------------------------- CUDA projection
-
-// what a plan costs on the GPU once activations stay there: the backend ops of one plan
-// (root planner, one pose pass, VQ decoder; argmax, n tokens) are recorded on the CPU, then
-// replayed on device buffers alone, launched one by one and as one CUDA graph. The networks'
-// host loops between ops (ReLU, masks, gathers, about 60 small kernels once on the device)
-// are not in it
-struct op_record {
-    enum op_kind { OP_LINEAR, OP_LAYER_NORM, OP_ATTENTION, OP_CONV } kind;
-    int64_t       a[7];                 // the op's sizes in argument order
-    const float * w = nullptr;          // weight (linear, conv) or gain (LayerNorm), host
-    const float * b = nullptr;          // bias, host (may be null)
-};
-
-class recording_backend final : public backend {
-public:
-    recording_backend(backend & inner, std::vector<op_record> & log) : inner_(inner), log_(log) {}
-    const char * name() const override { return "recording"; }
-    int          n_threads() const override { return inner_.n_threads(); }
-    void linear(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
-                float * y) override {
-        log_.push_back({op_record::OP_LINEAR, {n, n_in, n_out}, w, b});
-        inner_.linear(x, n, n_in, w, b, n_out, y);
-    }
-    void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const float * g, const float * b,
-                        float eps) override {
-        log_.push_back({op_record::OP_LAYER_NORM, {n, d, r != nullptr}, g, b});
-        inner_.add_layer_norm(x, r, n, d, g, b, eps);
-    }
-    void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask,
-                   float * out) override {
-        log_.push_back({op_record::OP_ATTENTION, {n, d, n_head}});
-        inner_.attention(qkv, n, d, n_head, key_mask, out);
-    }
-    void conv1d(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out, int64_t k,
-                int64_t dilation, float * y) override {
-        log_.push_back({op_record::OP_CONV, {c_in, t, c_out, k, dilation}, w, b});
-        inner_.conv1d(x, c_in, t, w, b, c_out, k, dilation, y);
-    }
-
-private:
-    backend &                inner_;
-    std::vector<op_record> & log_;
-};
-
-void cuda_ok(cudaError_t e, const char * what) {
-    if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
-
-// args: tokens
-void plan_cuda_replay(benchmark::State & state) {
-    const int64_t n = state.range(0);
-    if (const std::string p = backend_cuda_problem(0); !p.empty()) {
-        state.SkipWithError(p.c_str());
-        return;
-    }
-    plan_fixture f;
-    // record one plan's ops
-    std::vector<op_record> log;
-    auto               cpu = backend_cpu_create(0);
-    recording_backend  rec(*cpu, log);
-    {
-        root_planner_state rst(f.root.net);
-        auto g = random_vec(8 * 5, 8), l = random_vec(8 * 4, 9), p = random_vec(8 * 304, 10);
-        std::vector<uint8_t> has(8, 1);
-        root_inputs in;
-        in.global_root = g.data(), in.has_global = has.data(), in.local_root = l.data(), in.has_local = has.data();
-        in.poses = p.data(), in.has_pose = has.data(), in.num_tokens = n;
-        f.root.net.run(rec, rst, in);
-        pose_planner_state pst(f.pose.net.hp);
-        auto root = random_vec((size_t) (4 * n * 4), 4), pose = random_vec((size_t) (4 * n * 304), 5);
-        const auto kf = keyframe_flags(n);
-        std::vector<int32_t> tokens((size_t) (n * 8));
-        f.pose.net.decode(rec, pst, pose_cond_inputs{n, root.data(), pose.data(), kf.data()}, pose_decode_options{},
-                          tokens.data());
-        vq_decoder_state vst(f.vq.net.hp, f.vq.net.dec.hp, 16);
-        auto ext = random_vec((size_t) (4 * n * 2), 6);
-        std::vector<float> y((size_t) (4 * n * 413));
-        f.vq.net.decode(rec, vst, tokens.data(), n, ext.data(), pose.data(), kf.data(), y.data());
-    }
-    // weights on the device, activation buffers sized for the largest op
-    std::map<const float *, float *> dev;
-    double                           weight_bytes = 0;
-    auto upload = [&](const tensor_source & src) {
-        src.for_each_tensor([&](const tensor_view & t) {
-            float * d = nullptr;
-            cuda_ok(cudaMalloc(&d, t.n_bytes), "cudaMalloc");
-            cuda_ok(cudaMemcpy(d, t.data, t.n_bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
-            dev[t.f32()] = d;
-            weight_bytes += (double) t.n_bytes;
-        });
-    };
-    upload(*f.root.src);
-    upload(*f.pose.src);
-    upload(*f.vq.src);
-    const size_t cap = 64 * 3 * 1024 * 4;   // floats: 64 rows × 3·1024 × (k 3 + 1)
-    std::vector<float> init = random_vec(cap, 12);
-    float * buf[4];
-    for (float *& p : buf) {
-        cuda_ok(cudaMalloc(&p, cap * sizeof(float)), "cudaMalloc");
-        cuda_ok(cudaMemcpy(p, init.data(), cap * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
-    }
-    auto d = [&](const float * h) -> const float * {
-        if (!h) return nullptr;
-        auto it = dev.find(h);
-        if (it == dev.end()) throw std::runtime_error("replay: a weight is not a tensor of the sources");
-        return it->second;
-    };
-    cuda::device_ops ops;
-    auto replay = [&]() {
-        for (const op_record & o : log) {
-            switch (o.kind) {
-                case op_record::OP_LINEAR: ops.linear(buf[0], o.a[0], o.a[1], d(o.w), d(o.b), o.a[2], buf[1]); break;
-                case op_record::OP_LAYER_NORM:
-                    cuda::add_layer_norm(buf[0], o.a[2] ? buf[1] : nullptr, o.a[0], o.a[1], d(o.w), d(o.b), 1e-5f,
-                                         ops.stream());
-                    break;
-                case op_record::OP_ATTENTION:
-                    cuda::attention(buf[0], o.a[0], o.a[1], o.a[2], nullptr, buf[1], ops.stream());
-                    break;
-                case op_record::OP_CONV:
-                    ops.conv1d(buf[0], o.a[0], o.a[1], d(o.w), d(o.b), o.a[2], o.a[3], o.a[4], buf[1], buf[2], buf[3]);
-                    break;
-            }
-        }
-    };
-    cudaEvent_t e0, e1;
-    cuda_ok(cudaEventCreate(&e0), "cudaEventCreate");
-    cuda_ok(cudaEventCreate(&e1), "cudaEventCreate");
-    const bool as_graph = state.range(1) != 0;
-    cudaGraphExec_t exec = nullptr;
-    if (as_graph) {
-        cudaGraph_t graph;
-        cuda_ok(cudaStreamBeginCapture(ops.stream(), cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-        replay();
-        cuda_ok(cudaStreamEndCapture(ops.stream(), &graph), "cudaStreamEndCapture");
-        cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-        cudaGraphDestroy(graph);
-    }
-    auto once = [&]() {
-        if (as_graph) {
-            cuda_ok(cudaGraphLaunch(exec, ops.stream()), "cudaGraphLaunch");
-        } else {
-            replay();
-        }
-    };
-    for (int i = 0; i < 5; ++i) once();     // warm-up
-    cuda_ok(cudaStreamSynchronize(ops.stream()), "warm-up");
-    for (auto _ : state) {
-        cudaEventRecord(e0, ops.stream());
-        once();
-        cudaEventRecord(e1, ops.stream());
-        cuda_ok(cudaEventSynchronize(e1), "replay");
-        float ms = 0;
-        cudaEventElapsedTime(&ms, e0, e1);
-        state.SetIterationTime(ms / 1e3);
-    }
-    state.SetLabel(std::string(as_graph ? "graph" : "stream") + " ops=" + std::to_string(log.size()) +
-                   " n=" + std::to_string(n));
-    state.counters["weight_MB"] = weight_bytes / 1e6;
-    state.counters["GB/s"] = benchmark::Counter(weight_bytes * (double) state.iterations() / 1e9,
-                                                benchmark::Counter::kIsRate);
-    if (exec) cudaGraphExecDestroy(exec);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    for (float * p : buf) cudaFree(p);
-    for (auto & [h, p] : dev) cudaFree(p);
-}
-
-BENCHMARK(plan_cuda_replay)->ArgsProduct({{6, 10, 16}, {0, 1}})->ArgNames({"n", "graph"})
-    ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(50)->Repetitions(5)->DisplayAggregatesOnly(true);
-#endif
 
 } // namespace
 

@@ -491,7 +491,7 @@ void local_rotations_xyzw(const float * global_rotations, int64_t frames, float 
     }
 }
 
-agent::agent(motion_model & model, std::vector<style_asset> styles) : model_(model), styles_(std::move(styles)) {
+agent::agent(const motion_model & model, std::vector<style_asset> styles) : model_(model), styles_(std::move(styles)) {
     if (styles_.empty()) throw std::invalid_argument("agent: no styles");
     for (const style_asset & s : styles_) {
         const std::string problem = style_validate(s);
@@ -507,7 +507,7 @@ int agent::find_style(const std::string & name) const {
     return -1;
 }
 
-agent::agent(motion_model & model) : model_(model) {}
+agent::agent(const motion_model & model) : model_(model) {}
 
 void agent::reset() {
     int idx = find_style("idle");
@@ -568,7 +568,7 @@ agent_plan agent::plan(const style_refs & styles, const agent_command & cmd, age
         for (int c = 0; c < 36; ++c) ctx[i * 36 + c] = buffer_[(size_t) f * 36 + c];
     }
     agent_prepare(styles, conv_, ctx, cmd, t);
-    t.result        = model_.predict(t.request);
+    t.result        = state_ ? model_.predict(*state_, t.request) : model_.predict(t.request);
     agent_plan plan = agent_finish(conv_, t);
     buffer_         = plan.qpos;
     cursor_         = 0;

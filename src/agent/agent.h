@@ -98,10 +98,14 @@ class agent {
 public:
     // `model` is borrowed and must outlive the agent; styles are copied. The initial buffer
     // is the "idle" style's clip (else style 0) as upstream's reset builds it
-    agent(motion_model & model, std::vector<style_asset> styles);
+    agent(const motion_model & model, std::vector<style_asset> styles);
     // an agent without styles of its own, for callers that pass styles with each plan (the C
     // ABI): no buffer until reset(style), set_context or the first plan (from its style's clip)
-    explicit agent(motion_model & model);
+    explicit agent(const motion_model & model);
+
+    // predict on `st` (borrowed: it must outlive the agent and its copies; copies share it, so
+    // only one of them plans at a time); null, the default, borrows a state from the model's pool
+    void use_state(predict_state * st) { state_ = st; }
 
     const std::vector<style_asset> & styles() const { return styles_; }
     int find_style(const std::string & name) const;     // -1 when absent
@@ -134,7 +138,8 @@ public:
     const std::vector<float> & buffer() const { return buffer_; }   // [frames, 36]
 
 private:
-    motion_model &           model_;
+    const motion_model &     model_;
+    predict_state *          state_ = nullptr;  // borrowed; null = the model's pool
     std::vector<style_asset> styles_;
     qpos_converter           conv_;
     std::vector<float>       buffer_;      // [frames, 36] world qpos

@@ -82,8 +82,8 @@ std::unique_ptr<mb_motion> motion_from_plan(mb::agent_plan && p) {
     return m;
 }
 
-// plans one agent; the agent is unchanged unless a motion is returned. Caller holds the model lock
-std::unique_ptr<mb_motion> plan_locked(mb_agent & a, const mb::agent_command & cmd, const mb_style & style) {
+// plans one agent; the agent is unchanged unless a motion is returned (on its own state)
+std::unique_ptr<mb_motion> plan_one(mb_agent & a, const mb::agent_command & cmd, const mb_style & style) {
     mb::style_refs styles = {&style.styles.at(0)};   // cmd.style = 0
     for (const mb::style_asset & s : a.sidesteps) styles.push_back(&s);
     auto backup = std::make_unique<mb::agent>(*a.core);
@@ -190,7 +190,9 @@ MB_API mb_status mb_agent_create(const mb_model * model, mb_agent ** output, cha
         require(model, "model");
         auto a   = std::make_unique<mb_agent>();
         a->model = model;
+        a->state = model->net->create_state();
         a->core  = std::make_unique<mb::agent>(*model->net);
+        a->core->use_state(a->state.get());
         *output  = a.release();
         return MB_OK;
     });
@@ -293,11 +295,7 @@ MB_API mb_status mb_agent_plan(mb_agent * value, const mb_command * command, mb_
         require(value, "agent");
         require(command, "command");
         const mb::agent_command cmd = to_agent_command(*command);
-        std::unique_ptr<mb_motion> m;
-        {
-            std::lock_guard<std::mutex> lock(value->model->mutex);
-            m = plan_locked(*value, cmd, *command->style);
-        }
+        std::unique_ptr<mb_motion> m = plan_one(*value, cmd, *command->style);
         *output = m.release();
         return MB_OK;
     });
@@ -341,11 +339,10 @@ MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command
             backups[i] = std::make_unique<mb::agent>(*agents[i]->core);
         }
         {
-            std::lock_guard<std::mutex> lock(agents[0]->model->mutex);
             size_t i = 0;
             try {
                 for (; i < size_t(count); ++i) {
-                    motions[i] = plan_locked(*agents[i], lanes[i], *commands[i]->style);
+                    motions[i] = plan_one(*agents[i], lanes[i], *commands[i]->style);
                 }
             } catch (...) {
                 for (size_t k = 0; k < i; ++k) {

@@ -62,9 +62,6 @@ public:
     const tensor_view *     find(std::string_view name) const override;
     std::string             origin() const override;
     std::optional<uint64_t> meta_uint(std::string_view key) const override;
-    void for_each_tensor(const std::function<void(const tensor_view &)> & fn) const override {
-        for (const tensor_view & t : tensors()) fn(t);
-    }
 
     const std::vector<gguf_kv> &     kvs() const;
     const std::vector<tensor_view> & tensors() const;

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <stdexcept>
@@ -51,9 +50,6 @@ public:
         (void) key;
         return std::nullopt;
     }
-    // optional: fn(view) once for each tensor, so a device backend can copy every weight
-    // at load; the default lists none (a device backend then copies weights at each use)
-    virtual void for_each_tensor(const std::function<void(const tensor_view &)> & fn) const { (void) fn; }
 };
 
 // the tensor `name` with PyTorch shape `torch_shape` (outermost first) and type F32;

@@ -1,7 +1,6 @@
-// the CUDA backend's ops against the CPU backend at the networks' sizes (run through
-// cuda-run, which skips without a GPU): linear on every kernel path (skinny row tiles,
-// scalar loads, cuBLAS), LayerNorm, attention with masked keys, dilated conv1d; outputs
-// are poisoned with NaN first so an unwritten element fails
+// the CUDA backend beyond test-backend-ops (run through cuda-run, which skips without a
+// GPU): its kernel paths against the CPU backend at the networks' shapes, sampling bitwise
+// against the host, and CPU against CUDA on a full-size bundle (MB_CUDA_FULL_BUNDLE)
 #include "backend/backend-select.h"
 #include "backend/cuda/cuda-kernels.h"
 #include "backend-test-util.h"
@@ -21,14 +20,33 @@ namespace {
 
 using mb::test::random_vec;
 
+// a backend with host ↔ backend copies; buffers live as long as it
+struct device {
+    std::unique_ptr<mb::backend>                      be;
+    std::vector<std::unique_ptr<mb::backend_buffer>> bufs;
+
+    explicit device(mb::backend_device d) : be(mb::backend_create(d, 1, 0)) {}
+    template <class T> mb::bptr<T> in(const std::vector<T> & v) {
+        bufs.push_back(be->alloc(v.size() * sizeof(T)));
+        mb::bptr<T> p = bufs.back()->as<T>();
+        be->set(p, v.data(), (int64_t) v.size());
+        return p;
+    }
+    std::vector<float> get(mb::bptr<float> p, int64_t n) {
+        std::vector<float> h((size_t) n);
+        be->get(mb::bptr<const float>(p), h.data(), n);
+        return h;
+    }
+};
+
 struct backends : ::testing::Test {
     void SetUp() override {
         const std::string problem = mb::backend_cuda_problem(0);
         if (!problem.empty()) GTEST_SKIP() << "skipped: " << problem;
-        gpu = mb::backend_create(mb::backend_device::BACKEND_DEVICE_CUDA, 1, 0);
-        cpu = mb::backend_create(mb::backend_device::BACKEND_DEVICE_CPU, 1, 0);
+        gpu = std::make_unique<device>(mb::backend_device::BACKEND_DEVICE_CUDA);
+        cpu = std::make_unique<device>(mb::backend_device::BACKEND_DEVICE_CPU);
     }
-    std::unique_ptr<mb::backend> gpu, cpu;
+    std::unique_ptr<device> gpu, cpu;
 };
 
 std::vector<float> poisoned(size_t n) {
@@ -46,8 +64,11 @@ double rel_err(const std::vector<float> & a, const std::vector<float> & b) {
     return m / scale;
 }
 
+// the kernel paths at the networks' shapes, beyond test-backend-ops' sizes: every skinny row
+// tile, scalar loads (K % 4 != 0), cuBLAS above 64 rows, attention over 200 rows, the
+// im2col + cuBLAS conv above 64 frames; outputs poisoned with NaN first
 TEST_F(backends, linear_every_path) {
-    EXPECT_EQ(std::string(gpu->name()), "cuda");
+    EXPECT_STREQ(gpu->be->name(), "cuda");
     struct shape { int64_t n, n_in, n_out; };
     const shape shapes[] = {{1, 1024, 3072}, {3, 1024, 1024}, {5, 2048, 1024}, {8, 512, 2048}, {13, 1024, 160},
                             {16, 1024, 3072}, {25, 512, 1536}, {64, 1536, 512}, {65, 512, 517}, {200, 1024, 3072},
@@ -56,64 +77,44 @@ TEST_F(backends, linear_every_path) {
     for (const shape & s : shapes) {
         auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
         for (bool bias : {true, false}) {
-            auto y = poisoned(s.n * s.n_out), ref = poisoned(s.n * s.n_out);
-            gpu->linear(x.data(), s.n, s.n_in, w.data(), bias ? b.data() : nullptr, s.n_out, y.data());
-            cpu->linear(x.data(), s.n, s.n_in, w.data(), bias ? b.data() : nullptr, s.n_out, ref.data());
-            EXPECT_LT(rel_err(y, ref), 2e-6) << s.n << "x" << s.n_in << " → " << s.n_out << " bias " << bias;
-        }
-        // registered weights give the same result as staged ones
-        auto y1 = poisoned(s.n * s.n_out), y2 = poisoned(s.n * s.n_out);
-        gpu->linear(x.data(), s.n, s.n_in, w.data(), b.data(), s.n_out, y1.data());
-        gpu->weights_register(w.data(), w.size() * sizeof(float));
-        gpu->weights_register(b.data(), b.size() * sizeof(float));
-        gpu->linear(x.data(), s.n, s.n_in, w.data(), b.data(), s.n_out, y2.data());
-        EXPECT_EQ(y1, y2) << "registered weights, " << s.n << " rows";
-        gpu = mb::backend_create(mb::backend_device::BACKEND_DEVICE_CUDA, 1, 0);   // forget them
-    }
-}
-
-TEST_F(backends, add_layer_norm) {
-    for (int64_t d : {33, 512, 1024}) {
-        const int64_t n = 25;
-        auto x = random_vec(n * d, 4), r = random_vec(n * d, 5), g = random_vec(d, 6), b = random_vec(d, 7);
-        for (bool with_r : {true, false}) {
-            auto xg = x, xc = x;
-            gpu->add_layer_norm(xg.data(), with_r ? r.data() : nullptr, n, d, g.data(), b.data(), 1e-5f);
-            cpu->add_layer_norm(xc.data(), with_r ? r.data() : nullptr, n, d, g.data(), b.data(), 1e-5f);
-            EXPECT_LT(rel_err(xg, xc), 1e-6) << "d " << d << " residual " << with_r;
-        }
-    }
-}
-
-TEST_F(backends, attention_with_key_mask) {
-    for (int64_t n : {1, 9, 25, 200}) {
-        for (int64_t d : {512, 1024}) {
-            const int64_t n_head = 16;
-            auto qkv = random_vec(n * 3 * d, 8);
-            std::vector<uint8_t> mask((size_t) n, 0);
-            for (int64_t j = 1; j < n; j += 3) mask[(size_t) j] = 1;
-            for (bool masked : {false, true}) {
-                auto o = poisoned(n * d), ref = poisoned(n * d);
-                gpu->attention(qkv.data(), n, d, n_head, masked ? mask.data() : nullptr, o.data());
-                cpu->attention(qkv.data(), n, d, n_head, masked ? mask.data() : nullptr, ref.data());
-                EXPECT_LT(rel_err(o, ref), 2e-6) << "n " << n << " d " << d << " masked " << masked;
+            std::vector<float> out[2];
+            for (int i = 0; i < 2; ++i) {
+                device & d = i ? *cpu : *gpu;
+                auto     y = d.in(poisoned(s.n * s.n_out));
+                d.be->linear(d.in(x), s.n, s.n_in, d.in(w), bias ? d.in(b) : mb::bptr<const float>(), s.n_out, y);
+                out[i] = d.get(y, s.n * s.n_out);
             }
+            EXPECT_LT(rel_err(out[0], out[1]), 2e-6) << s.n << "x" << s.n_in << " → " << s.n_out << " bias " << bias;
         }
     }
 }
 
-TEST_F(backends, conv1d_same_padding_dilated) {
+TEST_F(backends, attention_200_rows_and_conv_above_64_frames) {
+    for (int64_t n : {25, 200}) {
+        const int64_t d = 1024, n_head = 16;
+        auto qkv = random_vec(n * 3 * d, 8);
+        std::vector<uint8_t> mask((size_t) n, 0);
+        for (int64_t j = 1; j < n; j += 3) mask[(size_t) j] = 1;
+        std::vector<float> out[2];
+        for (int i = 0; i < 2; ++i) {
+            device & dv = i ? *cpu : *gpu;
+            auto     o  = dv.in(poisoned(n * d));
+            dv.be->attention(dv.in(qkv), n, d, n_head, dv.in(mask), o);
+            out[i] = dv.get(o, n * d);
+        }
+        EXPECT_LT(rel_err(out[0], out[1]), 2e-6) << "attention n " << n;
+    }
     struct shape { int64_t c_in, t, c_out, k, dil; };
-    const shape shapes[] = {{512, 16, 512, 3, 1}, {512, 32, 512, 3, 9}, {512, 64, 512, 3, 27}, {512, 64, 512, 1, 1},
-                            {512, 64, 413, 3, 1}, {256, 16, 512, 3, 1}, {512, 64, 5, 3, 1}, {96, 100, 77, 3, 3}};
-    uint32_t seed = 40;
-    for (const shape & s : shapes) {
-        auto x = random_vec(s.c_in * s.t, seed++), w = random_vec(s.c_out * s.c_in * s.k, seed++),
-             b = random_vec(s.c_out, seed++);
-        auto y = poisoned(s.c_out * s.t), ref = poisoned(s.c_out * s.t);
-        gpu->conv1d(x.data(), s.c_in, s.t, w.data(), b.data(), s.c_out, s.k, s.dil, y.data());
-        cpu->conv1d(x.data(), s.c_in, s.t, w.data(), b.data(), s.c_out, s.k, s.dil, ref.data());
-        EXPECT_LT(rel_err(y, ref), 2e-6) << s.c_in << "→" << s.c_out << " t " << s.t << " k " << s.k << " dil " << s.dil;
+    for (const shape & s : {shape{96, 100, 77, 3, 3}, shape{512, 256, 512, 3, 27}, shape{512, 64, 413, 3, 1}}) {
+        auto x = random_vec(s.c_in * s.t, 40), w = random_vec(s.c_out * s.c_in * s.k, 41), b = random_vec(s.c_out, 42);
+        std::vector<float> out[2];
+        for (int i = 0; i < 2; ++i) {
+            device & dv = i ? *cpu : *gpu;
+            auto     y  = dv.in(poisoned(s.c_out * s.t));
+            dv.be->conv1d(dv.in(x), s.c_in, s.t, dv.in(w), dv.in(b), s.c_out, s.k, s.dil, y);
+            out[i] = dv.get(y, s.c_out * s.t);
+        }
+        EXPECT_LT(rel_err(out[0], out[1]), 2e-6) << "conv t " << s.t << " dil " << s.dil;
     }
 }
 
@@ -189,9 +190,9 @@ TEST(cuda_backend, unavailable_device_is_reported) {
 
 } // namespace
 
-// ---- device kernels of the memory-owning interface's element, layout and sampling ops,
-// each against a host loop of backend.h's definition (exact: they only move or select values,
-// or run the host's float arithmetic in the host's order)
+// ---- the sampling kernel against the host's float functions, bitwise (test-backend-ops
+// checks every op against its scalar reference; this checks that seeds give the CPU's tokens
+// and re-masking probabilities exactly)
 
 namespace {
 
@@ -218,112 +219,6 @@ struct device_kernels : ::testing::Test {
     }
     cudaStream_t s = nullptr;     // the default stream
 };
-
-TEST_F(device_kernels, elementwise_and_layout) {
-    namespace k = mb::cuda;
-    const int64_t n = 37, d = 19;
-    auto a = random_vec(n * d, 1), b = random_vec(n * d, 2);
-    a[5] = std::numeric_limits<float>::quiet_NaN();
-    {   // add, relu, leaky_relu, fill
-        dev_vec<float> da(a), db(b), y(poisoned(n * d));
-        k::add(da.p, db.p, n * d, y.p, s);
-        auto h = y.get();
-        for (int64_t i = 0; i < n * d; ++i) {
-            if (i == 5) {
-                ASSERT_TRUE(std::isnan(h[i]));
-            } else {
-                ASSERT_EQ(h[i], a[i] + b[i]);
-            }
-        }
-        k::relu(da.p, n * d, y.p, s);
-        h = y.get();
-        for (int64_t i = 0; i < n * d; ++i) {
-            if (i == 5) {
-                ASSERT_TRUE(std::isnan(h[i]));
-            } else {
-                ASSERT_EQ(h[i], a[i] < 0 ? 0.0f : a[i]);
-            }
-        }
-        k::leaky_relu(da.p, n * d, 0.01f, y.p, s);
-        h = y.get();
-        for (int64_t i = 0; i < n * d; ++i) {
-            if (i != 5) {
-                ASSERT_EQ(h[i], a[i] < 0 ? a[i] * 0.01f : a[i]);
-            }
-        }
-        k::fill_f32(n * d, 2.5f, y.p, s);
-        for (float v : y.get()) ASSERT_EQ(v, 2.5f);
-        dev_vec<int32_t> yi(std::vector<int32_t>(9, 0));
-        k::fill_i32(9, -3, yi.p, s);
-        for (int32_t v : yi.get()) ASSERT_EQ(v, -3);
-    }
-    a[5] = 0.25f;   // NaN compares unequal: the moves below are checked with finite values
-    {   // copy_rows with a row broadcast and strides, where_rows
-        dev_vec<float> da(a), db(b), y(poisoned(n * 2 * d));
-        k::copy_rows(da.p + 3, 0, n, d, y.p, 2 * d, s);
-        auto h = y.get();
-        for (int64_t i = 0; i < n; ++i) for (int64_t j = 0; j < d; ++j) ASSERT_EQ(h[i * 2 * d + j], a[3 + j]);
-        std::vector<uint8_t> sel((size_t) n);
-        for (int64_t i = 0; i < n; ++i) sel[(size_t) i] = (uint8_t) (i % 3 == 0);
-        dev_vec<uint8_t> dsel(sel);
-        k::where_rows(dsel.p, da.p, d, db.p, 0, n, d, y.p, 2 * d, s);
-        h = y.get();
-        for (int64_t i = 0; i < n; ++i)
-            for (int64_t j = 0; j < d; ++j)
-                ASSERT_EQ(h[i * 2 * d + j], sel[(size_t) i] ? a[i * d + j] : b[j]);
-    }
-    {   // mask_cols, upsample2, transpose
-        dev_vec<float> dx(b), y(poisoned(n * d * 2));
-        k::mask_cols(n, d, 7, dx.p, s);
-        auto h = dx.get();
-        for (int64_t i = 0; i < n; ++i) for (int64_t j = 0; j < d; ++j) ASSERT_EQ(h[i * d + j], j < 7 ? b[i * d + j] : 0.0f);
-        k::upsample2(dx.p, n, d, y.p, s);
-        auto u = y.get();
-        for (int64_t i = 0; i < n; ++i)
-            for (int64_t j = 0; j < 2 * d; ++j) ASSERT_EQ(u[i * 2 * d + j], h[i * d + j / 2]);
-        k::transpose(dx.p, n, d, y.p, s);
-        u = y.get();
-        for (int64_t i = 0; i < n; ++i) for (int64_t j = 0; j < d; ++j) ASSERT_EQ(u[j * n + i], h[i * d + j]);
-    }
-    {   // embed_heads (8 heads of 11 rows), replace_frames (4 frames per position, 5 channels)
-        const int64_t H = 8, rows = 11, dd = 32, m = 10 * H;
-        auto table = random_vec(H * rows * dd, 3);
-        std::vector<int32_t> idx((size_t) m);
-        for (int64_t i = 0; i < m; ++i) idx[(size_t) i] = (int32_t) ((i * 7) % rows);
-        dev_vec<float> dt(table), y(poisoned(m * dd));
-        dev_vec<int32_t> di(idx);
-        k::embed_heads(dt.p, H, rows, dd, di.p, m, y.p, s);
-        auto h = y.get();
-        for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < dd; ++j) ASSERT_EQ(h[i * dd + j], table[((i % H) * rows + idx[(size_t) i]) * dd + j]);
-        const int64_t t = 6, f = 4, w = 5;
-        auto hid = random_vec(f * w * t, 4), src = random_vec(t * f * w, 5);
-        std::vector<uint8_t> sel((size_t) (t * f));
-        for (size_t g = 0; g < sel.size(); ++g) sel[g] = (uint8_t) (g % 5 == 1);
-        dev_vec<float> dh(hid), ds(src);
-        dev_vec<uint8_t> dsel(sel);
-        k::replace_frames(ds.p, dsel.p, t, f, w, dh.p, s);
-        auto ref = hid;
-        for (int64_t g = 0; g < t * f; ++g)
-            if (sel[(size_t) g])
-                for (int64_t c = 0; c < w; ++c) ref[((g % f) * w + c) * t + g / f] = src[g * w + c];
-        EXPECT_EQ(dh.get(), ref);
-    }
-}
-
-TEST_F(device_kernels, conv1d_implicit_im2col_matches_cpu) {
-    auto cpu = mb::backend_create(mb::backend_device::BACKEND_DEVICE_CPU, 1, 0);
-    struct shape { int64_t c_in, t, c_out, k, dil; };
-    for (const shape & sh : {shape{512, 16, 512, 3, 9}, shape{512, 64, 413, 3, 1}, shape{256, 40, 512, 1, 1},
-                             shape{5, 13, 7, 3, 2}}) {
-        auto x = random_vec(sh.c_in * sh.t, 6), w = random_vec(sh.c_out * sh.c_in * sh.k, 7), b = random_vec(sh.c_out, 8);
-        dev_vec<float> dx(x), dw(w), db(b), y(poisoned(sh.c_out * sh.t));
-        mb::cuda::conv1d_skinny(dx.p, sh.c_in, sh.t, dw.p, db.p, sh.c_out, sh.k, sh.dil, y.p, s);
-        auto ref = poisoned(sh.c_out * sh.t);
-        cpu->conv1d(x.data(), sh.c_in, sh.t, w.data(), b.data(), sh.c_out, sh.k, sh.dil, ref.data());
-        EXPECT_LT(rel_err(y.get(), ref), 2e-6) << sh.c_in << "→" << sh.c_out << " t " << sh.t;
-    }
-}
 
 TEST_F(device_kernels, sampling_matches_the_host_exactly) {
     // 16 tokens × 8 heads × 10 codes, logits with ties and a NaN row; uniforms from SplitMix64

@@ -71,9 +71,11 @@ TEST(predict, every_reference_case) {
         std::map<std::string, std::vector<float>> tr;
         const predict_result res = rm.model->predict(req, [&](std::string_view name, const float * d,
                                                               const std::vector<int64_t> & shape) {
+            // "step_" arrays come once per step: stacked along their leading axis
             int64_t count = 1;
             for (int64_t s : shape) count *= s;
-            tr[std::string(name)].assign(d, d + count);
+            std::vector<float> & v = tr[std::string(name)];
+            v.insert(v.end(), d, d + count);
         });
 
         // discrete outputs: exact

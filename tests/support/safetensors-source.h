@@ -24,11 +24,6 @@ public:
     const tensor_view * find(std::string_view name) const override;
     std::string origin() const override { return path_; }
     std::optional<uint64_t> meta_uint(std::string_view key) const override;
-    void for_each_tensor(const std::function<void(const tensor_view &)> & fn) const override {
-        for (const auto & [name, e] : entries_) {
-            if (e->dtype == "F32") fn(e->view);
-        }
-    }
 
     // every tensor name (after stripping) in file order
     const std::vector<std::string> & names() const { return order_; }

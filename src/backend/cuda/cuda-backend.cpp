@@ -1,21 +1,17 @@
-// CUDA backend over the host-pointer op interface. Weights registered at load live
-// in device memory for the backend's lifetime; every other operand is staged
-// through one pinned host buffer and one device arena per op (both grown to the
-// largest op once, then reused), and each op waits for its outputs. Linear runs
-// the skinny kernel up to k_skinny_max_rows rows and cuBLAS SGEMM above (plain
-// FP32: TF32 stays off); conv1d is im2col, linear and a transpose (cuda-ops.h).
+// CUDA backend: buffers in device memory, every op a kernel on one non-blocking stream
+// (so ops run asynchronously to the host; get() and synchronize() wait). Linear runs the
+// skinny kernel up to k_skinny_max_rows rows and cuBLAS SGEMM above (plain FP32: TF32
+// stays off); conv1d reads x through an implicit im2col up to that many frames and uses
+// im2col + cuBLAS above, into scratch grown once to the largest such conv.
 #include "backend/cuda/cuda-backend.h"
 
 #include "backend/cuda/cuda-ops.h"
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 namespace mb {
 namespace {
@@ -28,195 +24,163 @@ void check(cudaError_t e, const char * what) {
     if (e != cudaSuccess) fail(what, e);
 }
 
-constexpr size_t k_align = 256;
-
-size_t aligned(size_t bytes) {
-    return (bytes + k_align - 1) / k_align * k_align;
+// cudaMalloc that reports exhaustion as std::bad_alloc (the C ABI's MB_OUT_OF_MEMORY)
+void * device_alloc(size_t bytes) {
+    void *            p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        throw std::bad_alloc();
+    }
+    check(e, "cudaMalloc");
+    return p;
 }
+
+class cuda_buffer final : public backend_buffer {
+public:
+    cuda_buffer(void * p, size_t bytes) : p_(p), bytes_(bytes) {}
+    ~cuda_buffer() override { cudaFree(p_); }
+    size_t size() const override { return bytes_; }
+    void * base() override { return p_; }
+
+private:
+    void * p_;
+    size_t bytes_;
+};
 
 class cuda_backend final : public backend {
 public:
-    explicit cuda_backend(int ordinal) : ordinal_(ordinal), ops_(set_device(ordinal)), stream_(ops_->stream()) {}
+    explicit cuda_backend(int ordinal) : ordinal_(ordinal), ops_(make_ops(ordinal)), s_(ops_->stream()) {}
 
     ~cuda_backend() override {
         cudaSetDevice(ordinal_);
         ops_.reset();
-        for (region & r : regions_) cudaFree(r.dev);
-        cudaFree(arena_);
-        cudaFreeHost(pinned_);
+        cudaFree(col_);
+        cudaFree(yt_);
     }
 
     const char * name() const override { return "cuda"; }
     int          n_threads() const override { return 1; }
 
-    void weights_register(const void * data, size_t bytes) override {
-        if (!data || bytes == 0 || lookup(data, bytes)) return;
+    std::unique_ptr<backend_buffer> alloc(size_t bytes) override {
         check(cudaSetDevice(ordinal_), "cudaSetDevice");
-        region r{static_cast<const char *>(data), bytes, nullptr};
-        const cudaError_t e = cudaMalloc(&r.dev, bytes);
-        if (e == cudaErrorMemoryAllocation) {
-            cudaGetLastError();
-            throw std::bad_alloc();
+        void * p = bytes ? device_alloc(bytes) : nullptr;
+        auto   b = std::make_unique<cuda_buffer>(p, bytes);
+        if (bytes) {
+            // zeroed before any object of this kind (any stream) can use it
+            check(cudaMemsetAsync(p, 0, bytes, s_), "cudaMemsetAsync");
+            check(cudaStreamSynchronize(s_), "alloc");
         }
-        check(e, "cudaMalloc (weights)");
-        const cudaError_t c = cudaMemcpy(r.dev, data, bytes, cudaMemcpyHostToDevice);
-        if (c != cudaSuccess) {
-            cudaFree(r.dev);
-            fail("cudaMemcpy (weights)", c);
-        }
-        regions_.insert(std::upper_bound(regions_.begin(), regions_.end(), r,
-                                         [](const region & a, const region & b) { return a.host < b.host; }),
-                        r);
+        return b;
     }
 
-    void linear(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
-                float * y) override {
-        begin({n * n_in, n_out * n_in, n_out, n * n_out});
-        const float * dx = in(x, n * n_in);
-        const float * dw = in(w, n_out * n_in);
-        const float * db = b ? in(b, n_out) : nullptr;
-        float *       dy = scratch(n * n_out);
-        ops_->linear(dx, n, n_in, dw, db, n_out, dy);
-        out(dy, y, n * n_out);
-        finish();
+    std::unique_ptr<backend_buffer> alloc_from_host(const void * host, size_t bytes) override {
+        check(cudaSetDevice(ordinal_), "cudaSetDevice");
+        void * p = bytes ? device_alloc(bytes) : nullptr;
+        auto   b = std::make_unique<cuda_buffer>(p, bytes);
+        if (bytes) check(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (weights)");
+        return b;
     }
 
-    void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const float * g, const float * b,
-                        float eps) override {
-        begin({n * d, n * d, d, d});
-        float *       dx = const_cast<float *>(in(x, n * d, true));
-        const float * dr = r ? in(r, n * d) : nullptr;
-        cuda::add_layer_norm(dx, dr, n, d, in(g, d), in(b, d), eps, stream_);
-        out(dx, x, n * d);
-        finish();
+    void set_bytes(void * dst, const void * host, size_t bytes) override {
+        // from pageable memory the call returns once the host bytes are staged
+        if (bytes) check(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, s_), "set");
     }
 
-    void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask,
-                   float * o) override {
-        begin({n * 3 * d, (n + 3) / 4, n * d});
-        const float *   dq = in(qkv, n * 3 * d);
-        const uint8_t * dm = key_mask ? static_cast<const uint8_t *>(in_bytes(key_mask, (size_t) n)) : nullptr;
-        float *         dout = scratch(n * d);
-        cuda::attention(dq, n, d, n_head, dm, dout, stream_);
-        out(dout, o, n * d);
-        finish();
+    void get_bytes(const void * src, void * host, size_t bytes) override {
+        if (bytes) check(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, s_), "get");
+        check(cudaStreamSynchronize(s_), "get");
     }
 
-    void conv1d(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
-                int64_t k, int64_t dilation, float * y) override {
-        const int64_t ck = c_in * k;
-        const bool    big = t > cuda::k_skinny_max_rows;    // im2col scratch only then
-        begin({c_in * t, c_out * ck, c_out, big ? t * ck : 0, big ? t * c_out : 0, c_out * t});
-        const float * dx = in(x, c_in * t);
-        const float * dw = in(w, c_out * ck);
-        const float * db = b ? in(b, c_out) : nullptr;
-        float * col = big ? scratch(t * ck) : nullptr;
-        float * yt  = big ? scratch(t * c_out) : nullptr;
-        float * dy  = scratch(c_out * t);
-        ops_->conv1d(dx, c_in, t, dw, db, c_out, k, dilation, dy, col, yt);
-        out(dy, y, c_out * t);
-        finish();
+    void synchronize() override { check(cudaStreamSynchronize(s_), "synchronize"); }
+
+    void fill_f32(int64_t n, float v, bptr<float> y) override { cuda::fill_f32(n, v, y.p, s_); }
+    void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) override { cuda::fill_i32(n, v, y.p, s_); }
+    void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y) override {
+        cuda::add(a.p, b.p, n, y.p, s_);
+    }
+    void relu(bptr<const float> x, int64_t n, bptr<float> y) override { cuda::relu(x.p, n, y.p, s_); }
+    void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) override {
+        cuda::leaky_relu(x.p, n, slope, y.p, s_);
+    }
+    void copy_rows(bptr<const float> x, int64_t ldx, int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
+        cuda::copy_rows(x.p, ldx, n, d, y.p, ldy, s_);
+    }
+    void where_rows(bptr<const uint8_t> sel, bptr<const float> a, int64_t lda, bptr<const float> b, int64_t ldb,
+                    int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
+        cuda::where_rows(sel.p, a.p, lda, b.p, ldb, n, d, y.p, ldy, s_);
+    }
+    void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y) override {
+        if (r > 0 && c > 0) cuda::transpose(x.p, r, c, y.p, s_);
+    }
+    void mask_cols(int64_t c, int64_t t, int64_t n_valid, bptr<float> x) override {
+        cuda::mask_cols(c, t, n_valid, x.p, s_);
+    }
+    void upsample2(bptr<const float> x, int64_t c, int64_t t, bptr<float> y) override {
+        cuda::upsample2(x.p, c, t, y.p, s_);
+    }
+    void embed_heads(bptr<const float> table, int64_t n_head, int64_t rows_per_head, int64_t d,
+                     bptr<const int32_t> idx, int64_t n, bptr<float> y) override {
+        cuda::embed_heads(table.p, n_head, rows_per_head, d, idx.p, n, y.p, s_);
+    }
+    void replace_frames(bptr<const float> src, bptr<const uint8_t> sel, int64_t t, int64_t f, int64_t w,
+                        bptr<float> h) override {
+        cuda::replace_frames(src.p, sel.p, t, f, w, h.p, s_);
+    }
+    void linear(bptr<const float> x, int64_t n, int64_t n_in, bptr<const float> w, bptr<const float> b,
+                int64_t n_out, bptr<float> y) override {
+        if (n > 0 && n_out > 0) ops_->linear(x.p, n, n_in, w.p, b.p, n_out, y.p);
+    }
+    void add_layer_norm(bptr<float> x, bptr<const float> r, int64_t n, int64_t d, bptr<const float> g,
+                        bptr<const float> b, float eps) override {
+        if (n > 0) cuda::add_layer_norm(x.p, r.p, n, d, g.p, b.p, eps, s_);
+    }
+    void attention(bptr<const float> qkv, int64_t n, int64_t d, int64_t n_head, bptr<const uint8_t> key_mask,
+                   bptr<float> out) override {
+        if (n > 0) cuda::attention(qkv.p, n, d, n_head, key_mask.p, out.p, s_);
+    }
+    void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bptr<const float> w, bptr<const float> b,
+                int64_t c_out, int64_t k, int64_t dilation, bptr<float> y) override {
+        if (t <= 0 || c_out <= 0) return;
+        if (t > cuda::k_skinny_max_rows) grow_scratch((size_t) (t * c_in * k), (size_t) (t * c_out));
+        ops_->conv1d(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p, col_, yt_);
+    }
+    void sample_codes(bptr<const float> logits, int64_t m, int64_t n_code, bptr<const float> u, bptr<int32_t> tokens,
+                      bptr<float> prob) override {
+        cuda::sample_codes(logits.p, m, n_code, u.p, tokens.p, prob.p, s_);
+    }
+    void remask_lowest(bptr<const float> prob, int64_t m, int64_t n_mask, int32_t mask_id,
+                       bptr<int32_t> tokens) override {
+        cuda::remask_lowest(prob.p, m, n_mask, mask_id, tokens.p, s_);
     }
 
 private:
-    struct region {
-        const char * host;  // registered host range [host, host + bytes)
-        size_t       bytes;
-        void *       dev;   // its device copy
-    };
-    struct pending {
-        void *       host;  // where an output goes after the op
-        size_t       off;   // its place in the pinned buffer
-        size_t       bytes;
-    };
-
-    const void * lookup(const void * p, size_t bytes) const {
-        const char * c  = static_cast<const char *>(p);
-        auto         it = std::upper_bound(regions_.begin(), regions_.end(), c,
-                                           [](const char * v, const region & r) { return v < r.host; });
-        if (it == regions_.begin()) return nullptr;
-        --it;
-        if (c + bytes > it->host + it->bytes) return nullptr;
-        return static_cast<const char *>(it->dev) + (c - it->host);
-    }
-
-    // sizes every operand of one op could need (in floats) so the buffers grow before use
-    void begin(std::initializer_list<int64_t> floats) {
-        check(cudaSetDevice(ordinal_), "cudaSetDevice");
-        size_t need = 0;
-        for (int64_t f : floats) need += aligned((size_t) f * sizeof(float));
-        if (need > cap_) {
-            cudaFree(arena_);
-            cudaFreeHost(pinned_);
-            arena_ = nullptr;
-            pinned_ = nullptr;
-            cap_ = 0;
-            check(cudaMalloc(&arena_, need), "cudaMalloc (staging)");
-            check(cudaHostAlloc(&pinned_, need, cudaHostAllocDefault), "cudaHostAlloc (staging)");
-            cap_ = need;
-        }
-        used_ = 0;
-        pending_.clear();
-    }
-
-    size_t take(size_t bytes) {
-        const size_t off = used_;
-        used_ += aligned(bytes);
-        if (used_ > cap_) throw std::logic_error("cuda backend: staging buffer sized too small");
-        return off;
-    }
-
-    float * scratch(int64_t floats) {
-        return reinterpret_cast<float *>(static_cast<char *>(arena_) + take((size_t) floats * sizeof(float)));
-    }
-
-    // a device pointer holding host[0, bytes): the registered copy, else staged now
-    const void * in_bytes(const void * host, size_t bytes, bool writable = false) {
-        if (!writable) {
-            if (const void * d = lookup(host, bytes)) return d;
-        }
-        const size_t off = take(bytes);
-        std::memcpy(static_cast<char *>(pinned_) + off, host, bytes);
-        check(cudaMemcpyAsync(static_cast<char *>(arena_) + off, static_cast<char *>(pinned_) + off, bytes,
-                              cudaMemcpyHostToDevice, stream_),
-              "cudaMemcpyAsync (operand)");
-        return static_cast<char *>(arena_) + off;
-    }
-
-    const float * in(const float * host, int64_t floats, bool writable = false) {
-        return static_cast<const float *>(in_bytes(host, (size_t) floats * sizeof(float), writable));
-    }
-
-    // copies a device result to its pinned place (the op's last step moves it to host)
-    void out(const float * dev, float * host, int64_t floats) {
-        const size_t bytes = (size_t) floats * sizeof(float);
-        const size_t off   = (size_t) (reinterpret_cast<const char *>(dev) - static_cast<char *>(arena_));
-        check(cudaMemcpyAsync(static_cast<char *>(pinned_) + off, dev, bytes, cudaMemcpyDeviceToHost, stream_),
-              "cudaMemcpyAsync (result)");
-        pending_.push_back({host, off, bytes});
-    }
-
-    void finish() {
-        check(cudaStreamSynchronize(stream_), "op");
-        for (const pending & p : pending_) std::memcpy(p.host, static_cast<char *>(pinned_) + p.off, p.bytes);
-        pending_.clear();
-    }
-
-    // makes the device current before the members that live on it are created
-    static std::unique_ptr<cuda::device_ops> set_device(int ordinal) {
+    static std::unique_ptr<cuda::device_ops> make_ops(int ordinal) {
         check(cudaSetDevice(ordinal), "cudaSetDevice");
         return std::make_unique<cuda::device_ops>();
     }
 
+    // im2col scratch of the large-frame conv path, grown to the largest conv once
+    void grow_scratch(size_t col_floats, size_t yt_floats) {
+        if (col_floats > col_cap_ || yt_floats > yt_cap_) {
+            check(cudaStreamSynchronize(s_), "conv scratch");
+            cudaFree(col_);
+            cudaFree(yt_);
+            col_ = yt_ = nullptr;
+            col_cap_ = yt_cap_ = 0;
+            col_     = static_cast<float *>(device_alloc(col_floats * sizeof(float)));
+            yt_      = static_cast<float *>(device_alloc(yt_floats * sizeof(float)));
+            col_cap_ = col_floats;
+            yt_cap_  = yt_floats;
+        }
+    }
+
     int                               ordinal_;
     std::unique_ptr<cuda::device_ops> ops_;
-    cudaStream_t                      stream_;
-    std::vector<region>  regions_;          // registered weights, sorted by host address
-    void *               arena_  = nullptr; // device operands of one op
-    void *               pinned_ = nullptr; // their host staging, same offsets
-    size_t               cap_    = 0;       // bytes of each
-    size_t               used_   = 0;
-    std::vector<pending> pending_;          // outputs of the op in flight
+    cudaStream_t                      s_;
+    float *                           col_ = nullptr;     // [t, c_in·k] large-frame conv scratch
+    float *                           yt_  = nullptr;     // [t, c_out]
+    size_t                            col_cap_ = 0, yt_cap_ = 0;
 };
 
 } // namespace

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -33,6 +34,16 @@ constexpr const char * k_result_format  = "motionbricks-inference-result-v1";
 constexpr const char * k_trace_format   = "motionbricks-trace-v1";
 
 using json = nlohmann::json;
+
+// the arrays --trace writes (the library taps more): predict's stage boundaries, the root
+// planner's transformer outputs and the pose decoder's per-step records
+constexpr const char * k_trace_names[] = {
+    "norm_global_root_values", "norm_local_root_values", "norm_local_poses", "root_shared_tf_out",
+    "root_token_tf_out", "num_token_logits", "pred_global_root_values", "pred_local_root_values", "pose_cond",
+    "has_pose_cond", "pose_root_cond", "step_pose_tokens_in", "step_remask_prob_in", "step_pose_logits",
+    "pred_pose_tokens", "decoder_external_cond", "decoder_has_target_cond", "decoder_codes", "decoder_recon_state",
+    "pred_local_poses", "pred_global_poses_before_reapply", "pred_global_poses", "joint_positions",
+};
 
 // ---- output ----------------------------------------------------------------------------------
 
@@ -193,8 +204,16 @@ int cmd_infer(int argc, char ** argv) {
     trace_fn trace;
     if (!trace_dir.empty()) {
         trace = [&](std::string_view name, const float * data, const std::vector<int64_t> & shape) {
+            if (std::find(std::begin(k_trace_names), std::end(k_trace_names), name) == std::end(k_trace_names)) return;
             int64_t count = 1;
             for (int64_t d : shape) count *= d;
+            // "step_" arrays come once per decoding step, [1, …]: one file stacked as [steps, …]
+            for (trace_array & t : traced) {
+                if (t.name != name || t.shape.empty() || shape.empty()) continue;
+                t.shape[0] += shape[0];
+                t.data.insert(t.data.end(), data, data + count);
+                return;
+            }
             traced.push_back({std::string(name), shape, std::vector<float>(data, data + count)});
         };
     }
