@@ -514,6 +514,7 @@ void where_rows(const uint8_t * sel, const float * a, int64_t lda, const float *
 
 void mask_cols(int64_t c, int64_t t, int64_t n_valid, float * x, cudaStream_t s) {
     if (n_valid >= t || c <= 0) return;
+    n_valid = n_valid < 0 ? 0 : n_valid;
     mask_cols_kernel<<<grid_for(c * (t - n_valid), 256), 256, 0, s>>>(c, t, n_valid, x);
     check_launch("mask_cols");
 }
