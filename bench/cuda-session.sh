@@ -22,7 +22,7 @@ grep -E "tests passed|SKIPPED|FAILED|full bundle|skipped:|Passed|\*\*\*" "$out/c
 echo "== compute-sanitizer"
 san() {     # name tool program args...
     local name=$1 tool=$2; shift 2
-    timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" > "$out/san-$name-$tool.log" 2>&1
+    timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" > "$out/san-$name-$tool.log" 2>&1
     echo "$name $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$out/san-$name-$tool.log" | head -3 | tr '\n' ' ')"
 }
 san ops memcheck "$build/tests/backend/test-backend-ops" --gtest_filter='*cuda_t1'
