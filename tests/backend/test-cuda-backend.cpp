@@ -65,8 +65,8 @@ double rel_err(const std::vector<float> & a, const std::vector<float> & b) {
 }
 
 // the kernel paths at the networks' shapes, beyond test-backend-ops' sizes: every skinny row
-// tile, scalar loads (K % 4 != 0), cuBLAS above 64 rows, attention over 200 rows, the
-// im2col + cuBLAS conv above 64 frames; outputs poisoned with NaN first
+// tile, scalar loads (K % 4 != 0), 65 and 200 rows, attention over 200 rows, conv over 100
+// and 256 frames; outputs poisoned with NaN first
 TEST_F(backends, linear_every_path) {
     EXPECT_STREQ(gpu->be->name(), "cuda");
     struct shape { int64_t n, n_in, n_out; };

@@ -1,8 +1,6 @@
-// CUDA backend: buffers in device memory, every op a kernel on one non-blocking stream
-// (so ops run asynchronously to the host; get() and synchronize() wait). Linear runs the
-// skinny kernel up to k_skinny_max_rows rows and cuBLAS SGEMM above (plain FP32: TF32
-// stays off); conv1d reads x through an implicit im2col up to that many frames and uses
-// im2col + cuBLAS above, into scratch grown once to the largest such conv.
+// CUDA backend: buffers in device memory, every op one kernel on one non-blocking stream
+// (so ops run asynchronously to the host; get() and synchronize() wait). Linear and conv1d
+// run the skinny kernel (conv1d through an implicit im2col), in plain FP32: no scratch.
 #include "backend/cuda/cuda-backend.h"
 
 #include "backend/cuda/cuda-ops.h"
@@ -55,8 +53,6 @@ public:
     ~cuda_backend() override {
         cudaSetDevice(ordinal_);
         ops_.reset();
-        cudaFree(col_);
-        cudaFree(yt_);
     }
 
     const char * name() const override { return "cuda"; }
@@ -141,9 +137,7 @@ public:
     }
     void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bptr<const float> w, bptr<const float> b,
                 int64_t c_out, int64_t k, int64_t dilation, bptr<float> y) override {
-        if (t <= 0 || c_out <= 0) return;
-        if (t > cuda::k_skinny_max_rows) grow_scratch((size_t) (t * c_in * k), (size_t) (t * c_out));
-        ops_->conv1d(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p, col_, yt_);
+        if (t > 0 && c_out > 0) ops_->conv1d(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p);
     }
     void sample_codes(bptr<const float> logits, int64_t m, int64_t n_code, bptr<const float> u, bptr<int32_t> tokens,
                       bptr<float> prob) override {
@@ -160,27 +154,9 @@ private:
         return std::make_unique<cuda::device_ops>();
     }
 
-    // im2col scratch of the large-frame conv path, grown to the largest conv once
-    void grow_scratch(size_t col_floats, size_t yt_floats) {
-        if (col_floats > col_cap_ || yt_floats > yt_cap_) {
-            check(cudaStreamSynchronize(s_), "conv scratch");
-            cudaFree(col_);
-            cudaFree(yt_);
-            col_ = yt_ = nullptr;
-            col_cap_ = yt_cap_ = 0;
-            col_     = static_cast<float *>(device_alloc(col_floats * sizeof(float)));
-            yt_      = static_cast<float *>(device_alloc(yt_floats * sizeof(float)));
-            col_cap_ = col_floats;
-            yt_cap_  = yt_floats;
-        }
-    }
-
     int                               ordinal_;
     std::unique_ptr<cuda::device_ops> ops_;
     cudaStream_t                      s_;
-    float *                           col_ = nullptr;     // [t, c_in·k] large-frame conv scratch
-    float *                           yt_  = nullptr;     // [t, c_out]
-    size_t                            col_cap_ = 0, yt_cap_ = 0;
 };
 
 } // namespace

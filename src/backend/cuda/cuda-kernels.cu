@@ -188,12 +188,6 @@ void skinny(const float * x, int64_t n, int64_t K, const float * w, const float 
     }
 }
 
-__global__ void add_bias_rows_kernel(float * y, int64_t total, int d, const float * __restrict__ b) {
-    for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < total; i += (int64_t) gridDim.x * blockDim.x) {
-        y[i] += b[i % d];
-    }
-}
-
 // sum over the block (blockDim.x a multiple of 32, ≤ 1024); every thread gets the result
 __device__ double block_sum_d(double v, double * scratch) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warp = blockDim.x >> 5;
@@ -277,19 +271,6 @@ __global__ void attention_kernel(const float * __restrict__ qkv, int n, int d, i
         float o = 0.0f;
         for (int j = 0; j < n; ++j) o += (sc[j] / sum) * qkv[(size_t) j * 3 * d + 2 * d + h * dh + c];
         out[(size_t) i * d + h * dh + c] = o;
-    }
-}
-
-__global__ void im2col_t_kernel(const float * __restrict__ x, int c_in, int t, int k, int dilation,
-                                float * __restrict__ col) {
-    const int     ck    = c_in * k;
-    const int64_t total = (int64_t) t * ck;
-    const int     half  = (k - 1) / 2;
-    for (int64_t e = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; e < total; e += (int64_t) gridDim.x * blockDim.x) {
-        const int i = (int) (e / ck), rem = (int) (e % ck);
-        const int c = rem / k, kk = rem % k;
-        const int src = i + (kk - half) * dilation;
-        col[e]        = (src >= 0 && src < t) ? x[(size_t) c * t + src] : 0.0f;
     }
 }
 
@@ -441,11 +422,6 @@ void conv1d_skinny(const float * x, int64_t c_in, int64_t t, const float * w, co
     check_launch("conv1d_skinny");
 }
 
-void add_bias_rows(float * y, int64_t n, int64_t d, const float * b, cudaStream_t s) {
-    add_bias_rows_kernel<<<grid_for(n * d, 256), 256, 0, s>>>(y, n * d, (int) d, b);
-    check_launch("add_bias_rows");
-}
-
 void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const float * g, const float * b, float eps,
                     cudaStream_t s) {
     add_layer_norm_kernel<<<(unsigned) n, 256, (size_t) d * sizeof(float), s>>>(x, r, (int) d, g, b, eps);
@@ -458,11 +434,6 @@ void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const ui
     attention_kernel<<<grid, 128, (size_t) n * sizeof(float), s>>>(qkv, (int) n, (int) d, (int) (d / n_head),
                                                                    key_mask, out);
     check_launch("attention");
-}
-
-void im2col_t(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, float * col, cudaStream_t s) {
-    im2col_t_kernel<<<grid_for(t * c_in * k, 256), 256, 0, s>>>(x, (int) c_in, (int) t, (int) k, (int) dilation, col);
-    check_launch("im2col_t");
 }
 
 void transpose(const float * x, int64_t rows, int64_t cols, float * y, cudaStream_t s) {
