@@ -6,6 +6,7 @@
 //   bench-networks --benchmark_filter=plan       upstream predict end to end (motion_model)
 //   MB_BENCH_RING_MB=1024 bench-networks ...      op weights cycle through 1 GB (default 256 MB)
 // Every benchmark reports mean, median and stddev over 5 repetitions after warmup.
+#include "backend/backend-select.h"
 #include "backend/cpu/cpu-backend.h"
 #include "format/tensor.h"
 #include "model/pose-planner.h"
@@ -24,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -195,6 +197,13 @@ std::unique_ptr<random_source> release_root_weights() {
     return s;
 }
 
+// the cpu_gemm values this build has (OpenBLAS is optional)
+std::vector<int64_t> gemm_kinds() {
+    std::vector<int64_t> k = {0, 2};
+    if (cpu_gemm_available(cpu_gemm::CPU_GEMM_OPENBLAS)) k.push_back(1);
+    return k;
+}
+
 std::unique_ptr<backend> make_backend(int64_t gemm, int64_t threads) {
     return backend_cpu_create_with((int) threads, (cpu_gemm) gemm);
 }
@@ -275,7 +284,7 @@ void conv1d(benchmark::State & state) {
 }
 
 void linear_args(benchmark::internal::Benchmark * b) {
-    for (int64_t gemm : {0, 2, 1})
+    for (int64_t gemm : gemm_kinds())
         for (int64_t threads : {1, 2})
             for (int64_t n : {6, 10, 16, 25}) {
                 b->Args({gemm, threads, n, 1024, 3072});     // pose qkv
@@ -286,7 +295,7 @@ void linear_args(benchmark::internal::Benchmark * b) {
 }
 
 void conv_args(benchmark::internal::Benchmark * b) {
-    for (int64_t gemm : {0, 2, 1})
+    for (int64_t gemm : gemm_kinds())
         for (int64_t threads : {1, 2}) {
             for (int64_t t : {16, 32, 64}) b->Args({gemm, threads, t, 512, 512, 3, 1});
             b->Args({gemm, threads, 32, 512, 512, 3, 27});
@@ -395,7 +404,7 @@ void stage_root(benchmark::State & state) {
 }
 
 void stage_args(benchmark::internal::Benchmark * b) {
-    for (int64_t gemm : {0, 2, 1})
+    for (int64_t gemm : gemm_kinds())
         for (int64_t threads : {1, 2})
             for (int64_t n : {6, 10, 16}) b->Args({gemm, threads, n});
 }
@@ -449,11 +458,20 @@ struct plan_fixture {
     uint64_t bytes() const { return pose.src->bytes() + root.src->bytes() + vq.src->bytes(); }
 };
 
-// upstream predict end to end (argmax, 1 step); args: threads, tokens (0 = predicted duration)
+// upstream predict end to end (argmax, 1 step); args: threads (0 = the CUDA backend, −1 = every
+// hardware thread), tokens (0 = predicted duration)
 void plan(benchmark::State & state) {
     const int64_t threads = state.range(0), n = state.range(1);
     plan_fixture  f;
-    auto model = motion_model::create_from_sources(*f.pose.src, *f.root.src, *f.vq.src, random_support(), (int) threads);
+    std::unique_ptr<motion_model> model;
+    try {
+        model = motion_model::create_from_sources(
+            *f.pose.src, *f.root.src, *f.vq.src, random_support(), (int) std::max<int64_t>(threads, 0),
+            threads == 0 ? backend_device::BACKEND_DEVICE_CUDA : backend_device::BACKEND_DEVICE_CPU);
+    } catch (const std::exception & e) {
+        state.SkipWithError(e.what());
+        return;
+    }
     const predict_request req = plan_request((int) n);
     const std::string     err = model->validate(req);
     if (!err.empty()) {
@@ -470,7 +488,9 @@ void plan(benchmark::State & state) {
     }
     struct rusage ru {};
     getrusage(RUSAGE_SELF, &ru);
-    state.SetLabel("cpu t" + std::to_string(threads) + " n=" + std::to_string(tokens));
+    const std::string thr = threads > 0 ? std::to_string(threads) : std::to_string(std::thread::hardware_concurrency());
+    state.SetLabel(std::string(model->backend_name()) + (threads != 0 ? " t" + thr : "") +
+                   " n=" + std::to_string(tokens));
     state.counters["GB/s"] =
         benchmark::Counter((double) f.bytes() * (double) state.iterations() / 1e9, benchmark::Counter::kIsRate);
     state.counters["weight_MB"]   = (double) f.bytes() / 1e6;
@@ -485,7 +505,7 @@ double p95(const std::vector<double> & v) {
     return s.empty() ? 0.0 : s[std::min(s.size(), std::max<size_t>(i, 1)) - 1];
 }
 
-BENCHMARK(plan)->ArgsProduct({{1, 2}, {6, 10, 16, 0}})->ArgNames({"thr", "n"})->Unit(benchmark::kMillisecond)
+BENCHMARK(plan)->ArgsProduct({{1, 2, -1, 0}, {6, 10, 16, 0}})->ArgNames({"thr", "n"})->Unit(benchmark::kMillisecond)
     ->UseRealTime()->Iterations(1)->Repetitions(21)->ComputeStatistics("p95", p95)
     ->DisplayAggregatesOnly(true);
 

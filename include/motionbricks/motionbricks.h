@@ -101,9 +101,10 @@ typedef uint32_t mb_status;
 
 /* Compute devices, carried as uint32_t. New devices are appended, never renumbered. */
 typedef uint32_t mb_device;
-#define MB_DEVICE_AUTO   UINT32_C(0) /* the best available device (currently the CPU) */
+#define MB_DEVICE_AUTO   UINT32_C(0) /* CUDA when this build has it and a usable GPU exists, else the CPU */
 #define MB_DEVICE_CPU    UINT32_C(1) /* the CPU backend */
 #define MB_DEVICE_VULKAN UINT32_C(2) /* Vulkan: mb_model_load answers MB_BACKEND_UNAVAILABLE in this build */
+#define MB_DEVICE_CUDA   UINT32_C(3) /* an NVIDIA GPU (compute capability 7.5+), in builds with CUDA */
 
 /* ==== handles =================================================================================== */
 
@@ -134,15 +135,26 @@ MB_API mb_status mb_runtime_options_create(mb_runtime_options ** output, char * 
  * their own copy. */
 MB_API void mb_runtime_options_free(mb_runtime_options * value);
 
-/* Selects the device: MB_DEVICE_AUTO, MB_DEVICE_CPU or MB_DEVICE_VULKAN. Any other value →
- * MB_INVALID_ARGUMENT. MB_DEVICE_VULKAN is accepted here and rejected by mb_model_load with
- * MB_BACKEND_UNAVAILABLE in builds without a GPU backend. value must not be NULL. */
+/* Selects the device: MB_DEVICE_AUTO, MB_DEVICE_CPU, MB_DEVICE_VULKAN or MB_DEVICE_CUDA. Any other
+ * value → MB_INVALID_ARGUMENT. MB_DEVICE_VULKAN is accepted here and rejected by mb_model_load with
+ * MB_BACKEND_UNAVAILABLE; so is MB_DEVICE_CUDA in a build without CUDA or on a machine without a
+ * usable GPU (the message names the cause). value must not be NULL. */
 MB_API mb_status mb_runtime_options_set_device(mb_runtime_options * value, mb_device device, char * error,
                                                uint64_t error_capacity);
 
 /* Writes the selected device to *output. value and output must not be NULL. */
 MB_API mb_status mb_runtime_options_get_device(const mb_runtime_options * value, mb_device * output,
                                                char * error, uint64_t error_capacity);
+
+/* Selects the GPU by its CUDA ordinal (default 0) for MB_DEVICE_CUDA and MB_DEVICE_AUTO; the CPU
+ * ignores it. An ordinal the machine lacks is rejected by mb_model_load (MB_BACKEND_UNAVAILABLE for
+ * MB_DEVICE_CUDA; MB_DEVICE_AUTO then runs on the CPU). value must not be NULL. */
+MB_API mb_status mb_runtime_options_set_device_ordinal(mb_runtime_options * value, uint32_t ordinal, char * error,
+                                                       uint64_t error_capacity);
+
+/* Writes the selected GPU ordinal to *output. value and output must not be NULL. */
+MB_API mb_status mb_runtime_options_get_device_ordinal(const mb_runtime_options * value, uint32_t * output,
+                                                       char * error, uint64_t error_capacity);
 
 /* Sets the number of CPU threads used by inference on models loaded with these options; 0 (default)
  * means one per hardware thread. Values above 256 are clamped to 256 at load. value must not be NULL. */
@@ -247,14 +259,20 @@ MB_API mb_status mb_command_get_sampling_argmax(const mb_command * value, uint32
  * support.gguf; weights are memory-mapped). options may be NULL (defaults); they are copied. *output
  * receives a new model owned by the caller; free it with mb_model_free after every agent made from it.
  * Errors: MB_INVALID_ARGUMENT (bundle_directory NULL or "", output NULL, invalid device in options),
- * MB_BACKEND_UNAVAILABLE (MB_DEVICE_VULKAN), MB_IO_ERROR (directory or a component missing or
+ * MB_BACKEND_UNAVAILABLE (MB_DEVICE_VULKAN; MB_DEVICE_CUDA without CUDA or a usable GPU), MB_IO_ERROR (directory or a component missing or
  * unreadable), MB_INVALID_FORMAT (a malformed component), MB_INCOMPATIBLE_MODEL (well-formed weights
- * this runtime cannot run), MB_OUT_OF_MEMORY. Thread-safe (loads of distinct models may overlap). */
+ * this runtime cannot run), MB_OUT_OF_MEMORY (also device memory for the weights, which a GPU backend
+ * copies here, once). Thread-safe (loads of distinct models may overlap). */
 MB_API mb_status mb_model_load(const char * bundle_directory, const mb_runtime_options * options, mb_model ** output,
                                char * error, uint64_t error_capacity);
 
 /* Frees a model and unmaps its weights. NULL is a no-op. Motions produced from it stay valid. */
 MB_API void mb_model_free(mb_model * value);
+
+/* Writes the device that runs the model to *output: MB_DEVICE_CPU or MB_DEVICE_CUDA (what
+ * MB_DEVICE_AUTO chose). value and output must not be NULL. */
+MB_API mb_status mb_model_get_device(const mb_model * value, mb_device * output, char * error,
+                                     uint64_t error_capacity);
 
 /* Writes the number of learned parameters (pose + root + VQ decoder; 183,148,382 for the release
  * bundle) to *output. value and output must not be NULL. */

@@ -20,7 +20,7 @@ namespace {
 constexpr uint32_t k_max_threads = 256;   // load clamps larger thread counts
 
 bool valid_device(mb_device d) {
-    return d == MB_DEVICE_AUTO || d == MB_DEVICE_CPU || d == MB_DEVICE_VULKAN;
+    return d == MB_DEVICE_AUTO || d == MB_DEVICE_CPU || d == MB_DEVICE_VULKAN || d == MB_DEVICE_CUDA;
 }
 
 bool finite3(float x, float y, float z) {
@@ -154,7 +154,8 @@ MB_API mb_status mb_runtime_options_set_device(mb_runtime_options * value, mb_de
         require(value, "options");
         if (!valid_device(device)) {
             fail(MB_INVALID_ARGUMENT, "device " + std::to_string(device) +
-                                          " is not MB_DEVICE_AUTO (0), MB_DEVICE_CPU (1) or MB_DEVICE_VULKAN (2)");
+                                          " is not MB_DEVICE_AUTO (0), MB_DEVICE_CPU (1), MB_DEVICE_VULKAN (2) or "
+                                          "MB_DEVICE_CUDA (3)");
         }
         value->device = device;
         return MB_OK;
@@ -167,6 +168,25 @@ MB_API mb_status mb_runtime_options_get_device(const mb_runtime_options * value,
         require(value, "options");
         require(output, "output");
         *output = value->device;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_runtime_options_set_device_ordinal(mb_runtime_options * value, uint32_t ordinal, char * error,
+                                                       uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "options");
+        value->ordinal = ordinal;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_runtime_options_get_device_ordinal(const mb_runtime_options * value, uint32_t * output,
+                                                       char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "options");
+        require(output, "output");
+        *output = value->ordinal;
         return MB_OK;
     });
 }
@@ -414,6 +434,10 @@ MB_API mb_status mb_model_load(const char * bundle_directory, const mb_runtime_o
         if (opts.device == MB_DEVICE_VULKAN) {
             fail(MB_BACKEND_UNAVAILABLE, "this build has no Vulkan backend (use MB_DEVICE_CPU or MB_DEVICE_AUTO)");
         }
+        if (opts.device == MB_DEVICE_CUDA) {
+            const std::string problem = mb::backend_cuda_problem(int(std::min<uint32_t>(opts.ordinal, INT32_MAX)));
+            if (!problem.empty()) fail(MB_BACKEND_UNAVAILABLE, "MB_DEVICE_CUDA: " + problem);
+        }
         const std::string dir = bundle_directory;
         // the directory and its four components must exist and be readable: else an I/O error
         const std::string missing = mb::bundle_files_problem(dir);
@@ -442,10 +466,16 @@ MB_API mb_status mb_model_load(const char * bundle_directory, const mb_runtime_o
 
         // well-formed weights that the networks cannot run are an incompatible model
         const int threads = int(std::min(opts.threads, k_max_threads));
+        const mb::backend_device device = opts.device == MB_DEVICE_CPU    ? mb::backend_device::BACKEND_DEVICE_CPU
+                                          : opts.device == MB_DEVICE_CUDA ? mb::backend_device::BACKEND_DEVICE_CUDA
+                                                                          : mb::backend_device::BACKEND_DEVICE_AUTO;
         try {
-            model->net = mb::motion_model::create(std::move(bundle), threads);
+            model->net = mb::motion_model::create(std::move(bundle), threads, device,
+                                                  int(std::min<uint32_t>(opts.ordinal, INT32_MAX)));
         } catch (const std::bad_alloc &) {
             throw;
+        } catch (const mb::backend_unavailable & e) {
+            fail(MB_BACKEND_UNAVAILABLE, std::string("MB_DEVICE_CUDA: ") + e.what());
         } catch (const std::exception & e) {
             fail(MB_INCOMPATIBLE_MODEL, e.what());
         }
@@ -459,6 +489,16 @@ MB_API mb_status mb_model_load(const char * bundle_directory, const mb_runtime_o
 
 MB_API void mb_model_free(mb_model * value) {
     delete value;
+}
+
+MB_API mb_status mb_model_get_device(const mb_model * value, mb_device * output, char * error,
+                                     uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "model");
+        require(output, "output");
+        *output = std::string(value->net->backend_name()) == "cuda" ? MB_DEVICE_CUDA : MB_DEVICE_CPU;
+        return MB_OK;
+    });
 }
 
 MB_API mb_status mb_model_get_parameter_count(const mb_model * value, uint64_t * output, char * error,

@@ -18,6 +18,7 @@
 struct mb_runtime_options {
     mb_device   device  = MB_DEVICE_AUTO;     // MB_DEVICE_*
     uint32_t    threads = 0;                  // 0 = one per hardware thread
+    uint32_t    ordinal = 0;                  // CUDA GPU ordinal
     std::string backend_directory;            // "" = unset; stored and returned only
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backend/backend.h"
+#include "backend/backend-select.h"
 #include "format/bundle.h"
 #include "model/layers.h"
 #include "motion/motion-rep.h"
@@ -100,18 +101,27 @@ private:
 // bundle: immutable after creation and shareable across threads
 class motion_model {
 public:
-    // takes ownership of the bundle; n_threads <= 0 = hardware threads; throws std::runtime_error
-    // naming the first problem (missing tensor, inconsistent sizes between the networks)
-    static std::unique_ptr<motion_model> create(std::unique_ptr<model_bundle> bundle, int n_threads);
+    // takes ownership of the bundle; n_threads <= 0 = hardware threads (CPU); device and ordinal
+    // pick the backend (backend_create; a device backend receives every weight here); throws
+    // backend_unavailable for a device that cannot run, std::runtime_error naming the first
+    // problem (missing tensor, inconsistent sizes between the networks), std::bad_alloc when
+    // device memory is exhausted
+    static std::unique_ptr<motion_model> create(std::unique_ptr<model_bundle> bundle, int n_threads,
+                                                backend_device device = backend_device::BACKEND_DEVICE_CPU,
+                                                int ordinal = 0);
 
     // the same from separate tensor sources (names with "backbone_net." / "pose_net." stripped),
     // borrowed: they must outlive the model; bundle() then holds only `sup`
     static std::unique_ptr<motion_model> create_from_sources(const tensor_source & pose, const tensor_source & root,
                                                              const tensor_source & vq_decoder,
-                                                             const model_support & sup, int n_threads);
+                                                             const model_support & sup, int n_threads,
+                                                             backend_device device = backend_device::BACKEND_DEVICE_CPU,
+                                                             int ordinal = 0);
     ~motion_model();
 
     const model_bundle & bundle() const;
+    // the backend's name: "cpu" (or a CPU variant) or "cuda"
+    const char *         backend_name() const;
 
     // "" when the request is valid, else the first problem found (nothing is computed). Checks:
     // features finite with |v| <= 1e4; masks 0/1; global-root slot 0 enabled; enabled global-root

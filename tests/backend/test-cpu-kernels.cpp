@@ -76,6 +76,7 @@ TEST(cpu_kernels, gemm_nt_column_range_and_strides) {
 
 TEST(cpu_kernels, own_matches_openblas_threaded) {
     // network-sized ops, split over 1..3 threads, against the OpenBLAS variant
+    if (!mb::cpu_gemm_available(mb::cpu_gemm::CPU_GEMM_OPENBLAS)) GTEST_SKIP() << "this build has no OpenBLAS";
     for (int threads : {1, 2, 3})
     for (auto kind : {mb::cpu_gemm::CPU_GEMM_OWN, mb::cpu_gemm::CPU_GEMM_OWN_AVX2}) {
         auto own  = mb::backend_cpu_create_with(threads, kind);

@@ -39,7 +39,7 @@ static void test_library(void) {
     CHECK(MB_OK == 0 && MB_INVALID_ARGUMENT == 1 && MB_OUT_OF_MEMORY == 2 && MB_IO_ERROR == 3);
     CHECK(MB_INVALID_FORMAT == 4 && MB_INCOMPATIBLE_MODEL == 5 && MB_BACKEND_UNAVAILABLE == 6);
     CHECK(MB_COMPUTE_FAILED == 7 && MB_NOT_IMPLEMENTED == 8 && MB_INTERNAL_ERROR == 9);
-    CHECK(MB_DEVICE_AUTO == 0 && MB_DEVICE_CPU == 1 && MB_DEVICE_VULKAN == 2);
+    CHECK(MB_DEVICE_AUTO == 0 && MB_DEVICE_CPU == 1 && MB_DEVICE_VULKAN == 2 && MB_DEVICE_CUDA == 3);
     CHECK(MB_INFERENCE_GLOBAL_ROOT == 0 && MB_INFERENCE_LOCAL_ROOT == 1 && MB_INFERENCE_POSE == 2);
     CHECK(MB_INFERENCE_DURATIONS == 3);
     CHECK(strcmp(mb_status_string(MB_OK), "ok") == 0);
@@ -125,13 +125,13 @@ static void test_options(void) {
     CHECK(dir != NULL && dir[0] == '\0');
 
     /* device: every valid value round-trips, others fail and leave it unchanged */
-    const mb_device devices[] = {MB_DEVICE_CPU, MB_DEVICE_VULKAN, MB_DEVICE_AUTO};
-    for (int i = 0; i < 3; ++i) {
+    const mb_device devices[] = {MB_DEVICE_CPU, MB_DEVICE_VULKAN, MB_DEVICE_CUDA, MB_DEVICE_AUTO};
+    for (int i = 0; i < 4; ++i) {
         CHECK_STATUS(mb_runtime_options_set_device(opt, devices[i], E), MB_OK);
         CHECK_STATUS(mb_runtime_options_get_device(opt, &dev, E), MB_OK);
         CHECK(dev == devices[i]);
     }
-    CHECK_STATUS(mb_runtime_options_set_device(opt, 3, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_runtime_options_set_device(opt, 4, E), MB_INVALID_ARGUMENT);
     CHECK_STATUS(mb_runtime_options_set_device(opt, UINT32_MAX, E), MB_INVALID_ARGUMENT);
     CHECK_STATUS(mb_runtime_options_get_device(opt, &dev, E), MB_OK);
     CHECK(dev == MB_DEVICE_AUTO);
@@ -453,6 +453,25 @@ static void test_model_load_errors(void) {
     model = (mb_model *) &g_err;
     CHECK_STATUS(mb_model_load("/nonexistent/motionbricks-bundle", opt, &model, E), MB_BACKEND_UNAVAILABLE);
     CHECK(model == NULL);
+
+    /* CUDA: unavailable (no CUDA in the build, no GPU) before the files are looked at, naming
+     * the cause; an ordinal no machine has is always unavailable */
+    uint32_t ordinal = 99;
+    CHECK_STATUS(mb_runtime_options_get_device_ordinal(opt, &ordinal, E), MB_OK);
+    CHECK(ordinal == 0);
+    CHECK_STATUS(mb_runtime_options_set_device(opt, MB_DEVICE_CUDA, E), MB_OK);
+    mb_status st = mb_model_load("/nonexistent/motionbricks-bundle", opt, &model, E);
+    CHECK(st == MB_BACKEND_UNAVAILABLE || st == MB_IO_ERROR);
+    if (st == MB_BACKEND_UNAVAILABLE) CHECK(strstr(g_err, "MB_DEVICE_CUDA: ") != NULL);
+    CHECK(model == NULL);
+    CHECK_STATUS(mb_runtime_options_set_device_ordinal(opt, 4096, E), MB_OK);
+    CHECK_STATUS(mb_runtime_options_get_device_ordinal(opt, &ordinal, E), MB_OK);
+    CHECK(ordinal == 4096);
+    CHECK_STATUS(mb_model_load("/nonexistent/motionbricks-bundle", opt, &model, E), MB_BACKEND_UNAVAILABLE);
+    CHECK(strstr(g_err, "MB_DEVICE_CUDA: ") != NULL);
+    CHECK(model == NULL);
+    CHECK_STATUS(mb_runtime_options_set_device_ordinal(NULL, 0, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_runtime_options_get_device_ordinal(opt, NULL, E), MB_INVALID_ARGUMENT);
     mb_runtime_options_free(opt);
 
     /* a directory with garbage components: a format error, not a crash */
@@ -625,6 +644,11 @@ static void test_model_queries(const mb_model * model) {
     uint32_t joints = 0;
     CHECK_STATUS(mb_model_get_parameter_count(model, &params, E), MB_OK);
     CHECK(params > 0);
+    mb_device device = 99;
+    CHECK_STATUS(mb_model_get_device(model, &device, E), MB_OK);
+    CHECK(device == MB_DEVICE_CPU || device == MB_DEVICE_CUDA);
+    CHECK_STATUS(mb_model_get_device(NULL, &device, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_model_get_device(model, NULL, E), MB_INVALID_ARGUMENT);
     CHECK_STATUS(mb_model_get_joint_count(model, &joints, E), MB_OK);
     CHECK(joints == N_JOINTS);
     const char * name = NULL;

@@ -5,6 +5,7 @@
 
 #include "backend/backend.h"
 #include "model/pose-planner.h"
+#include "support/test-device.h"
 #include "support/test-paths.h"
 
 #include <gtest/gtest.h>
@@ -28,7 +29,7 @@ constexpr int64_t k_cd  = 10;   // codes per head
 
 struct pose_env {
     safetensors_source       src;
-    std::unique_ptr<backend> loader = backend_cpu_create(1);
+    std::unique_ptr<backend> loader = mb::test::test_backend(1);
     pose_planner             net;
     explicit pose_env(const std::string & dir)
         : src(dir + "/weights/pose.safetensors", "backbone_net.", {{"motionbricks.n_head", 4}}),
@@ -60,7 +61,7 @@ TEST_F(pose_planner_parity, hparams_from_shapes) {
 
 TEST_F(pose_planner_parity, every_step_of_every_case) {
     pose_env           env(dir_);
-    auto               be = backend_cpu_create(1);
+    auto               be = mb::test::test_backend(1);
     pose_planner_state st(*be, env.net.hp);
     const int64_t      E = env.net.hp.n_embd;
 
@@ -96,7 +97,7 @@ TEST_F(pose_planner_parity, every_step_of_every_case) {
 
 TEST_F(pose_planner_parity, masked_decoding_loop) {
     pose_env           env(dir_);
-    auto               be = backend_cpu_create(1);
+    auto               be = mb::test::test_backend(1);
     pose_planner_state st(*be, env.net.hp);
 
     for (const reference_case & rc : reference_cases(dir_)) {

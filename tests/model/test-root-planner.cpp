@@ -5,6 +5,7 @@
 
 #include "backend/backend.h"
 #include "model/root-planner.h"
+#include "support/test-device.h"
 #include "support/test-paths.h"
 
 #include <gtest/gtest.h>
@@ -24,7 +25,7 @@ constexpr double k_rel_root   = 1e-4;
 
 struct root_env {
     safetensors_source       src;
-    std::unique_ptr<backend> loader = backend_cpu_create(1);
+    std::unique_ptr<backend> loader = mb::test::test_backend(1);
     root_planner             net;
     explicit root_env(const std::string & dir)
         : src(dir + "/weights/root.safetensors", "backbone_net.", {{"motionbricks.n_head", 4}}),
@@ -97,7 +98,7 @@ TEST_F(root_planner_parity, hparams_from_shapes) {
 TEST_F(root_planner_parity, missing_tensor_is_named) {
     // the stats file has none of the root tensors
     safetensors_source src(dir_ + "/weights/stats.safetensors");
-    auto               be = backend_cpu_create(1);
+    auto               be = mb::test::test_backend(1);
     try {
         root_planner::load(src, *be);
         FAIL() << "expected an error";
@@ -110,7 +111,7 @@ TEST_F(root_planner_parity, every_case) {
     root_env env(dir_);
     const root_hparams & hp = env.net.hp;
     const int64_t E = hp.n_embd;
-    auto be = backend_cpu_create(1);
+    auto be = mb::test::test_backend(1);
     root_planner_state st(*be, env.net);
     double worst[8] = {0};
     const char * names[8] = {"logits", "shared_tf_in", "shared_tf_out", "token_tf_in", "token_tf_out", "conv_in",
@@ -202,7 +203,7 @@ TEST_F(root_planner_parity, every_case) {
 
 TEST_F(root_planner_parity, forced_count_and_masks) {
     root_env env(dir_);
-    auto be = backend_cpu_create(1);
+    auto be = mb::test::test_backend(1);
     root_planner_state st(*be, env.net);
     npz_file z(dir_ + "/cases/idle_pred_argmax.npz");
     const case_inputs ci(z);

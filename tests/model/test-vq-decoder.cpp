@@ -4,6 +4,7 @@
 
 #include "backend/backend.h"
 #include "model/vq-decoder.h"
+#include "support/test-device.h"
 #include "support/test-paths.h"
 
 #include <gtest/gtest.h>
@@ -23,7 +24,7 @@ constexpr int64_t k_hd = 8;     // token heads
 
 struct vq_env {
     safetensors_source       src;
-    std::unique_ptr<backend> loader = backend_cpu_create(1);
+    std::unique_ptr<backend> loader = mb::test::test_backend(1);
     vq_decoder               net;
     explicit vq_env(const std::string & dir)
         : src(dir + "/weights/vqvae.safetensors", "pose_net.", {{"motionbricks.dilation_growth", 3}}),
@@ -68,7 +69,7 @@ TEST_F(vq_decoder_parity, hparams_from_shapes) {
 
 TEST_F(vq_decoder_parity, codes_and_decoder_every_case) {
     vq_env           env(dir_);
-    auto             be = backend_cpu_create(1);
+    auto             be = mb::test::test_backend(1);
     vq_decoder_state st(*be, env.net.hp, env.net.dec.hp, k_n);
     const int64_t    D = env.net.hp.code_dim, O = env.net.hp.out_dim;
 
@@ -98,7 +99,7 @@ TEST_F(vq_decoder_parity, codes_and_decoder_every_case) {
 TEST_F(vq_decoder_parity, padded_grid_with_token_mask) {
     // upstream's fixed 16-token formulation: padded positions are masked, padded frames are 0
     vq_env           env(dir_);
-    auto             be = backend_cpu_create(2);
+    auto             be = mb::test::test_backend(2);
     vq_decoder_state st(*be, env.net.hp, env.net.dec.hp, k_n);
     const int64_t    D = env.net.hp.code_dim, O = env.net.hp.out_dim;
 
@@ -122,7 +123,7 @@ TEST_F(vq_decoder_parity, padded_grid_with_token_mask) {
 
 TEST_F(vq_decoder_parity, rejects_bad_tokens) {
     vq_env               env(dir_);
-    auto                 be = backend_cpu_create(1);
+    auto                 be = mb::test::test_backend(1);
     vq_decoder_state     st(*be, env.net.hp, env.net.dec.hp, k_n);
     std::vector<int32_t> tokens(6 * k_hd, 0);
     std::vector<float>   ext(24 * 2), y((size_t) (24 * env.net.hp.out_dim));

@@ -1,4 +1,5 @@
 #include "predict-fixtures.h"
+#include "support/test-device.h"
 
 #include <stdexcept>
 
@@ -8,7 +9,7 @@ reference_model::reference_model(const std::string & dir, int n_threads)
     : pose(dir + "/weights/pose.safetensors", "backbone_net.", {{"motionbricks.n_head", 4}}),
       root(dir + "/weights/root.safetensors", "backbone_net.", {{"motionbricks.n_head", 4}}),
       vq(dir + "/weights/vqvae.safetensors", "pose_net.", {{"motionbricks.dilation_growth", 3}}) {
-    model = motion_model::create_from_sources(pose, root, vq, reference_support(dir), n_threads);
+    model = motion_model::create_from_sources(pose, root, vq, reference_support(dir), n_threads, test_device());
 }
 
 predict_request reference_request(const npz_file & z, const reference_case & rc) {

@@ -11,16 +11,23 @@
 #include "backend/cpu/thread-pool.h"
 #include "backend/token-select.h"
 
+#if MB_HAVE_OPENBLAS
 #include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <numeric>
 #include <thread>
 #include <vector>
+
+#ifndef MB_HAVE_OPENBLAS
+#define MB_HAVE_OPENBLAS 0
+#endif
 
 namespace mb {
 namespace {
@@ -54,7 +61,9 @@ public:
         : n_threads_(n_threads), gemm_(gemm),
           isa_(gemm == cpu_gemm::CPU_GEMM_OWN_AVX2 ? cpu::gemm_isa::GEMM_ISA_AVX2 : cpu::gemm_isa_default()),
           pool_(n_threads) {
+#if MB_HAVE_OPENBLAS
         if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) openblas_set_num_threads(n_threads_);
+#endif
     }
 
     const char * name() const override {
@@ -168,6 +177,7 @@ public:
         const float * w = raw(wb);
         const float * b = raw(bb);
         float *       y = raw(yb);
+#if MB_HAVE_OPENBLAS
         if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) {
             // y = x · wᵀ (+ b broadcast over rows)
             if (b) {
@@ -177,6 +187,7 @@ public:
                         (int) n_in, w, (int) n_in, b ? 1.0f : 0.0f, y, (int) n_out);
             return;
         }
+#endif
         gemm_columns(x, n, n_in, n_in, w, b, n_out, y);
     }
 
@@ -259,6 +270,7 @@ public:
         float *       y    = raw(yb);
         const int64_t half = (k - 1) / 2;
         const int64_t ck   = c_in * k;
+#if MB_HAVE_OPENBLAS
         if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) {
             // im2col: col[c_in·k, t] with col[(c·k + kk), i] = x[c, i + (kk − (k−1)/2)·dilation]
             col_.assign((size_t) (ck * t), 0.0f);
@@ -280,6 +292,7 @@ public:
                         col_.data(), (int) t, b ? 1.0f : 0.0f, y, (int) t);
             return;
         }
+#endif
         // transposed im2col: row i of colᵀ[t, c_in·k] holds x[c, i + (kk − (k−1)/2)·dilation] at c·k + kk,
         // so yᵀ[t, c_out] = colᵀ · wᵀ is a linear over t rows with the weights streamed once
         col_.resize((size_t) (ck * t));
@@ -368,7 +381,12 @@ int resolve_threads(int n_threads) {
 
 } // namespace
 
+bool cpu_gemm_available(cpu_gemm gemm) {
+    return gemm != cpu_gemm::CPU_GEMM_OPENBLAS || MB_HAVE_OPENBLAS;
+}
+
 std::unique_ptr<backend> backend_cpu_create_with(int n_threads, cpu_gemm gemm) {
+    if (!cpu_gemm_available(gemm)) throw std::runtime_error("this build has no OpenBLAS (cpu_gemm::CPU_GEMM_OPENBLAS)");
     return std::make_unique<cpu_backend>(resolve_threads(n_threads), gemm);
 }
 

@@ -15,7 +15,11 @@ enum class cpu_gemm : uint32_t {
     CPU_GEMM_OWN_AVX2 = 2,  // own kernel limited to AVX2/FMA (for comparison)
 };
 
-// n_threads <= 0 selects the number of hardware threads
+// false for CPU_GEMM_OPENBLAS in a build without OpenBLAS
+bool cpu_gemm_available(cpu_gemm gemm);
+
+// n_threads <= 0 selects the number of hardware threads; throws std::runtime_error for a
+// kernel this build lacks
 std::unique_ptr<backend> backend_cpu_create_with(int n_threads, cpu_gemm gemm);
 
 } // namespace mb

@@ -1,0 +1,32 @@
+// which backend runs a model: the CPU, CUDA, or the best one this machine has
+#pragma once
+
+#include "backend/backend.h"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace mb {
+
+enum class backend_device : uint32_t {
+    BACKEND_DEVICE_CPU  = 0,
+    BACKEND_DEVICE_CUDA = 1,
+    BACKEND_DEVICE_AUTO = 2,    // CUDA when a usable GPU exists, else the CPU
+};
+
+// the requested device cannot run here (no CUDA in this build, no usable GPU); what() says why
+struct backend_unavailable : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// "" when the CUDA backend can run on GPU `ordinal`, else why not (also "this build has no
+// CUDA backend")
+std::string backend_cuda_problem(int ordinal);
+
+// n_threads <= 0: hardware threads (CPU only); ordinal: the GPU (CUDA only).
+// throws backend_unavailable for CUDA that cannot run, std::runtime_error for other failures
+std::unique_ptr<backend> backend_create(backend_device device, int n_threads, int ordinal);
+
+} // namespace mb

@@ -1,0 +1,193 @@
+// CUDA backend: buffers in device memory, every op one kernel on one non-blocking stream
+// (so ops run asynchronously to the host; get() and synchronize() wait). Linear and conv1d
+// run the skinny kernel (conv1d through an implicit im2col), in plain FP32: no scratch.
+#include "backend/cuda/cuda-backend.h"
+
+#include "backend/cuda/cuda-ops.h"
+
+#include <cuda_runtime.h>
+
+#include <new>
+#include <stdexcept>
+#include <string>
+
+namespace mb {
+namespace {
+
+[[noreturn]] void fail(const char * what, cudaError_t e) {
+    throw std::runtime_error(std::string("cuda: ") + what + ": " + cudaGetErrorString(e));
+}
+
+void check(cudaError_t e, const char * what) {
+    if (e != cudaSuccess) fail(what, e);
+}
+
+// cudaMalloc that reports exhaustion as std::bad_alloc (the C ABI's MB_OUT_OF_MEMORY)
+void * device_alloc(size_t bytes) {
+    void *            p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        throw std::bad_alloc();
+    }
+    check(e, "cudaMalloc");
+    return p;
+}
+
+class cuda_buffer final : public backend_buffer {
+public:
+    cuda_buffer(void * p, size_t bytes) : p_(p), bytes_(bytes) {}
+    ~cuda_buffer() override { cudaFree(p_); }
+    size_t size() const override { return bytes_; }
+    void * base() override { return p_; }
+
+private:
+    void * p_;
+    size_t bytes_;
+};
+
+class cuda_backend final : public backend {
+public:
+    explicit cuda_backend(int ordinal) : ordinal_(ordinal), ops_(make_ops(ordinal)), s_(ops_->stream()) {}
+
+    ~cuda_backend() override {
+        cudaSetDevice(ordinal_);
+        ops_.reset();
+    }
+
+    const char * name() const override { return "cuda"; }
+    int          n_threads() const override { return 1; }
+
+    std::unique_ptr<backend_buffer> alloc(size_t bytes) override {
+        check(cudaSetDevice(ordinal_), "cudaSetDevice");
+        void * p = bytes ? device_alloc(bytes) : nullptr;
+        auto   b = std::make_unique<cuda_buffer>(p, bytes);
+        if (bytes) {
+            // zeroed before any object of this kind (any stream) can use it
+            check(cudaMemsetAsync(p, 0, bytes, s_), "cudaMemsetAsync");
+            check(cudaStreamSynchronize(s_), "alloc");
+        }
+        return b;
+    }
+
+    std::unique_ptr<backend_buffer> alloc_from_host(const void * host, size_t bytes) override {
+        check(cudaSetDevice(ordinal_), "cudaSetDevice");
+        void * p = bytes ? device_alloc(bytes) : nullptr;
+        auto   b = std::make_unique<cuda_buffer>(p, bytes);
+        if (bytes) check(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (weights)");
+        return b;
+    }
+
+    void set_bytes(void * dst, const void * host, size_t bytes) override {
+        // from pageable memory the call returns once the host bytes are staged
+        if (bytes) check(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, s_), "set");
+    }
+
+    void get_bytes(const void * src, void * host, size_t bytes) override {
+        if (bytes) check(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, s_), "get");
+        check(cudaStreamSynchronize(s_), "get");
+    }
+
+    void synchronize() override { check(cudaStreamSynchronize(s_), "synchronize"); }
+
+    void fill_f32(int64_t n, float v, bptr<float> y) override { cuda::fill_f32(n, v, y.p, s_); }
+    void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) override { cuda::fill_i32(n, v, y.p, s_); }
+    void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y) override {
+        cuda::add(a.p, b.p, n, y.p, s_);
+    }
+    void relu(bptr<const float> x, int64_t n, bptr<float> y) override { cuda::relu(x.p, n, y.p, s_); }
+    void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) override {
+        cuda::leaky_relu(x.p, n, slope, y.p, s_);
+    }
+    void copy_rows(bptr<const float> x, int64_t ldx, int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
+        cuda::copy_rows(x.p, ldx, n, d, y.p, ldy, s_);
+    }
+    void where_rows(bptr<const uint8_t> sel, bptr<const float> a, int64_t lda, bptr<const float> b, int64_t ldb,
+                    int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
+        cuda::where_rows(sel.p, a.p, lda, b.p, ldb, n, d, y.p, ldy, s_);
+    }
+    void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y) override {
+        if (r > 0 && c > 0) cuda::transpose(x.p, r, c, y.p, s_);
+    }
+    void mask_cols(int64_t c, int64_t t, int64_t n_valid, bptr<float> x) override {
+        cuda::mask_cols(c, t, n_valid, x.p, s_);
+    }
+    void upsample2(bptr<const float> x, int64_t c, int64_t t, bptr<float> y) override {
+        cuda::upsample2(x.p, c, t, y.p, s_);
+    }
+    void embed_heads(bptr<const float> table, int64_t n_head, int64_t rows_per_head, int64_t d,
+                     bptr<const int32_t> idx, int64_t n, bptr<float> y) override {
+        cuda::embed_heads(table.p, n_head, rows_per_head, d, idx.p, n, y.p, s_);
+    }
+    void replace_frames(bptr<const float> src, bptr<const uint8_t> sel, int64_t t, int64_t f, int64_t w,
+                        bptr<float> h) override {
+        cuda::replace_frames(src.p, sel.p, t, f, w, h.p, s_);
+    }
+    void linear(bptr<const float> x, int64_t n, int64_t n_in, bptr<const float> w, bptr<const float> b,
+                int64_t n_out, bptr<float> y) override {
+        if (n > 0 && n_out > 0) ops_->linear(x.p, n, n_in, w.p, b.p, n_out, y.p);
+    }
+    void add_layer_norm(bptr<float> x, bptr<const float> r, int64_t n, int64_t d, bptr<const float> g,
+                        bptr<const float> b, float eps) override {
+        if (n > 0) cuda::add_layer_norm(x.p, r.p, n, d, g.p, b.p, eps, s_);
+    }
+    void attention(bptr<const float> qkv, int64_t n, int64_t d, int64_t n_head, bptr<const uint8_t> key_mask,
+                   bptr<float> out) override {
+        if (n > 0) cuda::attention(qkv.p, n, d, n_head, key_mask.p, out.p, s_);
+    }
+    void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bptr<const float> w, bptr<const float> b,
+                int64_t c_out, int64_t k, int64_t dilation, bptr<float> y) override {
+        if (t > 0 && c_out > 0) ops_->conv1d(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p);
+    }
+    void sample_codes(bptr<const float> logits, int64_t m, int64_t n_code, bptr<const float> u, bptr<int32_t> tokens,
+                      bptr<float> prob) override {
+        cuda::sample_codes(logits.p, m, n_code, u.p, tokens.p, prob.p, s_);
+    }
+    void remask_lowest(bptr<const float> prob, int64_t m, int64_t n_mask, int32_t mask_id,
+                       bptr<int32_t> tokens) override {
+        cuda::remask_lowest(prob.p, m, n_mask, mask_id, tokens.p, s_);
+    }
+
+private:
+    static std::unique_ptr<cuda::device_ops> make_ops(int ordinal) {
+        check(cudaSetDevice(ordinal), "cudaSetDevice");
+        return std::make_unique<cuda::device_ops>();
+    }
+
+    int                               ordinal_;
+    std::unique_ptr<cuda::device_ops> ops_;
+    cudaStream_t                      s_;
+};
+
+} // namespace
+
+std::string cuda_device_problem(int ordinal) {
+    int               count = 0;
+    const cudaError_t e     = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return std::string("no usable CUDA driver or GPU (") + cudaGetErrorString(e) + ")";
+    }
+    if (count == 0) return "no CUDA GPU is present";
+    if (ordinal < 0 || ordinal >= count) {
+        return "GPU ordinal " + std::to_string(ordinal) + " is not present (" + std::to_string(count) + " GPUs)";
+    }
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, ordinal) != cudaSuccess) {
+        cudaGetLastError();
+        return "cannot read the properties of GPU " + std::to_string(ordinal);
+    }
+    if (p.major * 10 + p.minor < 75) {
+        return std::string("GPU ") + std::to_string(ordinal) + " (" + p.name + ") has compute capability " +
+               std::to_string(p.major) + "." + std::to_string(p.minor) + "; the CUDA backend needs 7.5 or newer";
+    }
+    return "";
+}
+
+std::unique_ptr<backend> backend_cuda_create(int ordinal) {
+    const std::string problem = cuda_device_problem(ordinal);
+    if (!problem.empty()) throw std::runtime_error(problem);
+    return std::make_unique<cuda_backend>(ordinal);
+}
+
+} // namespace mb

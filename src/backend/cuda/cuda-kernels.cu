@@ -1,0 +1,526 @@
+// kernels of the CUDA backend. At batch one the networks multiply 1–64 rows by
+// large weight matrices, so linear is bound by reading the weights once: the
+// skinny kernel gives each block a few weight rows, streams them with 16-byte
+// loads split over its 256 threads, keeps up to 16 input rows' partial sums in
+// registers and reduces the 32 sums of a warp in 31 shuffles. LayerNorm
+// accumulates in double like the CPU.
+#include "backend/cuda/cuda-kernels.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace mb::cuda {
+namespace {
+
+constexpr unsigned k_full = 0xffffffffu;
+
+void check_launch(const char * what) {
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) throw std::runtime_error(std::string("cuda: ") + what + ": " + cudaGetErrorString(e));
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(k_full, v, off);
+    return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(k_full, v, off));
+    return v;
+}
+
+__device__ __forceinline__ double warp_sum_d(double v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(k_full, v, off);
+    return v;
+}
+
+// one step of warp_transpose_sum: keep CNT of 2·CNT values, trade the others with lane ^ CNT
+template <int CNT>
+__device__ __forceinline__ void transpose_sum_step(float (&v)[32], int lane) {
+    const bool upper = (lane & CNT) != 0;
+#pragma unroll
+    for (int i = 0; i < CNT; ++i) {
+        const float send = upper ? v[i] : v[i + CNT];
+        const float keep = upper ? v[i + CNT] : v[i];
+        v[i]             = keep + __shfl_xor_sync(k_full, send, CNT);
+    }
+}
+
+// the 32 values v[0..32) of every lane summed over the warp: lane L returns the sum of v[L]
+// (31 shuffles instead of 32·5; each step halves the values a lane keeps)
+__device__ __forceinline__ float warp_transpose_sum(float (&v)[32], int lane) {
+    transpose_sum_step<16>(v, lane);
+    transpose_sum_step<8>(v, lane);
+    transpose_sum_step<4>(v, lane);
+    transpose_sum_step<2>(v, lane);
+    transpose_sum_step<1>(v, lane);
+    return v[0];
+}
+
+// one block: C weight rows o0..o0+C−1 against R input rows r0..r0+R−1 (R·C = 32 sums per
+// thread); its 8 warps split K (thread i takes every 256th 16-byte chunk from i), so each
+// thread has C weight loads in flight, then the warps' partial sums meet in shared memory.
+// VEC: K % 4 == 0 and 16-byte aligned rows
+// CONV: rows are the t positions of x[c_in, t] read through an implicit im2col
+// (K = c_in·k, column c·k + kk is x[c, row + (kk − (k−1)/2)·dilation], 0 outside), and
+// the output is y[N, t] (NCW) instead of y[n, N]
+struct conv_geom {
+    int t = 0, k = 1, dilation = 1;
+};
+
+template <bool CONV>
+__device__ __forceinline__ float load_x(const float * __restrict__ x, int row, int K, int kidx, conv_geom g) {
+    if constexpr (!CONV) {
+        return __ldg(x + (size_t) row * K + kidx);
+    } else {
+        const int c = kidx / g.k, kk = kidx - c * g.k;
+        const int src = row + (kk - (g.k - 1) / 2) * g.dilation;
+        return (src >= 0 && src < g.t) ? __ldg(x + (size_t) c * g.t + src) : 0.0f;
+    }
+}
+
+template <bool CONV>
+__device__ __forceinline__ float4 load_x4(const float * __restrict__ x, int row, int K, int kidx, conv_geom g) {
+    if constexpr (!CONV) {
+        return __ldg(reinterpret_cast<const float4 *>(x + (size_t) row * K + kidx));
+    } else {
+        return make_float4(load_x<true>(x, row, K, kidx, g), load_x<true>(x, row, K, kidx + 1, g),
+                           load_x<true>(x, row, K, kidx + 2, g), load_x<true>(x, row, K, kidx + 3, g));
+    }
+}
+
+template <int R, int C, bool VEC, bool CONV>
+__global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __restrict__ x, int n, int K,
+                                                           const float * __restrict__ w,
+                                                           const float * __restrict__ b, int N,
+                                                           float * __restrict__ y, conv_geom g) {
+    static_assert(R * C == 32, "one sum per lane");
+    __shared__ float part[8][32];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int o0 = blockIdx.x * C;
+    const int r0 = blockIdx.y * R;
+    const int nr = min(R, n - r0);
+
+    const float * wr[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) wr[c] = w + (size_t) min(o0 + c, N - 1) * K;   // past N: computed, not stored
+    float acc[32];
+#pragma unroll
+    for (int i = 0; i < 32; ++i) acc[i] = 0.0f;
+
+    if constexpr (VEC) {
+        for (int k = threadIdx.x * 4; k < K; k += 1024) {
+            float4 wv[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) wv[c] = __ldg(reinterpret_cast<const float4 *>(wr[c] + k));
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                if (r < nr) {
+                    const float4 xv = load_x4<CONV>(x, r0 + r, K, k, g);
+#pragma unroll
+                    for (int c = 0; c < C; ++c) {
+                        float a = acc[r * C + c];
+                        a       = fmaf(xv.x, wv[c].x, a);
+                        a       = fmaf(xv.y, wv[c].y, a);
+                        a       = fmaf(xv.z, wv[c].z, a);
+                        a       = fmaf(xv.w, wv[c].w, a);
+                        acc[r * C + c] = a;
+                    }
+                }
+            }
+        }
+    } else {
+        for (int k = threadIdx.x; k < K; k += 256) {
+            float wv[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) wv[c] = __ldg(wr[c] + k);
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                if (r < nr) {
+                    const float xv = load_x<CONV>(x, r0 + r, K, k, g);
+#pragma unroll
+                    for (int c = 0; c < C; ++c) acc[r * C + c] = fmaf(xv, wv[c], acc[r * C + c]);
+                }
+            }
+        }
+    }
+
+    part[warp][lane] = warp_transpose_sum(acc, lane);
+    __syncthreads();
+    if (warp == 0) {
+        float sum = 0.0f;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) sum += part[i][lane];
+        const int r = lane / C, c = lane % C;
+        if (r < nr && o0 + c < N) {
+            const size_t at = CONV ? (size_t) (o0 + c) * g.t + r0 + r : (size_t) (r0 + r) * N + o0 + c;
+            y[at]           = sum + (b ? b[o0 + c] : 0.0f);
+        }
+    }
+}
+
+template <int R, int C, bool CONV>
+void launch_skinny(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
+                   conv_geom g, cudaStream_t s) {
+    const dim3 grid((unsigned) ((N + C - 1) / C), (unsigned) ((n + R - 1) / R));
+    const bool vec = K % 4 == 0 && (CONV || (reinterpret_cast<uintptr_t>(x) % 16) == 0) &&
+                     (reinterpret_cast<uintptr_t>(w) % 16) == 0;
+    if (vec) {
+        linear_skinny_kernel<R, C, true, CONV><<<grid, 256, 0, s>>>(x, (int) n, (int) K, w, b, (int) N, y, g);
+    } else {
+        linear_skinny_kernel<R, C, false, CONV><<<grid, 256, 0, s>>>(x, (int) n, (int) K, w, b, (int) N, y, g);
+    }
+}
+
+template <bool CONV>
+void skinny(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
+            conv_geom g, cudaStream_t s) {
+    if (n <= 4) {
+        launch_skinny<4, 8, CONV>(x, n, K, w, b, N, y, g, s);
+    } else if (n <= 8) {
+        launch_skinny<8, 4, CONV>(x, n, K, w, b, N, y, g, s);
+    } else {
+        launch_skinny<16, 2, CONV>(x, n, K, w, b, N, y, g, s);
+    }
+}
+
+// sum over the block (blockDim.x a multiple of 32, ≤ 1024); every thread gets the result
+__device__ double block_sum_d(double v, double * scratch) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warp = blockDim.x >> 5;
+    v = warp_sum_d(v);
+    __syncthreads();    // scratch may still be read from a previous call
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    double t = 0.0;
+    for (int i = 0; i < n_warp; ++i) t += scratch[i];
+    return t;
+}
+
+__device__ float block_reduce_f(float v, float * scratch, bool is_max) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warp = blockDim.x >> 5;
+    v = is_max ? warp_max(v) : warp_sum(v);
+    __syncthreads();
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    float t = scratch[0];
+    for (int i = 1; i < n_warp; ++i) t = is_max ? fmaxf(t, scratch[i]) : t + scratch[i];
+    return t;
+}
+
+// one block a row; the row (x + r) is kept in shared memory
+__global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, int d, const float * __restrict__ g,
+                                      const float * __restrict__ b, float eps) {
+    extern __shared__ float row[];
+    __shared__ double scratch[32];
+    float *       xr = x + (size_t) blockIdx.x * d;
+    const float * rr = r ? r + (size_t) blockIdx.x * d : nullptr;
+    double s = 0.0;
+    for (int j = threadIdx.x; j < d; j += blockDim.x) {
+        const float v = rr ? xr[j] + rr[j] : xr[j];
+        row[j]        = v;
+        s += v;
+    }
+    const double mean = block_sum_d(s, scratch) / (double) d;
+    double q = 0.0;
+    for (int j = threadIdx.x; j < d; j += blockDim.x) {
+        const double c = (double) row[j] - mean;
+        q += c * c;
+    }
+    const double var = block_sum_d(q, scratch) / (double) d;
+    const float  inv = (float) (1.0 / sqrt(var + (double) eps));
+    const float  mf  = (float) mean;
+    for (int j = threadIdx.x; j < d; j += blockDim.x) xr[j] = ((row[j] - mf) * inv) * g[j] + b[j];
+}
+
+// one block per (head, query row); scores of all n keys in shared memory
+__global__ void attention_kernel(const float * __restrict__ qkv, int n, int d, int dh,
+                                 const uint8_t * __restrict__ key_mask, float * __restrict__ out) {
+    extern __shared__ float sc[];
+    __shared__ float scratch[32];
+    const int   h = blockIdx.x, i = blockIdx.y;
+    const int   lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warp = blockDim.x >> 5;
+    const float scale = 1.0f / sqrtf((float) dh);
+    const float * q   = qkv + (size_t) i * 3 * d + h * dh;
+    for (int j = warp; j < n; j += n_warp) {
+        if (key_mask && key_mask[j]) {
+            if (lane == 0) sc[j] = -INFINITY;
+            continue;
+        }
+        const float * k   = qkv + (size_t) j * 3 * d + d + h * dh;
+        float         acc = 0.0f;
+        for (int c = lane; c < dh; c += 32) acc = fmaf(q[c], k[c], acc);
+        acc = warp_sum(acc);
+        if (lane == 0) sc[j] = acc * scale;
+    }
+    __syncthreads();
+    float mx = -INFINITY;
+    for (int j = threadIdx.x; j < n; j += blockDim.x) mx = fmaxf(mx, sc[j]);
+    mx = block_reduce_f(mx, scratch, true);
+    float sum = 0.0f;
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        const float e = sc[j] == -INFINITY ? 0.0f : expf(sc[j] - mx);
+        sc[j]         = e;
+        sum += e;
+    }
+    sum = block_reduce_f(sum, scratch, false);   // its barriers also publish sc
+    for (int c = threadIdx.x; c < dh; c += blockDim.x) {
+        float o = 0.0f;
+        for (int j = 0; j < n; ++j) o += (sc[j] / sum) * qkv[(size_t) j * 3 * d + 2 * d + h * dh + c];
+        out[(size_t) i * d + h * dh + c] = o;
+    }
+}
+
+__global__ void transpose_kernel(const float * __restrict__ x, int rows, int cols, float * __restrict__ y) {
+    __shared__ float tile[32][33];
+    const int c0 = blockIdx.x * 32, r0 = blockIdx.y * 32;
+    for (int j = threadIdx.y; j < 32; j += blockDim.y) {
+        const int r = r0 + j, c = c0 + threadIdx.x;
+        if (r < rows && c < cols) tile[j][threadIdx.x] = x[(size_t) r * cols + c];
+    }
+    __syncthreads();
+    for (int j = threadIdx.y; j < 32; j += blockDim.y) {
+        const int c = c0 + j, r = r0 + threadIdx.x;
+        if (r < rows && c < cols) y[(size_t) c * rows + r] = tile[threadIdx.x][j];
+    }
+}
+
+// grid-stride loop over i < n
+#define MB_FOR_EACH(i, n) \
+    for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < (n); i += (int64_t) gridDim.x * blockDim.x)
+
+template <class T>
+__global__ void fill_kernel(int64_t n, T v, T * y) {
+    MB_FOR_EACH(i, n) y[i] = v;
+}
+
+__global__ void add_kernel(const float * a, const float * b, int64_t n, float * y) {
+    MB_FOR_EACH(i, n) y[i] = a[i] + b[i];
+}
+
+__global__ void leaky_relu_kernel(const float * x, int64_t n, float slope, float * y) {
+    // slope 0 is ReLU: x < 0 ? 0 : x, NaN passes through (0·NaN would not be 0, so no multiply)
+    MB_FOR_EACH(i, n) {
+        const float v = x[i];
+        y[i]          = v < 0.0f ? (slope == 0.0f ? 0.0f : v * slope) : v;
+    }
+}
+
+__global__ void copy_rows_kernel(const float * x, int64_t ldx, int64_t n, int64_t d, float * y, int64_t ldy) {
+    MB_FOR_EACH(e, n * d) {
+        const int64_t i = e / d, j = e % d;
+        y[i * ldy + j]  = x[i * ldx + j];
+    }
+}
+
+__global__ void where_rows_kernel(const uint8_t * sel, const float * a, int64_t lda, const float * b, int64_t ldb,
+                                  int64_t n, int64_t d, float * y, int64_t ldy) {
+    MB_FOR_EACH(e, n * d) {
+        const int64_t i = e / d, j = e % d;
+        y[i * ldy + j]  = sel[i] ? a[i * lda + j] : b[i * ldb + j];
+    }
+}
+
+__global__ void mask_cols_kernel(int64_t c, int64_t t, int64_t n_valid, float * x) {
+    const int64_t w = t - n_valid;
+    MB_FOR_EACH(e, c * w) x[(e / w) * t + n_valid + e % w] = 0.0f;
+}
+
+__global__ void upsample2_kernel(const float * x, int64_t c, int64_t t, float * y) {
+    MB_FOR_EACH(e, c * 2 * t) y[e] = x[(e / (2 * t)) * t + (e % (2 * t)) / 2];
+}
+
+__global__ void embed_heads_kernel(const float * table, int64_t n_head, int64_t rows_per_head, int64_t d,
+                                   const int32_t * idx, int64_t n, float * y) {
+    MB_FOR_EACH(e, n * d) {
+        const int64_t i = e / d, k = e % d;
+        y[e]            = table[((i % n_head) * rows_per_head + idx[i]) * d + k];
+    }
+}
+
+__global__ void replace_frames_kernel(const float * src, const uint8_t * sel, int64_t t, int64_t f, int64_t w,
+                                      float * h) {
+    MB_FOR_EACH(e, t * f * w) {
+        const int64_t g = e / w, k = e % w;
+        if (!sel[g]) continue;
+        const int64_t p = g / f, j = g % f;
+        h[(j * w + k) * t + p] = src[e];
+    }
+}
+
+// correctly rounded float log and exp (through double), as the host's logf / expf
+__device__ __forceinline__ float log_f(float v) {
+    return (float) log((double) v);
+}
+__device__ __forceinline__ float exp_f(float v) {
+    return (float) exp((double) v);
+}
+
+// one thread per row, the host's loops in the host's order (sampling.cpp, pose-planner.cpp)
+__global__ void sample_codes_kernel(const float * logits, int64_t m, int64_t n_code, const float * u, int32_t * tokens,
+                                    float * prob) {
+    MB_FOR_EACH(r, m) {
+        const float * l  = logits + r * n_code;
+        int32_t       t  = 0;
+        if (!u) {
+            for (int64_t c = 1; c < n_code; ++c) {
+                if (l[c] > l[t] || (isnan(l[t]) && !isnan(l[c]))) t = (int32_t) c;
+            }
+        } else {
+            const float * ur   = u + r * n_code;
+            auto          gumb = [](float v) { return -log_f(fmaxf(-log_f(fmaxf(v, 1e-20f)), 1e-20f)); };
+            float         best = l[0] + gumb(ur[0]);
+            for (int64_t c = 1; c < n_code; ++c) {
+                const float v = l[c] + gumb(ur[c]);
+                if (v > best || (isnan(best) && !isnan(v))) {
+                    t    = (int32_t) c;
+                    best = v;
+                }
+            }
+        }
+        float mx = l[0];
+        for (int64_t c = 1; c < n_code; ++c) mx = fmaxf(mx, l[c]);
+        float sum = 0.0f;
+        for (int64_t c = 0; c < n_code; ++c) sum += exp_f(l[c] - mx);
+        tokens[r] = t;
+        prob[r]   = exp_f(l[t] - mx) * (1.0f / sum);
+    }
+}
+
+__global__ void remask_lowest_kernel(const float * prob, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens) {
+    MB_FOR_EACH(i, m) {
+        auto          key  = [&](int64_t j) { return isnan(prob[j]) ? INFINITY : prob[j]; };
+        const float   ki   = key(i);
+        int64_t       rank = 0;
+        for (int64_t j = 0; j < m; ++j) {
+            const float kj = key(j);
+            rank += (kj < ki || (kj == ki && j < i)) ? 1 : 0;
+        }
+        if (rank < n_mask) tokens[i] = mask_id;
+    }
+}
+
+unsigned grid_for(int64_t total, int block) {
+    const int64_t g = (total + block - 1) / block;
+    return (unsigned) (g < 1 ? 1 : (g > 65535 ? 65535 : g));
+}
+
+} // namespace
+
+void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
+                   float * y, cudaStream_t s) {
+    skinny<false>(x, n, n_in, w, b, n_out, y, conv_geom{}, s);
+    check_launch("linear_skinny");
+}
+
+void conv1d_skinny(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
+                   int64_t k, int64_t dilation, float * y, cudaStream_t s) {
+    skinny<true>(x, t, c_in * k, w, b, c_out, y, conv_geom{(int) t, (int) k, (int) dilation}, s);
+    check_launch("conv1d_skinny");
+}
+
+void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const float * g, const float * b, float eps,
+                    cudaStream_t s) {
+    add_layer_norm_kernel<<<(unsigned) n, 256, (size_t) d * sizeof(float), s>>>(x, r, (int) d, g, b, eps);
+    check_launch("add_layer_norm");
+}
+
+void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask, float * out,
+               cudaStream_t s) {
+    const dim3 grid((unsigned) n_head, (unsigned) n);
+    attention_kernel<<<grid, 128, (size_t) n * sizeof(float), s>>>(qkv, (int) n, (int) d, (int) (d / n_head),
+                                                                   key_mask, out);
+    check_launch("attention");
+}
+
+void transpose(const float * x, int64_t rows, int64_t cols, float * y, cudaStream_t s) {
+    const dim3 grid((unsigned) ((cols + 31) / 32), (unsigned) ((rows + 31) / 32));
+    transpose_kernel<<<grid, dim3(32, 8), 0, s>>>(x, (int) rows, (int) cols, y);
+    check_launch("transpose");
+}
+
+void fill_f32(int64_t n, float v, float * y, cudaStream_t s) {
+    if (n <= 0) return;
+    fill_kernel<float><<<grid_for(n, 256), 256, 0, s>>>(n, v, y);
+    check_launch("fill_f32");
+}
+
+void fill_i32(int64_t n, int32_t v, int32_t * y, cudaStream_t s) {
+    if (n <= 0) return;
+    fill_kernel<int32_t><<<grid_for(n, 256), 256, 0, s>>>(n, v, y);
+    check_launch("fill_i32");
+}
+
+void add(const float * a, const float * b, int64_t n, float * y, cudaStream_t s) {
+    if (n <= 0) return;
+    add_kernel<<<grid_for(n, 256), 256, 0, s>>>(a, b, n, y);
+    check_launch("add");
+}
+
+void relu(const float * x, int64_t n, float * y, cudaStream_t s) {
+    leaky_relu(x, n, 0.0f, y, s);
+}
+
+void leaky_relu(const float * x, int64_t n, float slope, float * y, cudaStream_t s) {
+    if (n <= 0) return;
+    leaky_relu_kernel<<<grid_for(n, 256), 256, 0, s>>>(x, n, slope, y);
+    check_launch("leaky_relu");
+}
+
+void copy_rows(const float * x, int64_t ldx, int64_t n, int64_t d, float * y, int64_t ldy, cudaStream_t s) {
+    if (n <= 0 || d <= 0) return;
+    copy_rows_kernel<<<grid_for(n * d, 256), 256, 0, s>>>(x, ldx, n, d, y, ldy);
+    check_launch("copy_rows");
+}
+
+void where_rows(const uint8_t * sel, const float * a, int64_t lda, const float * b, int64_t ldb, int64_t n, int64_t d,
+                float * y, int64_t ldy, cudaStream_t s) {
+    if (n <= 0 || d <= 0) return;
+    where_rows_kernel<<<grid_for(n * d, 256), 256, 0, s>>>(sel, a, lda, b, ldb, n, d, y, ldy);
+    check_launch("where_rows");
+}
+
+void mask_cols(int64_t c, int64_t t, int64_t n_valid, float * x, cudaStream_t s) {
+    if (n_valid >= t || c <= 0) return;
+    n_valid = n_valid < 0 ? 0 : n_valid;
+    mask_cols_kernel<<<grid_for(c * (t - n_valid), 256), 256, 0, s>>>(c, t, n_valid, x);
+    check_launch("mask_cols");
+}
+
+void upsample2(const float * x, int64_t c, int64_t t, float * y, cudaStream_t s) {
+    if (c <= 0 || t <= 0) return;
+    upsample2_kernel<<<grid_for(c * 2 * t, 256), 256, 0, s>>>(x, c, t, y);
+    check_launch("upsample2");
+}
+
+void embed_heads(const float * table, int64_t n_head, int64_t rows_per_head, int64_t d, const int32_t * idx,
+                 int64_t n, float * y, cudaStream_t s) {
+    if (n <= 0 || d <= 0) return;
+    embed_heads_kernel<<<grid_for(n * d, 256), 256, 0, s>>>(table, n_head, rows_per_head, d, idx, n, y);
+    check_launch("embed_heads");
+}
+
+void replace_frames(const float * src, const uint8_t * sel, int64_t t, int64_t f, int64_t w, float * h,
+                    cudaStream_t s) {
+    if (t <= 0 || f <= 0 || w <= 0) return;
+    replace_frames_kernel<<<grid_for(t * f * w, 256), 256, 0, s>>>(src, sel, t, f, w, h);
+    check_launch("replace_frames");
+}
+
+void sample_codes(const float * logits, int64_t m, int64_t n_code, const float * u, int32_t * tokens, float * prob,
+                  cudaStream_t s) {
+    if (m <= 0) return;
+    sample_codes_kernel<<<grid_for(m, 128), 128, 0, s>>>(logits, m, n_code, u, tokens, prob);
+    check_launch("sample_codes");
+}
+
+void remask_lowest(const float * prob, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens, cudaStream_t s) {
+    if (m <= 0 || n_mask <= 0) return;
+    remask_lowest_kernel<<<grid_for(m, 128), 128, 0, s>>>(prob, m, n_mask, mask_id, tokens);
+    check_launch("remask_lowest");
+}
+
+} // namespace mb::cuda

@@ -1,0 +1,265 @@
+// the CUDA backend beyond test-backend-ops (run through cuda-run, which skips without a
+// GPU): its kernel paths against the CPU backend at the networks' shapes, sampling bitwise
+// against the host, and CPU against CUDA on a full-size bundle (MB_CUDA_FULL_BUNDLE)
+#include "backend/backend-select.h"
+#include "backend/cuda/cuda-kernels.h"
+#include "backend-test-util.h"
+#include "format/bundle.h"
+#include "model/sampling.h"
+#include "motion/predict.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <vector>
+
+namespace {
+
+using mb::test::random_vec;
+
+// a backend with host ↔ backend copies; buffers live as long as it
+struct device {
+    std::unique_ptr<mb::backend>                      be;
+    std::vector<std::unique_ptr<mb::backend_buffer>> bufs;
+
+    explicit device(mb::backend_device d) : be(mb::backend_create(d, 1, 0)) {}
+    template <class T> mb::bptr<T> in(const std::vector<T> & v) {
+        bufs.push_back(be->alloc(v.size() * sizeof(T)));
+        mb::bptr<T> p = bufs.back()->as<T>();
+        be->set(p, v.data(), (int64_t) v.size());
+        return p;
+    }
+    std::vector<float> get(mb::bptr<float> p, int64_t n) {
+        std::vector<float> h((size_t) n);
+        be->get(mb::bptr<const float>(p), h.data(), n);
+        return h;
+    }
+};
+
+struct backends : ::testing::Test {
+    void SetUp() override {
+        const std::string problem = mb::backend_cuda_problem(0);
+        if (!problem.empty()) GTEST_SKIP() << "skipped: " << problem;
+        gpu = std::make_unique<device>(mb::backend_device::BACKEND_DEVICE_CUDA);
+        cpu = std::make_unique<device>(mb::backend_device::BACKEND_DEVICE_CPU);
+    }
+    std::unique_ptr<device> gpu, cpu;
+};
+
+std::vector<float> poisoned(size_t n) {
+    return std::vector<float>(n, std::numeric_limits<float>::quiet_NaN());
+}
+
+// max |a − b| / max(1, max |b|); NaN anywhere → infinity
+double rel_err(const std::vector<float> & a, const std::vector<float> & b) {
+    double m = 0.0, scale = 1.0;
+    for (float v : b) scale = std::max(scale, (double) std::fabs(v));
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
+        m = std::max(m, (double) std::fabs(a[i] - b[i]));
+    }
+    return m / scale;
+}
+
+// the kernel paths at the networks' shapes, beyond test-backend-ops' sizes: every skinny row
+// tile, scalar loads (K % 4 != 0), 65 and 200 rows, attention over 200 rows, conv over 100
+// and 256 frames; outputs poisoned with NaN first
+TEST_F(backends, linear_every_path) {
+    EXPECT_STREQ(gpu->be->name(), "cuda");
+    struct shape { int64_t n, n_in, n_out; };
+    const shape shapes[] = {{1, 1024, 3072}, {3, 1024, 1024}, {5, 2048, 1024}, {8, 512, 2048}, {13, 1024, 160},
+                            {16, 1024, 3072}, {25, 512, 1536}, {64, 1536, 512}, {65, 512, 517}, {200, 1024, 3072},
+                            {9, 5, 64}, {8, 4, 64}, {64, 303, 160}, {7, 2, 130}, {1, 1024, 12}};
+    uint32_t seed = 1;
+    for (const shape & s : shapes) {
+        auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
+        for (bool bias : {true, false}) {
+            std::vector<float> out[2];
+            for (int i = 0; i < 2; ++i) {
+                device & d = i ? *cpu : *gpu;
+                auto     y = d.in(poisoned(s.n * s.n_out));
+                d.be->linear(d.in(x), s.n, s.n_in, d.in(w), bias ? d.in(b) : mb::bptr<const float>(), s.n_out, y);
+                out[i] = d.get(y, s.n * s.n_out);
+            }
+            EXPECT_LT(rel_err(out[0], out[1]), 2e-6) << s.n << "x" << s.n_in << " → " << s.n_out << " bias " << bias;
+        }
+    }
+}
+
+TEST_F(backends, attention_200_rows_and_conv_above_64_frames) {
+    for (int64_t n : {25, 200}) {
+        const int64_t d = 1024, n_head = 16;
+        auto qkv = random_vec(n * 3 * d, 8);
+        std::vector<uint8_t> mask((size_t) n, 0);
+        for (int64_t j = 1; j < n; j += 3) mask[(size_t) j] = 1;
+        std::vector<float> out[2];
+        for (int i = 0; i < 2; ++i) {
+            device & dv = i ? *cpu : *gpu;
+            auto     o  = dv.in(poisoned(n * d));
+            dv.be->attention(dv.in(qkv), n, d, n_head, dv.in(mask), o);
+            out[i] = dv.get(o, n * d);
+        }
+        EXPECT_LT(rel_err(out[0], out[1]), 2e-6) << "attention n " << n;
+    }
+    struct shape { int64_t c_in, t, c_out, k, dil; };
+    for (const shape & s : {shape{96, 100, 77, 3, 3}, shape{512, 256, 512, 3, 27}, shape{512, 64, 413, 3, 1}}) {
+        auto x = random_vec(s.c_in * s.t, 40), w = random_vec(s.c_out * s.c_in * s.k, 41), b = random_vec(s.c_out, 42);
+        std::vector<float> out[2];
+        for (int i = 0; i < 2; ++i) {
+            device & dv = i ? *cpu : *gpu;
+            auto     y  = dv.in(poisoned(s.c_out * s.t));
+            dv.be->conv1d(dv.in(x), s.c_in, s.t, dv.in(w), dv.in(b), s.c_out, s.k, s.dil, y);
+            out[i] = dv.get(y, s.c_out * s.t);
+        }
+        EXPECT_LT(rel_err(out[0], out[1]), 2e-6) << "conv t " << s.t << " dil " << s.dil;
+    }
+}
+
+// request i of a varied set: target distance and heading, masks, forced or predicted
+// duration, argmax or seeded Gumbel, 1..4 steps
+mb::predict_request varied_request(int i) {
+    mb::predict_request r;
+    mb::splitmix64      rng(1000 + (uint64_t) i);
+    auto                u = [&]() { return rng.next_uniform(); };
+    const float dist = 0.5f + 2.5f * u(), dir = 6.2831853f * u(), head = 6.2831853f * u();
+    for (int s = 0; s < mb::k_constraint_frames; ++s) {
+        const bool  target = s >= 4;
+        const float g[5]   = {target ? dist * std::sin(dir) : 0.0f, 0.8f, target ? dist * std::cos(dir) : 0.02f * s,
+                              target ? std::cos(head) : 1.0f, target ? std::sin(head) : 0.0f};
+        std::copy(g, g + 5, r.global_root.begin() + s * 5);
+        r.global_root_mask[(size_t) s] = (s == 0 || !target || u() < 0.8f) ? 1 : 0;
+        const float l[4] = {0.0f, 0.0f, target ? 0.0f : 1.0f, 0.8f};
+        std::copy(l, l + 4, r.local_root.begin() + s * 4);
+        r.local_root_mask[(size_t) s] = u() < 0.7f ? 1 : 0;
+        r.pose_mask[(size_t) s]       = u() < 0.6f ? 1 : 0;
+    }
+    for (float & v : r.poses) v = 0.2f * u() - 0.1f;
+    r.num_tokens          = i % 3 == 0 ? 6 + i % 11 : 0;
+    r.sampling            = i % 2 ? mb::sampling_mode::SAMPLING_MODE_GUMBEL : mb::sampling_mode::SAMPLING_MODE_ARGMAX;
+    r.seed                = 77 + (uint64_t) i;
+    r.num_inference_steps = 1 + i % 4;
+    return r;
+}
+
+TEST(cuda_full_bundle, cpu_and_cuda_agree_on_64_requests) {
+    const char * dir = std::getenv("MB_CUDA_FULL_BUNDLE");
+    if (!dir || !*dir) GTEST_SKIP() << "skipped: MB_CUDA_FULL_BUNDLE (a full-size bundle directory) is not set";
+    if (const std::string p = mb::backend_cuda_problem(0); !p.empty()) GTEST_SKIP() << "skipped: " << p;
+    auto cpu = mb::motion_model::create(mb::bundle_load(dir), 0, mb::backend_device::BACKEND_DEVICE_CPU);
+    auto gpu = mb::motion_model::create(mb::bundle_load(dir), 0, mb::backend_device::BACKEND_DEVICE_CUDA);
+    ASSERT_STREQ(gpu->backend_name(), "cuda");
+    int    same_n = 0, same_tokens = 0, total = 0;
+    double feat = 0.0, joint = 0.0;
+    for (int i = 0; i < 64; ++i) {
+        const mb::predict_request req = varied_request(i);
+        ASSERT_EQ(cpu->validate(req), "") << "request " << i;
+        const mb::predict_result a = cpu->predict(req), b = gpu->predict(req);
+        ++total;
+        if (a.num_tokens != b.num_tokens) continue;
+        ++same_n;
+        if (a.tokens != b.tokens) continue;
+        ++same_tokens;
+        for (size_t k = 0; k < a.global_features.size(); ++k) {
+            feat = std::max(feat, (double) std::fabs(a.global_features[k] - b.global_features[k]));
+        }
+        for (size_t k = 0; k < a.joint_positions.size(); ++k) {
+            joint = std::max(joint, (double) std::fabs(a.joint_positions[k] - b.joint_positions[k]));
+        }
+    }
+    std::printf("full bundle, CPU vs CUDA F32: durations %d/%d, tokens %d/%d, max |feature| diff %.3g, "
+                "max |joint| diff %.3g m\n", same_n, total, same_tokens, total, feat, joint);
+    EXPECT_EQ(same_n, total);
+    EXPECT_EQ(same_tokens, total);
+    EXPECT_LT(feat, 1e-3);
+}
+
+TEST(cuda_backend, unavailable_device_is_reported) {
+    // an ordinal no machine has: backend_unavailable naming it, whatever the build
+    try {
+        mb::backend_create(mb::backend_device::BACKEND_DEVICE_CUDA, 1, 4096);
+        FAIL() << "ordinal 4096 was accepted";
+    } catch (const mb::backend_unavailable & e) {
+        EXPECT_FALSE(std::string(e.what()).empty());
+    }
+    // auto falls back to the CPU there
+    EXPECT_STRNE(mb::backend_create(mb::backend_device::BACKEND_DEVICE_AUTO, 1, 4096)->name(), "cuda");
+}
+
+} // namespace
+
+// ---- the sampling kernel against the host's float functions, bitwise (test-backend-ops
+// checks every op against its scalar reference; this checks that seeds give the CPU's tokens
+// and re-masking probabilities exactly)
+
+namespace {
+
+template <class T> struct dev_vec {
+    T *    p = nullptr;
+    size_t n = 0;
+    explicit dev_vec(const std::vector<T> & h) : n(h.size()) {
+        EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(n, 1) * sizeof(T)), cudaSuccess);
+        EXPECT_EQ(cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+    }
+    ~dev_vec() { cudaFree(p); }
+    std::vector<T> get() const {
+        std::vector<T> h(n);
+        EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        EXPECT_EQ(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+        return h;
+    }
+};
+
+struct device_kernels : ::testing::Test {
+    void SetUp() override {
+        if (const std::string p = mb::backend_cuda_problem(0); !p.empty()) GTEST_SKIP() << "skipped: " << p;
+        cudaSetDevice(0);
+    }
+    cudaStream_t s = nullptr;     // the default stream
+};
+
+TEST_F(device_kernels, sampling_matches_the_host_exactly) {
+    // 16 tokens × 8 heads × 10 codes, logits with ties and a NaN row; uniforms from SplitMix64
+    const int64_t m = 128, C = 10;
+    auto lg = random_vec(m * C, 9);
+    for (int64_t c = 0; c < C; ++c) lg[(size_t) (3 * C + c)] = 0.5f;     // all tied: token 0
+    lg[(size_t) (4 * C + 2)] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> u((size_t) (m * C));
+    mb::uniforms_generate(42, u.data(), u.size());
+    u[7] = 0.0f;
+    dev_vec<float> dl(lg), du(u), prob(poisoned(m));
+    dev_vec<int32_t> tok(std::vector<int32_t>((size_t) m, -1));
+    for (bool gumbel : {false, true}) {
+        mb::cuda::sample_codes(dl.p, m, C, gumbel ? du.p : nullptr, tok.p, prob.p, s);
+        auto t = tok.get();
+        auto p = prob.get();
+        for (int64_t r = 0; r < m; ++r) {
+            const float * l = lg.data() + r * C;
+            const int32_t want = gumbel ? mb::gumbel_argmax(l, u.data() + r * C, C) : mb::argmax_first(l, C);
+            ASSERT_EQ(t[(size_t) r], want) << "row " << r << " gumbel " << gumbel;
+            float mx = l[0];
+            for (int64_t c = 1; c < C; ++c) mx = std::max(mx, l[c]);
+            float sum = 0.0f;
+            for (int64_t c = 0; c < C; ++c) sum += std::exp(l[c] - mx);
+            const float pw = std::exp(l[want] - mx) * (1.0f / sum);
+            if (r != 4) {
+                ASSERT_EQ(p[(size_t) r], pw) << "row " << r;
+            }
+        }
+    }
+    // re-masking: ties go to the lower index, NaN sorts last
+    std::vector<float> pr = {0.3f, 0.1f, 0.3f, std::numeric_limits<float>::quiet_NaN(), 0.1f, 0.9f, 0.2f};
+    dev_vec<float> dp(pr);
+    for (int64_t n_mask : {1, 3, 4, 6, 7, 9}) {
+        dev_vec<int32_t> tk(std::vector<int32_t>(pr.size(), 5));
+        mb::cuda::remask_lowest(dp.p, (int64_t) pr.size(), n_mask, 10, tk.p, s);
+        const int order[7] = {1, 4, 6, 0, 2, 5, 3};
+        std::vector<int32_t> want(pr.size(), 5);
+        for (int64_t i = 0; i < std::min<int64_t>(n_mask, 7); ++i) want[(size_t) order[i]] = 10;
+        EXPECT_EQ(tk.get(), want) << "n_mask " << n_mask;
+    }
+}
+
+} // namespace
