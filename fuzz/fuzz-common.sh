@@ -47,14 +47,18 @@ fuzz_cut() {
     return 0
 }
 
-# FUZZER WORK_DIR SECONDS TIMEOUT: runs over WORK_DIR/corpus; exit 1 on any finding. libFuzzer's
-# own failure code is 77, CTest's skip code here, so it is replaced: a finding must never read as a skip
+# FUZZER WORK_DIR SECONDS TIMEOUT [MAX_LEN [RSS_MB]]: runs over WORK_DIR/corpus; exit 1 on any finding.
+# MAX_LEN (bytes, default 64 KiB) is set per target at its reader's own byte bound, so that inputs
+# can grow large enough to show an amplification (memory or time) bug; RSS_MB (default 2048) is
+# the peak that counts as one. ASan's quarantine is kept small so that RSS reflects the reader.
+# libFuzzer's own failure code is 77, CTest's skip code here, so it is replaced: a finding must
+# never read as a skip
 fuzz_run() {
-    local fuzzer="$1" work="$2" seconds="$3" timeout="$4" rc=0
-    echo "fuzzing for ${seconds}s"
-    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    "$fuzzer" "$work/corpus" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=2048 \
-        -timeout="$timeout" -max_len=65536 -artifact_prefix="$work/artifacts/" -print_final_stats=1 \
+    local fuzzer="$1" work="$2" seconds="$3" timeout="$4" max_len="${5:-65536}" rss_mb="${6:-2048}" rc=0
+    echo "fuzzing for ${seconds}s (inputs up to $max_len bytes, rss limit $rss_mb MB)"
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0:quarantine_size_mb=16 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    "$fuzzer" "$work/corpus" -max_total_time="$seconds" -rss_limit_mb="$rss_mb" -malloc_limit_mb="$rss_mb" \
+        -timeout="$timeout" -max_len="$max_len" -artifact_prefix="$work/artifacts/" -print_final_stats=1 \
         -error_exitcode=1 -timeout_exitcode=1 || rc=$?
     if [ "$rc" -ne 0 ] || ls "$work/artifacts/"* >/dev/null 2>&1; then
         echo "fuzzer findings in $work/artifacts (exit $rc)"

@@ -13,4 +13,5 @@ fuzz_corpus "$work"
 # agent program: style on, plan, plan with side steps after a style switch
 printf '\001\000\144\000\001\013\144\000\011\144\000\003\000\144\001\001\013\144\000' > "$corpus/agent"
 export MB_FUZZ_BUNDLE="$bundle" MB_FUZZ_STYLES="$styles/walk_left.mbstyle:$styles/walk_right.mbstyle"
-fuzz_run "$fuzzer" "$work" "$seconds" 30
+# programs up to 256 KiB (thousands of calls each; a request program is 207 bytes)
+fuzz_run "$fuzzer" "$work" "$seconds" 30 $((256 << 10)) 2048

@@ -16,7 +16,8 @@ mkdir -p "$work"
 
 if [ -z "$fuzzer" ]; then
     fuzz_toolchain "$work"
-    lib=("$root/src/format/bundle.cpp" "$root/src/format/gguf.cpp" "$root/src/format/tensor-names.cpp" "$root/src/format/sha256.cpp" "$root/src/format/tensor.cpp")
+    lib=("$root/src/format/bundle.cpp" "$root/src/format/gguf.cpp" "$root/src/format/tensor-names.cpp" "$root/src/format/sha256.cpp" "$root/src/format/tensor.cpp"
+         "$root/src/format/regular-file.cpp")
     fuzzer="$work/gguf-fuzz"
     seeder="$work/gguf-seeds"
     echo "building $fuzzer"
@@ -34,4 +35,6 @@ done
 
 # inputs parse in milliseconds; the per-input limit is generous so that a loaded CI machine
 # (ctest -j, other builds) does not report scheduling stalls as hangs
-fuzz_run "$fuzzer" "$work" "$seconds" 60
+# inputs up to 1 MiB: enough for counts (tensors, keys, array lengths) that would amplify
+# into large allocations if a bound were missing; a 1 GB peak counts as a finding
+fuzz_run "$fuzzer" "$work" "$seconds" 60 $((1 << 20)) 1024

@@ -8,7 +8,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/fuzz-common.sh"
 fuzz_begin "${1:?usage: run-json-fuzz.sh WORK_DIR [SECONDS]}" "${2:-}"
 src=("$root/src/tools/serve/protocol.cpp" "$root/src/tools/cli/infer-request.cpp" "$root/src/tools/cli/plan-script.cpp"
-     "$root/src/tools/serve/download.cpp" "$root/src/format/sha256.cpp")
+     "$root/src/tools/serve/download.cpp" "$root/src/format/sha256.cpp" "$root/src/format/json-bounded.cpp")
 echo "building $work/json-fuzz"
 "$cxx" "${flags[@]}" -fsanitize=fuzzer "$here/json-fuzz.cpp" "${src[@]}" -lssl -lcrypto -pthread -o "$work/json-fuzz"
 
@@ -37,4 +37,9 @@ for f in "$corpus"/*; do
     fuzz_cut "$f" 2 10 $((size / 2)) $((size - 1))
 done
 
-fuzz_run "$work/json-fuzz" "$work" "$seconds" 10
+# inputs up to the largest reader bound (plan scripts, 8 MiB) plus the selector byte, and seeds
+# at the bounds: 64 MiB of '[' took 5 GB before the readers were bounded (about 80 bytes of
+# DOM per byte of text), which a 512 MB limit on an 8 MiB input catches
+head -c $((4 << 20)) /dev/zero | tr '\0' '[' | { printf '\001'; cat; } > "$corpus/request-deep"
+head -c $((8 << 20)) /dev/zero | tr '\0' '[' | { printf '\002'; cat; } > "$corpus/script-deep"
+fuzz_run "$work/json-fuzz" "$work" "$seconds" 10 $(((8 << 20) + 1)) 512

@@ -25,6 +25,7 @@
 // bytes left in the file. Tensor data is returned as views into the mapping.
 
 #include "format/gguf.h"
+#include "format/regular-file.h"
 
 #include "format/tensor-names.h"
 
@@ -437,20 +438,12 @@ void gguf_file::impl::parse() {
 std::unique_ptr<gguf_file> gguf_file::open(const std::string & path) {
     auto p  = std::make_unique<impl>();
     p->path = path;
-    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then rejected below)
-    int fd  = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) throw gguf_error(path + ": cannot open: " + std::strerror(errno));
-    struct stat st {};
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        ::close(fd);
-        throw gguf_error(path + ": cannot stat: " + std::strerror(e));
+    int fd = -1;
+    try {
+        fd = open_regular_file(path, p->size);   // a FIFO does not block; only regular files pass
+    } catch (const file_error & e) {
+        throw gguf_error(e.what());
     }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw gguf_error(path + ": not a regular file");
-    }
-    p->size = static_cast<uint64_t>(st.st_size);
     if (p->size < 24) {
         ::close(fd);
         throw gguf_error(path + ": header at offset 0: truncated (" + std::to_string(p->size) +

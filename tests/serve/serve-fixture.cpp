@@ -9,6 +9,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <csignal>
+#include <cstring>
+#include <sstream>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace mb::test {
@@ -80,6 +86,68 @@ test_server::test_server(serve::server_options opt) {
 test_server::~test_server() {
     srv->stop();
     srv.reset();
+}
+
+// utime + stime in seconds
+double cpu_seconds(pid_t pid) {
+    std::string s = slurp("/proc/" + std::to_string(pid) + "/stat");
+    const size_t rp = s.rfind(')');
+    if (rp == std::string::npos) return 0;
+    std::istringstream in(s.substr(rp + 2));
+    std::string        f;
+    std::vector<std::string> v;
+    while (in >> f) v.push_back(f);
+    if (v.size() < 13) return 0;
+    return double(std::stoull(v[11]) + std::stoull(v[12])) / double(sysconf(_SC_CLK_TCK));
+}
+
+double status_mb(pid_t pid, const char * key) {
+    std::istringstream in(slurp("/proc/" + std::to_string(pid) + "/status"));
+    std::string        line;
+    while (std::getline(in, line)) {
+        if (line.rfind(key, 0) == 0) return std::stod(line.substr(std::strlen(key) + 1)) / 1024.0;
+    }
+    return 0;
+}
+
+server_process::server_process(const std::vector<std::string> & args, const std::string & logfile, long nofile) : log(logfile) {
+    pid = fork();
+    if (pid == 0) {
+        if (nofile > 0) {
+            const rlimit rl{rlim_t(nofile), rlim_t(nofile)};
+            ::setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        FILE * f = std::freopen(logfile.c_str(), "w", stderr);
+        (void) f;
+        std::vector<char *> argv;
+        for (const auto & a : args) argv.push_back(const_cast<char *>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(argv[0], argv.data());
+        _exit(127);
+    }
+    for (int i = 0; i < 1200 && port == 0; ++i) {   // model loading may take a while on a busy machine
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        const std::string s = slurp(logfile);
+        const size_t      p = s.find("listening on http://127.0.0.1:");
+        if (p != std::string::npos) port = uint16_t(std::stoi(s.substr(p + 30)));
+        int st = 0;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            pid = -1;
+            break;
+        }
+    }
+}
+
+server_process::~server_process() {
+    if (pid > 0) {
+        kill(pid, SIGTERM);
+        int st = 0;
+        for (int i = 0; i < 100 && waitpid(pid, &st, WNOHANG) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (waitpid(pid, &st, WNOHANG) == 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+        }
+    }
 }
 
 } // namespace mb::test

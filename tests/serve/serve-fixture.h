@@ -5,6 +5,7 @@
 #include "tools/serve/server.h"
 
 #include <memory>
+#include <sys/types.h>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,20 @@ struct test_server {
     uint16_t port() const { return srv->port(); }
     std::unique_ptr<serve::server> srv;
 };
+
+// the real `motionbricks serve` process (argv), stderr into `logfile`; `port` is 0 when it did not
+// start. `nofile` > 0: its RLIMIT_NOFILE (soft and hard), as `ulimit -n` would set it
+struct server_process {
+    pid_t       pid  = -1;
+    uint16_t    port = 0;
+    std::string log;
+    server_process(const std::vector<std::string> & args, const std::string & logfile, long nofile = 0);
+    ~server_process();
+};
+
+// a process's user + system CPU time (s), and a /proc/PID/status field in MB ("VmRSS:")
+double cpu_seconds(pid_t pid);
+double status_mb(pid_t pid, const char * key);
 
 } // namespace mb::test
 

@@ -430,6 +430,38 @@ TEST(ServeLimits, FramingViolationsClose) {
     EXPECT_EQ(mb::test::http_get(s.port(), "/api/health").status, 200);
 }
 
+// issue 19.8 (DNS rebinding): a page of evil.example whose name resolves to 127.0.0.1 sends
+// Host: evil.example:P and Origin: http://evil.example:P, which matched each other and got a socket
+TEST(ServeLimits, ForeignHostGetsNoSocketAndNoApi) {
+    MB_REQUIRE_SERVE_ASSETS();
+    mb::serve::server_options opt;
+    opt.allow_hosts = {"viewer.lan"};
+    test_server       s(opt);
+    const std::string p    = std::to_string(s.port());
+    const std::string evil = "evil.example:" + p;
+    {
+        ws_client                c;
+        mb::test::client_options o;
+        o.host   = evil;
+        o.origin = "http://" + evil;
+        EXPECT_FALSE(c.connect(s.port(), o));
+        EXPECT_EQ(c.http_status(), 403);
+    }
+    for (const char * path : {"/api/health", "/api/meta", "/api/stream", "/", "/app.js"}) {
+        EXPECT_EQ(mb::test::http_get(s.port(), path, "GET", evil, "http://" + evil).status, 403) << path;
+        EXPECT_EQ(mb::test::http_get(s.port(), path, "GET", "127.0.0.1.evil.example:" + p).status, 403) << path;
+    }
+    // this server's own names: loopback, and one allowed by --allow-host
+    for (const std::string & h : {"127.0.0.1:" + p, "localhost:" + p, std::string("LOCALHOST"), "[::1]:" + p, "viewer.lan:" + p}) {
+        EXPECT_EQ(mb::test::http_get(s.port(), "/api/health", "GET", h).status, 200) << h;
+        ws_client                c;
+        mb::test::client_options o;
+        o.host   = h;
+        o.origin = "http://" + h;
+        EXPECT_TRUE(c.connect(s.port(), o)) << h << ": HTTP " << c.http_status();
+    }
+}
+
 TEST(ServeLimits, OriginVersionAndMaxPeers) {
     MB_REQUIRE_SERVE_ASSETS();
     mb::serve::server_options opt;

@@ -106,6 +106,21 @@ TEST(ServeHttpChecks, OriginAndQuery) {
     EXPECT_FALSE(parse_socket_query("/api/stream/socket?version=", token, err));
 }
 
+TEST(ServeHttpChecks, HostNames) {
+    const std::vector<std::string> allowed = {"localhost", "127.0.0.1", "[::1]", "viewer.lan"};
+    http_request                   r;
+    EXPECT_FALSE(host_allowed(r, allowed));   // no Host header
+    for (const char * ok : {"127.0.0.1:8080", "127.0.0.1", "localhost:1", "LocalHost:8080", "[::1]:8080", "[::1]", "viewer.lan:80"}) {
+        r.set(http::field::host, ok);
+        EXPECT_TRUE(host_allowed(r, allowed)) << ok;
+    }
+    for (const char * bad : {"evil.example:8080", "evil.example", "127.0.0.1.evil.example", "localhost.evil.example:8080",
+                             "::1", "[::1]x", "", ":8080", "viewer.lan.evil:80", "127.0.0.2:8080"}) {
+        r.set(http::field::host, bad);
+        EXPECT_FALSE(host_allowed(r, allowed)) << bad;
+    }
+}
+
 TEST(ServeStatic, Resolution) {
     namespace fs = std::filesystem;
     const std::string dir = ::testing::TempDir() + "mb-static-" + std::to_string(::getpid());

@@ -79,7 +79,8 @@ bool ws_client::connect(uint16_t port, const client_options & o) {
             ws_->read_message_max(16 << 20);
             websocket::response_type res;
             beast::error_code        ec;
-            ws_->handshake(res, "127.0.0.1:" + std::to_string(port), o.target, ec);
+            const std::string host = o.host.empty() ? "127.0.0.1:" + std::to_string(port) : o.host;
+            ws_->handshake(res, host, o.target, ec);
             http_status_ = res.result_int();
             if (ec) {
                 // the refusal's status: the same upgrade request by hand
@@ -87,7 +88,7 @@ bool ws_client::connect(uint16_t port, const client_options & o) {
                 beast::tcp_stream probe(loop_->ioc());
                 probe.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
                 http::request<http::empty_body> req{http::verb::get, o.target, 11};
-                req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
+                req.set(http::field::host, host);
                 req.set(http::field::upgrade, "websocket");
                 req.set(http::field::connection, "Upgrade");
                 req.set(http::field::sec_websocket_key, "dGhlIHNhbXBsZSBub25jZQ==");
@@ -237,13 +238,15 @@ std::string http_reply::header(const std::string & name) const {
     return "";
 }
 
-http_reply http_get(uint16_t port, const std::string & target, const std::string & method) {
+http_reply http_get(uint16_t port, const std::string & target, const std::string & method, const std::string & host,
+                    const std::string & origin) {
     http_reply        r;
     net::io_context   ioc;
     beast::tcp_stream s(ioc);
     s.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
     http::request<http::empty_body> req{http::string_to_verb(method), target, 11};
-    req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
+    req.set(http::field::host, host.empty() ? "127.0.0.1:" + std::to_string(port) : host);
+    if (!origin.empty()) req.set(http::field::origin, origin);
     http::write(s, req);
     beast::flat_buffer buf;
     http::response_parser<http::string_body> p;

@@ -40,6 +40,7 @@ private:
 struct client_options {
     std::string target = "/api/stream/socket";
     std::string origin;                 // sent when non-empty
+    std::string host;                   // the Host header ("" = 127.0.0.1:PORT)
     int         rcvbuf = 0;             // SO_RCVBUF before connecting (slow-client tests)
     bool        read   = true;          // false: never read (a stuck viewer)
     bool        keep_frames = true;     // false: frames are only counted (load test)
@@ -107,6 +108,8 @@ struct http_reply {
     std::string                        body;
     std::string header(const std::string & name) const;
 };
-http_reply http_get(uint16_t port, const std::string & target, const std::string & method = "GET");
+// `host`: the Host header ("" = 127.0.0.1:PORT); `origin` sent when non-empty
+http_reply http_get(uint16_t port, const std::string & target, const std::string & method = "GET", const std::string & host = "",
+                    const std::string & origin = "");
 
 } // namespace mb::test

@@ -9,6 +9,7 @@
 // a second, traced run of the internal predict (same request, same seed) until the C ABI has trace
 // taps; the result still comes from the C ABI.
 #include "format/bundle.h"
+#include "format/regular-file.h"
 #include "motion/predict.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/load-model.h"
@@ -36,7 +37,6 @@ namespace {
 
 constexpr const char * k_result_format  = "motionbricks-inference-result-v1";
 constexpr const char * k_trace_format   = "motionbricks-trace-v1";
-constexpr uint64_t     k_max_request_bytes = uint64_t(64) << 20;
 constexpr int          k_fps               = 30;
 constexpr int          k_token_heads       = 8;
 constexpr int          k_global_features   = 414;
@@ -162,19 +162,6 @@ struct trace_array {
     std::vector<float>   data;
 };
 
-std::string read_file(const std::string & path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw bad_request("cannot open request '" + path + "'");
-    f.seekg(0, std::ios::end);
-    const std::streamoff size = f.tellg();
-    if (size < 0 || uint64_t(size) > k_max_request_bytes) throw bad_request("request '" + path + "' is larger than 64 MiB");
-    f.seekg(0);
-    std::string s(size_t(size), '\0');
-    f.read(s.data(), size);
-    if (!f) throw bad_request("cannot read request '" + path + "'");
-    return s;
-}
-
 int usage() {
     std::fprintf(stderr,
                  "usage: motionbricks infer --model DIR --request REQUEST.json --output RESULT.json [--threads N] "
@@ -219,7 +206,7 @@ int cmd_infer(int argc, char ** argv) {
 
     predict_request req;
     try {
-        req = parse_infer_request(read_file(request_path));
+        req = parse_infer_request(read_regular_file(request_path, k_request_bounds.max_bytes));
     } catch (const std::exception & e) {
         std::fprintf(stderr, "motionbricks infer: bad request: %s\n", e.what());
         return 2;

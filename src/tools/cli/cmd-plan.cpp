@@ -19,6 +19,7 @@
 //
 // The output is streamed: each array goes to its own temporary file as frames are shown, and
 // the document is put together at the end, so memory does not grow with the frame count.
+#include "format/regular-file.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/load-model.h"
 #include "tools/cli/plan-script.h"
@@ -48,26 +49,9 @@ namespace mbx = motionbricks;
 using json    = nlohmann::json;
 
 constexpr const char * k_motion_format = "motionbricks-motion-v1";
-constexpr uint64_t     k_max_script    = uint64_t(16) << 20;    // bytes
 constexpr int          k_joints        = 34;
 constexpr int          k_qpos          = 36;
 constexpr int          k_targets       = 4;
-
-struct bad_input : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-std::string read_text(const std::string & path, uint64_t limit) {
-    std::ifstream f(path, std::ios::binary | std::ios::ate);
-    if (!f) throw bad_input("cannot open '" + path + "'");
-    const std::streamoff size = f.tellg();
-    if (size < 0 || uint64_t(size) > limit) throw bad_input("'" + path + "' is larger than " + std::to_string(limit) + " bytes");
-    f.seekg(0);
-    std::string s(size_t(size), '\0');
-    f.read(s.data(), size);
-    if (!f) throw bad_input("cannot read '" + path + "'");
-    return s;
-}
 
 // rounds for JSON output (7 significant digits keep float32 exact enough)
 double r7(float v) {
@@ -312,7 +296,7 @@ int cmd_plan(int argc, char ** argv) {
 
     std::string script_text;
     try {
-        script_text = read_text(script_path, k_max_script);
+        script_text = read_regular_file(script_path, k_script_bounds.max_bytes);
     } catch (const std::exception & e) {
         std::fprintf(stderr, "motionbricks plan: bad script: %s\n", e.what());
         return 2;

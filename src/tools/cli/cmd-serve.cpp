@@ -6,6 +6,7 @@
 #include "tools/serve/server.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <csignal>
 #include <cstdio>
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] "
-                         "[--web DIR] [--max-peers N]\n");
+                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...]\n");
     return 2;
 }
 
@@ -99,6 +100,21 @@ int cmd_serve(int argc, char ** argv) {
                 return 2;
             }
             opt.hub.max_peers = n;
+        } else if (a == "--max-connections") {
+            if (!parse_int(v, 1, 65536, n)) {
+                std::fprintf(stderr, "motionbricks serve: --max-connections must be an integer 1..65536\n");
+                return 2;
+            }
+            opt.max_connections = n;
+        } else if (a == "--allow-host") {
+            // a name the server is reached by besides loopback and the --listen host (DNS rebinding check)
+            std::string h = v;
+            for (char & c : h) c = char(std::tolower(static_cast<unsigned char>(c)));
+            if (h.empty() || h.size() > 253 || h.find_first_of("/ @?#") != std::string::npos) {
+                std::fprintf(stderr, "motionbricks serve: --allow-host must be a host name (IPv6 in brackets)\n");
+                return 2;
+            }
+            opt.allow_hosts.push_back(h);
         } else if (a == "--reclaim-seconds") {   // testing: the owner reclaim grace period
             if (!parse_int(v, 0, 3600, n)) {
                 std::fprintf(stderr, "motionbricks serve: --reclaim-seconds must be an integer 0..3600\n");

@@ -2,6 +2,8 @@
 // predict_request. Every field is required, unknown fields are errors, every number is checked.
 #include "tools/cli/infer-request.h"
 
+#include "format/json-bounded.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -74,9 +76,9 @@ bool boolean(const json & j, const char * key) {
 predict_request parse_infer_request(const std::string & text) {
     json j;
     try {
-        j = json::parse(text);
-    } catch (const json::exception & e) {   // parse_error, and out_of_range for numbers beyond double
-        throw bad_request(std::string("not valid JSON: ") + e.what());
+        j = json_parse_bounded(text, k_request_bounds);
+    } catch (const json_input_error & e) {
+        throw bad_request(e.what());
     }
     if (!j.is_object()) throw bad_request("the request must be a JSON object");
 

@@ -1,6 +1,8 @@
 // the `motionbricks plan` control script reader: a strict JSON array of segments (see plan-script.h)
 #include "tools/cli/plan-script.h"
 
+#include "format/json-bounded.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -32,11 +34,12 @@ void vec2(const json & v, const std::string & where, float * out) {
 std::vector<plan_segment> parse_plan_script(const std::string & text, const std::function<int(const std::string &)> & find_style) {
     json j;
     try {
-        j = json::parse(text);
-    } catch (const json::exception & e) {   // parse_error, and out_of_range for numbers beyond double
-        throw bad_script(std::string("script is not valid JSON: ") + e.what());
+        j = json_parse_bounded(text, k_script_bounds);
+    } catch (const json_input_error & e) {
+        throw bad_script(std::string("script: ") + e.what());
     }
     if (!j.is_array() || j.empty()) throw bad_script("the script must be a non-empty JSON array of segments");
+    if (j.size() > k_max_segments) throw bad_script("the script has more than " + std::to_string(k_max_segments) + " segments");
     static const std::set<std::string> keys = {"frames", "style",  "movement", "facing",
                                                "speed",  "seed",   "target",   "target_heading"};
     std::vector<plan_segment> out;

@@ -3,6 +3,8 @@
 //    "target": [x, z], "target_heading": H}
 #pragma once
 
+#include "format/json-bounded.h"
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -11,6 +13,16 @@
 #include <vector>
 
 namespace mb::cli {
+
+// a script holds at most 10000 segments. The largest valid one (every field, 17-digit numbers,
+// indented by 4) is 437 bytes a segment: 4.4 MB, 15 values a segment (150k), 3 levels deep
+// (array > segment > [x, z]); the bounds leave room for other layouts
+inline constexpr size_t      k_max_segments = 10000;
+inline constexpr json_bounds k_script_bounds = {
+    .max_bytes  = size_t(8) << 20,
+    .max_depth  = 4,
+    .max_values = 200000,
+};
 
 struct plan_segment {
     int                  frames = 0;

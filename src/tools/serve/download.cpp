@@ -9,6 +9,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include "format/json-bounded.h"
+
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
@@ -392,11 +394,14 @@ std::string fetch_small(const download_options & o, const std::string & path, si
 }
 
 std::vector<remote_file> parse_distribution_manifest(const std::string & text) {
+    // at most 1000 files (checked below) of 4 values each, 3 levels deep (object > files > file),
+    // within fetch_small's 1 MiB
+    static constexpr json_bounds k_bounds = {.max_bytes = size_t(1) << 20, .max_depth = 3, .max_values = 8192};
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception & e) {
-        throw download_error(std::string("MANIFEST.json is not valid JSON: ") + e.what());
+        j = json_parse_bounded(text, k_bounds);
+    } catch (const json_input_error & e) {
+        throw download_error(std::string("MANIFEST.json: ") + e.what());
     }
     if (!j.is_object()) throw download_error("MANIFEST.json must be an object");
     if (!j.contains("format") || j["format"] != "motionbricks-gguf-distribution-v1") {

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -63,6 +64,21 @@ bool origin_allowed(const http_request & req) {
     if (h == req.end() || h->value().empty()) return false;
     const std::string host(h->value());
     return origin == "http://" + host || origin == "https://" + host;
+}
+
+bool host_allowed(const http_request & req, const std::vector<std::string> & allowed) {
+    const auto it = req.find(http::field::host);
+    if (it == req.end()) return false;
+    std::string host(it->value());
+    // "[v6]:port", "[v6]", "name:port", "name"
+    const size_t colon = host.rfind(':');
+    if (colon != std::string::npos && host.find(']', colon) == std::string::npos) host.resize(colon);
+    for (char & c : host) c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (host.empty()) return false;
+    for (const std::string & a : allowed) {
+        if (host == a) return true;
+    }
+    return false;
 }
 
 bool parse_socket_query(const std::string & target, std::string & token, std::string & error) {

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace mb::serve {
 
@@ -18,7 +19,11 @@ struct route_context {
     std::string web_root;       // the viewer's files ("" = none)
     std::string meta_json;      // GET /api/meta body
     std::function<std::string()> health;   // GET /api/health body
+    std::vector<std::string> allowed_hosts; // Host header names answered (lowercase; IPv6 in brackets)
 };
+
+// the Host header's name (port dropped, case ignored) is one of `allowed`; false when absent
+bool host_allowed(const http_request & req, const std::vector<std::string> & allowed);
 
 // no-store, nosniff, no-referrer and a same-origin CSP
 void add_security_headers(http::response_header<> & h);

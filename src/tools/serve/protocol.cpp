@@ -3,6 +3,8 @@
 // speaking a newer, incompatible dialect hears about it instead of being half-understood)
 #include "tools/serve/protocol.h"
 
+#include "format/json-bounded.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -60,13 +62,16 @@ parse_result parse_client_message(const std::string & text) {
         r.why  = why;
         return r;
     };
+    // the largest valid message (a control with style, move and facing) is 2 levels deep
+    // (object > [x, z]) with 9 values
+    static constexpr json_bounds k_bounds = {.max_bytes = k_max_message, .max_depth = 3, .max_values = 64};
     if (text.size() > k_max_message) return fail("message larger than 4096 bytes");
     json j;
     try {
-        // parse() rejects trailing content after the value
-        j = json::parse(text);
-    } catch (const json::exception &) {
-        return fail("message is not valid JSON");
+        // trailing content after the value is an error too
+        j = json_parse_bounded(text, k_bounds);
+    } catch (const json_input_error & e) {
+        return fail(std::string("message is not valid: ") + e.what());
     }
     if (!j.is_object()) return fail("message must be a JSON object");
     if (!j.contains("type") || !j["type"].is_string()) return fail("message needs a string type");

@@ -4,15 +4,22 @@
 #include "tools/serve/http-routes.h"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <cstdio>
+#include <list>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <sys/resource.h>
 #include <thread>
 
 namespace mb::serve {
@@ -48,18 +55,64 @@ std::string make_meta_json(const std::vector<style_info> & styles, const std::ve
 
 namespace {
 
+class http_session;
+
+// the live HTTP connections (a connection upgraded to the stream leaves it; peers are capped
+// by the hub). At the cap, or when accept() finds no descriptor left, the connection that has
+// waited longest for a request is closed: idle or slow clients cannot lock a new one out
+class connection_table {
+public:
+    // registers `s`; at the cap the oldest waiting connection is evicted, and with none waiting
+    // `s` is refused (false: the caller drops it, closing its socket)
+    bool admit(const std::shared_ptr<http_session> & s);
+    void remove(const http_session * s);
+    // `s` now waits for a request (true) or is answering one (false)
+    void set_waiting(const http_session * s, bool waiting);
+    // closes the connection that has waited longest for a request; false when none waits
+    bool evict_oldest_waiting();
+    size_t size() const {
+        std::lock_guard<std::mutex> lk(mu_);
+        return live_.size();
+    }
+    size_t cap = 512;
+
+private:
+    struct entry {
+        const http_session *        key;
+        std::weak_ptr<http_session> session;
+        bool                        waiting = true;
+        uint64_t                    since   = 0;   // order in which it began to wait
+    };
+    mutable std::mutex mu_;
+    std::list<entry>   live_;
+    uint64_t           clock_ = 0;
+
+    std::shared_ptr<http_session> take_oldest_waiting();   // with mu_ held
+};
+
 struct shared_state {
-    hub &          h;
-    route_context  routes;
-    session_limits limits;
+    hub &            h;
+    route_context    routes;
+    session_limits   limits;
+    connection_table conns;
 };
 
 class http_session : public std::enable_shared_from_this<http_session> {
 public:
     http_session(tcp::socket && s, shared_state & st) : stream_(std::move(s)), st_(st) {}
+    ~http_session() { st_.conns.remove(this); }
 
     void run() {
         net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_read(); });
+    }
+
+    // closes the connection from any thread (its pending read then fails and it ends)
+    void evict() {
+        net::post(stream_.get_executor(), [self = shared_from_this()] {
+            beast::error_code ec;
+            self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+            self->stream_.socket().close(ec);
+        });
     }
 
 private:
@@ -69,6 +122,7 @@ private:
     shared_state &                                  st_;
 
     void do_read() {
+        st_.conns.set_waiting(this, true);
         parser_.emplace();
         parser_->header_limit(8192);
         parser_->body_limit(16384);
@@ -78,6 +132,7 @@ private:
     }
 
     void on_read(beast::error_code ec) {
+        st_.conns.set_waiting(this, false);
         if (ec == http::error::end_of_stream) return shutdown();
         if (ec) {
             if (ec == http::error::header_limit || ec == http::error::body_limit || ec.category() == http::make_error_code(http::error::bad_target).category()) {
@@ -87,6 +142,11 @@ private:
             return shutdown();
         }
         http_request req = parser_->release();
+        // DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1 sends
+        // Host: evil.example; only this server's own names are answered
+        if (!host_allowed(req, st_.routes.allowed_hosts)) {
+            return write(make_http_error(req, http::status::forbidden, "host not allowed"), false);
+        }
         if (websocket::is_upgrade(req)) return upgrade(std::move(req));
         http_response res = handle_http(req, st_.routes);
         const bool    ka  = res.keep_alive();
@@ -126,6 +186,62 @@ private:
     }
 };
 
+bool connection_table::admit(const std::shared_ptr<http_session> & s) {
+    std::shared_ptr<http_session> victim;
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (live_.size() >= cap) {
+            victim = take_oldest_waiting();
+            if (!victim) return false;
+        }
+        live_.push_back({s.get(), s, true, ++clock_});
+    }
+    if (victim) victim->evict();
+    return true;
+}
+
+void connection_table::remove(const http_session * s) {
+    std::lock_guard<std::mutex> lk(mu_);
+    live_.remove_if([s](const entry & e) { return e.key == s; });
+}
+
+void connection_table::set_waiting(const http_session * s, bool waiting) {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (entry & e : live_) {
+        if (e.key != s) continue;
+        if (waiting && !e.waiting) e.since = ++clock_;
+        e.waiting = waiting;
+        return;
+    }
+}
+
+std::shared_ptr<http_session> connection_table::take_oldest_waiting() {
+    auto best = live_.end();
+    for (auto it = live_.begin(); it != live_.end(); ++it) {
+        if (it->waiting && (best == live_.end() || it->since < best->since)) best = it;
+    }
+    if (best == live_.end()) return nullptr;
+    std::shared_ptr<http_session> v = best->session.lock();
+    live_.erase(best);   // counted as gone now: its descriptor closes on its own strand
+    return v;
+}
+
+bool connection_table::evict_oldest_waiting() {
+    std::shared_ptr<http_session> v;
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        v = take_oldest_waiting();
+    }
+    if (v) v->evict();
+    return v != nullptr;
+}
+
+// accept() failures that mean "no descriptor or memory now": retried after a pause, not at once
+bool is_resource_shortage(const beast::error_code & ec) {
+    return ec == net::error::no_descriptors || ec == boost::system::errc::too_many_files_open_in_system ||
+           ec == net::error::no_buffer_space || ec == net::error::no_memory;
+}
+
 } // namespace
 
 struct server::impl {
@@ -136,27 +252,48 @@ struct server::impl {
     tcp::acceptor            acceptor;
     shared_state             st;
     std::vector<std::thread> threads;
+    net::steady_timer        accept_timer;
+    std::chrono::milliseconds accept_backoff{0};
+    std::atomic<uint64_t>    accept_pauses{0};   // accept() found no descriptor (EMFILE, ENFILE, ...)
     uint16_t                 port = 0;
     bool                     running = false;
 
     impl(server_options o, planner & p)
         : opt(std::move(o)), pl(p), h(p, opt.hub), ioc(std::max(1, opt.io_threads)), acceptor(net::make_strand(ioc)),
-          st{h, {}, opt.limits} {
+          st{h, {}, opt.limits, {}}, accept_timer(acceptor.get_executor()) {
         st.routes.web_root  = opt.web_root;
         st.routes.meta_json = make_meta_json(pl.styles(), pl.skeleton(), opt.demo);
         st.routes.health    = [this] {
             const hub_stats s = h.stats();
             const nlohmann::json j = {{"ok", true},          {"demo", opt.demo},       {"viewers", s.viewers},
                                       {"ticks", s.ticks},    {"slow_ticks", s.slow_ticks}, {"plans", s.plans},
-                                      {"plan_failures", s.plan_failures}, {"last_planner_ms", s.last_planner_ms}};
+                                      {"plan_failures", s.plan_failures}, {"last_planner_ms", s.last_planner_ms},
+                                      {"connections", st.conns.size()}, {"accept_pauses", accept_pauses.load()}};
             return j.dump();
         };
     }
 
     void do_accept() {
         acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
-            if (ec == net::error::operation_aborted) return;
-            if (!ec) std::make_shared<http_session>(std::move(s), st)->run();
+            if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+            if (is_resource_shortage(ec)) {
+                // out of descriptors: retrying at once spun at 120 % CPU and starved /api/health.
+                // Free one (the longest-waiting connection) and retry after a pause that doubles
+                // up to 1 s while the shortage lasts; open connections keep being served
+                ++accept_pauses;
+                st.conns.evict_oldest_waiting();
+                accept_backoff = std::clamp(accept_backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+                accept_timer.expires_after(accept_backoff);
+                accept_timer.async_wait([this](beast::error_code e) {
+                    if (!e) do_accept();
+                });
+                return;
+            }
+            accept_backoff = std::chrono::milliseconds(0);
+            if (!ec) {
+                auto session = std::make_shared<http_session>(std::move(s), st);
+                if (st.conns.admit(session)) session->run();   // else dropped: its socket closes here
+            }
             do_accept();
         });
     }
@@ -180,6 +317,20 @@ void server::start() {
     if (!ec) p_->acceptor.listen(net::socket_base::max_listen_connections, ec);
     if (ec) throw std::runtime_error("cannot listen on " + p_->opt.listen + ": " + ec.message());
     p_->port = p_->acceptor.local_endpoint().port();
+    // by default the connection cap stays below the descriptor limit, leaving room for the
+    // stream's peers, the model's files and the io machinery, so that EMFILE is the exception
+    // (an explicit --max-connections is taken as given; EMFILE then pauses accepting)
+    rlimit rl{};
+    size_t cap = size_t(p_->opt.max_connections > 0 ? p_->opt.max_connections : k_default_max_connections);
+    if (p_->opt.max_connections <= 0 && ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        const size_t reserve = 32 + size_t(std::max(0, p_->opt.hub.max_peers));
+        cap = std::min(cap, rl.rlim_cur > reserve + 8 ? size_t(rl.rlim_cur) - reserve : size_t(8));
+    }
+    p_->st.conns.cap = cap;
+    p_->st.routes.allowed_hosts = {"localhost", "127.0.0.1", "[::1]"};
+    if (host != "0.0.0.0" && host != "::") p_->st.routes.allowed_hosts.push_back(host.find(':') != std::string::npos ? "[" + host + "]" : host);
+    for (const std::string & a : p_->opt.allow_hosts) p_->st.routes.allowed_hosts.push_back(a);
+    std::fprintf(stderr, "serve: at most %zu HTTP connections\n", cap);
     p_->h.start();
     p_->do_accept();
     for (int i = 0; i < std::max(1, p_->opt.io_threads); ++i) p_->threads.emplace_back([this] { p_->ioc.run(); });
@@ -196,6 +347,7 @@ void server::stop() {
     net::post(p_->acceptor.get_executor(), [this] {
         beast::error_code ec;
         p_->acceptor.close(ec);
+        p_->accept_timer.cancel();
     });
     p_->h.stop();   // closes every viewer
     // let the close frames go out, then stop the network

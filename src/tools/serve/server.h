@@ -13,11 +13,15 @@
 
 namespace mb::serve {
 
+constexpr int k_default_max_connections = 512;
+
 struct server_options {
     std::string listen    = "127.0.0.1:8080";   // host:port (port 0 = any free port)
     std::string web_root;                       // viewer files ("" = none)
     int         io_threads = 2;
     bool        demo       = false;             // random weights / synthetic styles: tell the viewer
+    int         max_connections = 0;            // HTTP connections at once (0: k_default_max_connections fitted to RLIMIT_NOFILE)
+    std::vector<std::string> allow_hosts;       // Host names answered besides loopback and the listen host
     hub_options hub;
     session_limits limits;
 };
