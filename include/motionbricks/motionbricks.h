@@ -105,6 +105,11 @@ typedef uint32_t mb_device;
 #define MB_DEVICE_CPU    UINT32_C(1) /* the CPU backend */
 #define MB_DEVICE_VULKAN UINT32_C(2) /* Vulkan: mb_model_load answers MB_BACKEND_UNAVAILABLE in this build */
 
+/* The G1 (not in the reference runtime): joints per frame of G1Skeleton34, and floats per MuJoCo qpos
+ * frame (root position, root quaternion w x y z, 29 hinge angles). */
+#define MB_G1_JOINT_COUNT UINT32_C(34)
+#define MB_G1_QPOS_SIZE   UINT32_C(36)
+
 /* ==== handles =================================================================================== */
 
 typedef struct mb_runtime_options mb_runtime_options; /* how to load a model (device, threads) */

@@ -371,11 +371,11 @@ public:
     // roots [frames, 3] and local_xyzw [frames, 34, 4], frames >= 4; the last 4 frames are used
     void set_context(const std::vector<float> & roots, const std::vector<float> & local_xyzw) {
         const uint64_t frames = roots.size() / 3;
-        if (roots.size() != frames * 3 || local_xyzw.size() != frames * 34 * 4) {
+        if (roots.size() != frames * 3 || local_xyzw.size() != frames * MB_G1_JOINT_COUNT * 4) {
             throw error(MB_INVALID_ARGUMENT, "set_context: roots must hold frames * 3 floats and local_xyzw frames * 136");
         }
         detail::check([&](char * e, uint64_t n) {
-            return mb_agent_set_context(p_.get(), roots.data(), local_xyzw.data(), frames, 34, e, n);
+            return mb_agent_set_context(p_.get(), roots.data(), local_xyzw.data(), frames, MB_G1_JOINT_COUNT, e, n);
         });
     }
     // upstream's walk → walk_left / walk_right remap (styles copied); clear_sidestep_styles() removes it

@@ -3,6 +3,8 @@
 // source root realignment, seam blend, speed scale [1, 1], argmax, 1 step)
 #include "agent/agent.h"
 
+#include "motion/rotation.h"
+
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
@@ -20,65 +22,18 @@ constexpr double k_heading_halflife = 0.17;   // s
 constexpr int    k_j     = k_n_joints;
 constexpr float  k_max_direction    = 1e6f;   // |component| of a movement or facing direction
 
-// floored modulo, as python/torch: result in [−π, π)
-double wrap(double a) {
-    double r = std::fmod(a + k_pi, 2 * k_pi);
-    if (r < 0) r += 2 * k_pi;
-    return r - k_pi;
-}
-
 double neg_exp(double x) {
     return 1.0 / (1.0 + x + 0.48 * x * x + 0.235 * x * x * x);
-}
-
-// heading about +Y of a row-major rotation: atan2(R02, R22)
-double y_heading(const float * r) {
-    return std::atan2((double) r[2], (double) r[8]);
-}
-
-// rows [[c, 0, s], [0, 1, 0], [−s, 0, c]]
-void rot_y(double a, double * m) {
-    const double c = std::cos(a), s = std::sin(a);
-    const double r[9] = {c, 0, s, 0, 1, 0, -s, 0, c};
-    for (int i = 0; i < 9; ++i) m[i] = r[i];
-}
-
-// rows [[c, −s, 0], [s, c, 0], [0, 0, 1]]
-void rot_z(double a, double * m) {
-    const double c = std::cos(a), s = std::sin(a);
-    const double r[9] = {c, -s, 0, s, c, 0, 0, 0, 1};
-    for (int i = 0; i < 9; ++i) m[i] = r[i];
-}
-
-void mul33(const double * a, const double * b, double * out) {
-    double r[9];
-    for (int i = 0; i < 3; ++i) {
-        for (int j = 0; j < 3; ++j) r[i * 3 + j] = a[i * 3] * b[j] + a[i * 3 + 1] * b[3 + j] + a[i * 3 + 2] * b[6 + j];
-    }
-    for (int i = 0; i < 9; ++i) out[i] = r[i];
-}
-
-void mul3(const double * m, const double * v, double * out) {
-    const double r[3] = {m[0] * v[0] + m[1] * v[1] + m[2] * v[2], m[3] * v[0] + m[4] * v[1] + m[5] * v[2],
-                         m[6] * v[0] + m[7] * v[1] + m[8] * v[2]};
-    out[0] = r[0];
-    out[1] = r[1];
-    out[2] = r[2];
-}
-
-void transpose33(const double * m, double * out) {
-    const double r[9] = {m[0], m[3], m[6], m[1], m[4], m[7], m[2], m[5], m[8]};
-    for (int i = 0; i < 9; ++i) out[i] = r[i];
 }
 
 // rotates (rot ← R·rot, pos ← R·pos) one frame of 34 joints in place
 void rotate_frame(const double * r, float * pos, float * rot) {
     for (int j = 0; j < k_j; ++j) {
         double p[3] = {pos[j * 3], pos[j * 3 + 1], pos[j * 3 + 2]};
-        mul3(r, p, p);
+        mat_vec(r, p, p);
         double g[9];
         for (int i = 0; i < 9; ++i) g[i] = rot[j * 9 + i];
-        mul33(r, g, g);
+        mat_mul(r, g, g);
         for (int i = 0; i < 3; ++i) pos[j * 3 + i] = (float) p[i];
         for (int i = 0; i < 9; ++i) rot[j * 9 + i] = (float) g[i];
     }
@@ -107,15 +62,15 @@ double qpos_yaw(const float * q) {
 // (pytorch3d branch rule); hinges copied. The position is returned before any offset is added
 void turn_qpos(const double * r, const float * q, const double * before, double * pos, float * out) {
     double p[3] = {q[0] - before[0], q[1] - before[1], q[2] - before[2]};
-    mul3(r, p, pos);
+    mat_vec(r, p, pos);
     const double qd[4] = {q[3], q[4], q[5], q[6]};
     double       m[9];
     quat_to_matrix(qd, m);
-    mul33(r, m, m);
+    mat_mul(r, m, m);
     double qr[4];
     matrix_to_quat_wxyz(m, qr);
     for (int i = 0; i < 4; ++i) out[3 + i] = (float) qr[i];
-    for (int i = 7; i < 36; ++i) out[i] = q[i];
+    for (int i = k_qpos_root; i < k_qpos_dim; ++i) out[i] = q[i];
 }
 
 // predict input rows of one frame: global root [5], local root y slot, pose [303]
@@ -165,7 +120,7 @@ void canonicalise(const float * context, const agent_command & cmd, agent_trace 
     t.p0[2] = 0;
     double rz[9];
     rot_z(t.yaw0, rz);
-    transpose33(rz, rzt);
+    mat_transpose(rz, rzt);
     for (int f = 0; f < k_agent_context; ++f) {
         float * out = &t.context_canon[f * k_qpos_dim];
         double  p[3];
@@ -178,8 +133,8 @@ void canonicalise(const float * context, const agent_command & cmd, agent_trace 
     double       mv[3], fc[3];
     motion_to_mujoco_vec(mv_motion, mv);
     motion_to_mujoco_vec(fc_motion, fc);
-    mul3(rzt, mv, t.movement_canon);
-    mul3(rzt, fc, t.facing_canon);
+    mat_vec(rzt, mv, t.movement_canon);
+    mat_vec(rzt, fc, t.facing_canon);
 }
 
 // a motion-space ground point (x, z) of the world → canonical motion (x, z)
@@ -188,7 +143,7 @@ void world_to_canonical_xz(const agent_trace & t, const double * rzt, const floa
     double       mj[3];
     motion_to_mujoco_vec(m, mj);
     double p[3] = {mj[0] - t.p0[0], mj[1] - t.p0[1], 0};
-    mul3(rzt, p, p);
+    mat_vec(rzt, p, p);
     out[0] = p[1];   // canonical MuJoCo (x, y) → motion (x, z) = (y, x)
     out[1] = p[0];
 }
@@ -256,9 +211,9 @@ void springs(const agent_command & cmd, const double * rzt, agent_trace & t, dou
     // heading spring
     const double h0   = y_heading(&G[0]);
     const double h1   = y_heading(&G[k_j * 9]);
-    const double hvel = wrap(h1 - h0) * k_fps;
+    const double hvel = wrap_pi(h1 - h0) * k_fps;
     double       ht   = std::atan2(t.facing_canon[1], t.facing_canon[0]);
-    if (cmd.has_target) ht = wrap((double) cmd.target_heading - t.yaw0);
+    if (cmd.has_target) ht = wrap_pi((double) cmd.target_heading - t.yaw0);
     if (std::isnan(ht)) ht = 0;
     if (h0 - ht > k_pi) ht += 2 * k_pi;
     if (h0 - ht < -k_pi) ht -= 2 * k_pi;
@@ -274,7 +229,7 @@ void springs(const agent_command & cmd, const double * rzt, agent_trace & t, dou
 // blend-space remap: walking sideways takes the targets from the side-step styles
 const style_asset * remap(const agent_command & cmd, const double * dir, const agent_trace & t) {
     if (cmd.sidestep_left == nullptr) return cmd.style;
-    const double d = wrap(std::atan2(dir[0], dir[1]) - t.target_heading[0]);
+    const double d = wrap_pi(std::atan2(dir[0], dir[1]) - t.target_heading[0]);
     if (d < -k_pi / 4 && d > -3 * k_pi / 4) return cmd.sidestep_right;
     if (d > k_pi / 4 && d < 3 * k_pi / 4) return cmd.sidestep_left;
     return cmd.style;
@@ -293,7 +248,7 @@ void targets(const agent_command & cmd, agent_trace & t) {
         for (int c = 0; c < k_j * 3; ++c) t.target_joint_pos[i * k_j * 3 + c] = fs.joint_positions[f * k_j * 3 + c];
         for (int c = 0; c < k_j * 9; ++c) t.target_joint_rot[i * k_j * 9 + c] = fs.joint_rotations[f * k_j * 9 + c];
         double ry[9];
-        rot_y(wrap(t.target_heading[i] - (double) fs.headings[f]), ry);
+        rot_y(wrap_pi(t.target_heading[i] - (double) fs.headings[f]), ry);
         rotate_frame(ry, &t.target_joint_pos[i * k_j * 3], &t.target_joint_rot[i * k_j * 9]);
         t.target_root[i * 3 + 0] = (float) t.target_pos[i][0];
         t.target_root[i * 3 + 1] = fs.root_positions[f * 3 + 1];
@@ -353,7 +308,7 @@ void request(const agent_command & cmd, agent_trace & t) {
     for (int half = 0; half < 2; ++half) {
         const int b = half * k_agent_context;
         for (int i = 0; i < k_agent_context - 1; ++i) {
-            r.local_root[(b + i) * 4 + 0] = (float) (wrap(h[b + i + 1] - h[b + i]) * k_fps);
+            r.local_root[(b + i) * 4 + 0] = (float) (wrap_pi(h[b + i + 1] - h[b + i]) * k_fps);
             r.local_root[(b + i) * 4 + 1] = (float) ((gx[b + i + 1] - gx[b + i]) * k_fps);
             r.local_root[(b + i) * 4 + 2] = (float) ((gz[b + i + 1] - gz[b + i]) * k_fps);
             r.local_root[(b + i) * 4 + 3] = (float) gy[b + i];
@@ -404,21 +359,21 @@ agent_plan agent_finish(const qpos_converter & conv, agent_trace & t) {
     }
 
     // (f) features → canonical qpos → world: turn by yaw0 − yaw(generated frame 0), put frame 0 at p0
-    t.qpos_canon.assign((size_t) n * 36, 0.0f);
-    for (int f = 0; f < n; ++f) conv.features_to_qpos(&res.global_features[(size_t) f * k_global_dim], &t.qpos_canon[f * 36]);
+    t.qpos_canon.assign((size_t) n * k_qpos_dim, 0.0f);
+    for (int f = 0; f < n; ++f) conv.features_to_qpos(&res.global_features[(size_t) f * k_global_dim], &t.qpos_canon[f * k_qpos_dim]);
     const double yawg = qpos_yaw(&t.qpos_canon[3]);
     double rz0[9], rzg[9], rzgt[9], rg[9];
     rot_z(t.yaw0, rz0);
     rot_z(yawg, rzg);
-    transpose33(rzg, rzgt);
-    mul33(rz0, rzgt, rg);
-    t.qpos_uncanon.assign((size_t) n * 36, 0.0f);
+    mat_transpose(rzg, rzgt);
+    mat_mul(rz0, rzgt, rg);
+    t.qpos_uncanon.assign((size_t) n * k_qpos_dim, 0.0f);
     double first[3] = {0, 0, 0};
     for (int f = 0; f < n; ++f) {
-        float *      out       = &t.qpos_uncanon[f * 36];
+        float *      out       = &t.qpos_uncanon[f * k_qpos_dim];
         const double origin[3] = {0, 0, 0};
         double       p[3];
-        turn_qpos(rg, &t.qpos_canon[f * 36], origin, p, out);
+        turn_qpos(rg, &t.qpos_canon[f * k_qpos_dim], origin, p, out);
         if (f == 0) {
             first[0] = p[0];
             first[1] = p[1];
@@ -437,9 +392,9 @@ agent_plan agent_finish(const qpos_converter & conv, agent_trace & t) {
     const float blend[4] = {0.3f, 0.43333334f, 0.56666666f, 0.7f};   // linspace(0.3, 0.7, 4) in float32
     for (int f = 0; f < std::min(n, k_agent_context); ++f) {
         const float   b   = blend[f];
-        const float * ctx = &t.context_raw[f * 36];
-        float *       q   = &plan.qpos[f * 36];
-        for (int i = 0; i < 36; ++i) {
+        const float * ctx = &t.context_raw[f * k_qpos_dim];
+        float *       q   = &plan.qpos[f * k_qpos_dim];
+        for (int i = 0; i < k_qpos_dim; ++i) {
             if (i >= 3 && i < 7) continue;
             q[i] = ctx[i] * (1 - b) + q[i] * b;
         }
@@ -457,24 +412,7 @@ agent_plan agent_finish(const qpos_converter & conv, agent_trace & t) {
     local_rotations_xyzw(plan.joint_rotations.data(), n, plan.local_rotations_xyzw.data());
     // canonical motion space → world motion space: R = M rg Mᵀ, x ← R x + d
     double rm[9];
-    {
-        double mrow[3][3] = {{0, 1, 0}, {0, 0, 1}, {1, 0, 0}};
-        double tmp[9];
-        for (int i = 0; i < 3; ++i) {
-            for (int j = 0; j < 3; ++j) {
-                double s = 0;
-                for (int k = 0; k < 3; ++k) s += mrow[i][k] * rg[k * 3 + j];
-                tmp[i * 3 + j] = s;
-            }
-        }
-        for (int i = 0; i < 3; ++i) {
-            for (int j = 0; j < 3; ++j) {
-                double s = 0;
-                for (int k = 0; k < 3; ++k) s += tmp[i * 3 + k] * mrow[j][k];
-                rm[i * 3 + j] = s;
-            }
-        }
-    }
+    rot_mujoco_to_motion(rg, rm);
     double d_mj[3] = {t.p0[0] - first[0], t.p0[1] - first[1], 0};
     double d[3];
     mujoco_to_motion_vec(d_mj, d);
@@ -505,11 +443,9 @@ void local_rotations_xyzw(const float * global_rotations, int64_t frames, float 
             if (p < 0) {
                 for (int i = 0; i < 9; ++i) l[i] = gj[i];
             } else {
-                double pt[9];
-                for (int r = 0; r < 3; ++r) {
-                    for (int c = 0; c < 3; ++c) pt[r * 3 + c] = g[p * 9 + c * 3 + r];
-                }
-                mul33(pt, gj, l);
+                double gp[9];
+                for (int i = 0; i < 9; ++i) gp[i] = g[p * 9 + i];
+                mat_tmul(gp, gj, l);   // local = parentᵀ · global
             }
             double q[4];
             matrix_to_quat_wxyz(l, q);
@@ -609,11 +545,12 @@ void agent::facing(float * out) const {
     const double  qd[4] = {q[0], q[1], q[2], q[3]};
     double        r[9];
     quat_to_matrix(qd, r);
-    const double n  = std::hypot(r[0], r[3]) + 1e-5;
-    const float  fx = float(r[0] / n), fy = float(r[3] / n);   // MuJoCo (x, y) = motion (z, x)
-    if (fx == 0 && fy == 0) return;
-    out[0] = fy;
-    out[2] = fx;
+    const double n     = std::hypot(r[0], r[3]) + 1e-5;
+    const double mj[3] = {float(r[0] / n), float(r[3] / n), 0};
+    if (mj[0] == 0 && mj[1] == 0) return;
+    double motion[3];
+    mujoco_to_motion_vec(mj, motion);
+    for (int i = 0; i < 3; ++i) out[i] = float(motion[i]);
 }
 
 } // namespace mb

@@ -38,8 +38,8 @@ struct agent_command {
 
 // every intermediate of one plan in upstream's canonical frame (tests compare these)
 struct agent_trace {
-    std::array<float, k_agent_context * 36> context_raw{};    // [4, 36] context qpos, world
-    std::array<float, k_agent_context * 36> context_canon{};  // [4, 36] after canonicalisation
+    std::array<float, k_agent_context * k_qpos_dim> context_raw{};    // [4, 36] context qpos, world
+    std::array<float, k_agent_context * k_qpos_dim> context_canon{};  // [4, 36] after canonicalisation
     double yaw0 = 0;                                // context frame 0 yaw (rad about MuJoCo z)
     double p0[3] = {0, 0, 0};                       // context frame 0 position with z = 0
     double movement_canon[3] = {0, 0, 0};           // command directions, MuJoCo, canonical

@@ -40,7 +40,7 @@ constexpr const char * k_trace_format   = "motionbricks-trace-v1";
 constexpr int          k_fps               = 30;
 constexpr int          k_token_heads       = 8;
 constexpr int          k_global_features   = 414;
-constexpr int          k_joints            = 34;
+constexpr int          k_joints            = int(MB_G1_JOINT_COUNT);
 
 using json = nlohmann::json;
 

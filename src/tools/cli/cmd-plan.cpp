@@ -49,8 +49,8 @@ namespace mbx = motionbricks;
 using json    = nlohmann::json;
 
 constexpr const char * k_motion_format = "motionbricks-motion-v1";
-constexpr int          k_joints        = 34;
-constexpr int          k_qpos          = 36;
+constexpr int          k_joints        = int(MB_G1_JOINT_COUNT);
+constexpr int          k_qpos          = int(MB_G1_QPOS_SIZE);
 constexpr int          k_targets       = 4;
 
 // rounds for JSON output (7 significant digits keep float32 exact enough)

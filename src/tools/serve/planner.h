@@ -2,6 +2,8 @@
 // C ABI (mb_agent_*); the only server file that touches the model
 #pragma once
 
+#include <motionbricks/motionbricks.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -13,8 +15,8 @@
 
 namespace mb::serve {
 
-constexpr int k_joints         = 34;
-constexpr int k_qpos_values    = 36;
+constexpr int k_joints         = int(MB_G1_JOINT_COUNT);
+constexpr int k_qpos_values    = int(MB_G1_QPOS_SIZE);
 constexpr int k_context_frames = 4;
 
 // one 30 fps frame of the timeline
