@@ -2,7 +2,7 @@
 // shapes (own kernel AVX-512 and AVX2/FMA vs OpenBLAS, 1 and 2 threads) and per network stage
 // (root planner, pose backbone pass, VQ decoder) and per whole plan on full-size random weights.
 //   bench-networks --benchmark_filter=linear     ops only
-//   bench-networks --benchmark_filter=stage      stages only
+//   bench-networks --benchmark_filter=stage      stages only (stage_pose_subnormal: FTZ/DAZ at work)
 //   bench-networks --benchmark_filter=plan       upstream predict end to end (motion_model)
 //   MB_BENCH_RING_MB=1024 bench-networks ...      op weights cycle through 1 GB (default 256 MB)
 // Every benchmark reports mean, median and stddev over 5 repetitions after warmup.
@@ -98,6 +98,13 @@ public:
     std::string origin() const override { return origin_; }
     uint64_t    bytes() const { return bytes_; }
 
+    // every 4th weight of every tensor becomes a subnormal (about 1e−40): a model whose
+    // training left denormal weights, which cost a microcode assist each without FTZ/DAZ
+    void make_subnormal() {
+        for (auto & [name, e] : entries_)
+            for (size_t i = 0; i < e->data.size(); i += 4) e->data[i] = (i & 4) ? 1e-40f : -1e-40f;
+    }
+
 private:
     struct entry {
         std::string        name;
@@ -127,6 +134,12 @@ std::unique_ptr<random_source> release_pose_weights() {
     s->linear("_proj_input.0", d, 1024);
     s->add("_position_emb.embed", {16, 1, d}, 1.0f);
     s->linear("_proj_pose_output_logit", 80, d);
+    return s;
+}
+
+std::unique_ptr<random_source> subnormal_pose_weights() {
+    auto s = release_pose_weights();
+    s->make_subnormal();
     return s;
 }
 
@@ -237,7 +250,9 @@ void linear(benchmark::State & state) {
     weight_ring        w(n_out * n_in);
     std::vector<float> y((size_t) (n * n_out));
     for (auto _ : state) {
-        be->linear(x.data(), n, n_in, w.next(), b.data(), n_out, y.data());
+        // CPU backends address host memory directly
+        be->linear(bptr<const float>(x.data()), n, n_in, bptr<const float>(w.next()), bptr<const float>(b.data()),
+                   n_out, bptr<float>(y.data()));
         benchmark::DoNotOptimize(y.data());
     }
     label(state, *be, 4.0 * (double) (n_out * n_in));
@@ -252,7 +267,8 @@ void conv1d(benchmark::State & state) {
     weight_ring        w(c_out * c_in * k);
     std::vector<float> y((size_t) (c_out * t));
     for (auto _ : state) {
-        be->conv1d(x.data(), c_in, t, w.next(), b.data(), c_out, k, dil, y.data());
+        be->conv1d(bptr<const float>(x.data()), c_in, t, bptr<const float>(w.next()), bptr<const float>(b.data()),
+                   c_out, k, dil, bptr<float>(y.data()));
         benchmark::DoNotOptimize(y.data());
     }
     label(state, *be, 4.0 * (double) (c_out * c_in * k));
@@ -289,8 +305,9 @@ BENCHMARK(conv1d)->Apply(conv_args)->ArgNames({"gemm", "thr", "t", "cin", "cout"
 // one network on full-size random weights, built once on first use
 template <typename net_t, std::unique_ptr<random_source> (*make)()>
 struct net_fixture {
-    std::unique_ptr<random_source> src = make();
-    net_t                          net = net_t::load(*src);
+    std::unique_ptr<random_source> src    = make();
+    std::unique_ptr<backend>       loader = backend_cpu_create(1);     // the CPU aliases the weights
+    net_t                          net    = net_t::load(*src, *loader);
 
     static net_fixture & get() {
         static net_fixture f;
@@ -309,12 +326,12 @@ std::vector<uint8_t> keyframe_flags(int64_t n) {
     return has;
 }
 
-// one pose backbone pass (1 inference step, argmax); args: gemm, threads, tokens
-void stage_pose(benchmark::State & state) {
-    const int64_t gemm = state.range(0), threads = state.range(1), n = state.range(2);
-    auto &        f  = pose_fixture::get();
+// one pose backbone pass (1 inference step, argmax) on the weights `make` builds
+template <std::unique_ptr<random_source> (*make)()>
+void pose_stage(benchmark::State & state, int64_t gemm, int64_t threads, int64_t n) {
+    auto &        f  = net_fixture<pose_planner, make>::get();
     auto          be = make_backend(gemm, threads);
-    pose_planner_state st(f.net.hp);
+    pose_planner_state st(*be, f.net.hp);
     auto root = random_vec((size_t) (4 * n * 4), 4), pose = random_vec((size_t) (4 * n * 304), 5);
     const auto has = keyframe_flags(n);
     const pose_cond_inputs in{n, root.data(), pose.data(), has.data()};
@@ -326,12 +343,22 @@ void stage_pose(benchmark::State & state) {
     label(state, *be, (double) f.src->bytes());
 }
 
+// args: gemm, threads, tokens
+void stage_pose(benchmark::State & state) {
+    pose_stage<release_pose_weights>(state, state.range(0), state.range(1), state.range(2));
+}
+
+// the same on weights of which a quarter are subnormal (own kernel); args: threads, tokens
+void stage_pose_subnormal(benchmark::State & state) {
+    pose_stage<subnormal_pose_weights>(state, 0, state.range(0), state.range(1));
+}
+
 // the VQ decoder from tokens to 4n frames; args: gemm, threads, tokens
 void stage_vq_decoder(benchmark::State & state) {
     const int64_t gemm = state.range(0), threads = state.range(1), n = state.range(2);
     auto &        f  = vq_fixture::get();
     auto          be = make_backend(gemm, threads);
-    vq_decoder_state st(f.net.hp, f.net.dec.hp, 16);
+    vq_decoder_state st(*be, f.net.hp, f.net.dec.hp, 16);
     std::vector<int32_t> tokens((size_t) (n * 8));
     for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = (int32_t) (i * 7 % 10);
     auto ext = random_vec((size_t) (4 * n * 2), 6), tgt = random_vec((size_t) (4 * n * 304), 7);
@@ -349,7 +376,7 @@ void stage_root(benchmark::State & state) {
     const int64_t gemm = state.range(0), threads = state.range(1), n = state.range(2);
     auto &        f  = root_fixture::get();
     auto          be = make_backend(gemm, threads);
-    root_planner_state st(f.net);
+    root_planner_state st(*be, f.net);
     auto g = random_vec(8 * 5, 8), l = random_vec(8 * 4, 9), p = random_vec(8 * 304, 10);
     std::vector<uint8_t> has(8, 1);
     root_inputs in;
@@ -374,6 +401,8 @@ void stage_args(benchmark::internal::Benchmark * b) {
 }
 
 BENCHMARK(stage_pose)->Apply(stage_args)->ArgNames({"gemm", "thr", "n"})->Unit(benchmark::kMillisecond)
+    ->UseRealTime()->Repetitions(5)->DisplayAggregatesOnly(true)->MinWarmUpTime(0.2);
+BENCHMARK(stage_pose_subnormal)->ArgsProduct({{1, 2}, {6, 16}})->ArgNames({"thr", "n"})->Unit(benchmark::kMillisecond)
     ->UseRealTime()->Repetitions(5)->DisplayAggregatesOnly(true)->MinWarmUpTime(0.2);
 BENCHMARK(stage_root)->Apply(stage_args)->ArgNames({"gemm", "thr", "n"})->Unit(benchmark::kMillisecond)
     ->UseRealTime()->Repetitions(5)->DisplayAggregatesOnly(true)->MinWarmUpTime(0.2);
@@ -431,10 +460,11 @@ void plan(benchmark::State & state) {
         state.SkipWithError(err.c_str());
         return;
     }
-    model->predict(req); // warm-up outside the timing (Iterations(1) forbids MinWarmUpTime)
+    const std::unique_ptr<predict_state> st = model->create_state();
+    model->predict(*st, req); // warm-up outside the timing (Iterations(1) forbids MinWarmUpTime)
     int64_t tokens = 0;
     for (auto _ : state) {
-        predict_result r = model->predict(req);
+        predict_result r = model->predict(*st, req);
         tokens           = r.num_tokens;
         benchmark::DoNotOptimize(r.global_features.data());
     }

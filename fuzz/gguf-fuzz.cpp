@@ -1,6 +1,6 @@
 // libFuzzer target for the GGUF reader and the bundle checks: any input must either
 // open cleanly (and then every tensor byte, key and lookup is safe to touch, and the
-// bundle component/support validators either accept it or throw) or throw gguf_error
+// bundle component/support validators either accept it or throw) or throw mb::error
 #include "format/bundle.h"
 #include "format/gguf.h"
 #include "memfd-input.h"
@@ -28,11 +28,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
             for (char c : kv.raw) sink = sink + static_cast<uint8_t>(c);
             try {
                 (void) f->meta_uint(kv.key);
-            } catch (const mb::gguf_error &) {
+            } catch (const mb::error &) {
             }
             try {
                 (void) f->get_string(kv.key);
-            } catch (const mb::gguf_error &) {
+            } catch (const mb::error &) {
             }
         }
         (void) f->find("_root_token_transformer_model.layers.0.self_attn.out_proj.weight");
@@ -42,15 +42,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
         for (const char * role : mb::k_bundle_components) {
             try {
                 mb::bundle_check_component(*f, role);
-            } catch (const std::runtime_error &) {
+            } catch (const mb::error &) {
             }
         }
         try {
             mb::model_support sup = mb::bundle_decode_support(*f);
             (void) sup;
-        } catch (const std::runtime_error &) {
+        } catch (const mb::error &) {
         }
-    } catch (const mb::gguf_error &) {
+    } catch (const mb::error &) {
         // rejected with a message: fine
     }
     close(fd);

@@ -2,14 +2,14 @@
 //   0: a WebSocket protocol v1 client message (src/tools/serve/protocol.h)
 //   1: a `motionbricks infer` request (src/tools/cli/infer-request.h)
 //   2: a `motionbricks plan` control script (src/tools/cli/plan-script.h)
-//   3: the release's MANIFEST.json, fetched by `motionbricks download` (src/tools/serve/download.h)
+//   3: the release's MANIFEST.json, fetched by `motionbricks download` (src/tools/download/download.h)
 //   4: a download base URL (check_url_allowed)
 // The rest of the input is the text. Checks beyond "no crash, no sanitizer report": only the
 // reader's own error type escapes; what a reader accepts is within the documented bounds; error
 // events built from any reason text and any string are valid JSON.
 #include "tools/cli/infer-request.h"
 #include "tools/cli/plan-script.h"
-#include "tools/serve/download.h"
+#include "tools/download/download.h"
 #include "tools/serve/protocol.h"
 
 #include <nlohmann/json.hpp>
@@ -93,7 +93,7 @@ void plan_script(const std::string & text) {
 void release_manifest(const std::string & text) {
     try {
         std::set<std::string> seen;
-        for (const mb::serve::remote_file & f : mb::serve::parse_distribution_manifest(text)) {
+        for (const mb::download::remote_file & f : mb::download::parse_distribution_manifest(text)) {
             require(f.path.rfind("g1-f32/", 0) == 0 || f.path.rfind("styles/", 0) == 0);
             require(f.path.find("..") == std::string::npos && f.path.find('\\') == std::string::npos);
             require(f.path.find('\0') == std::string::npos);
@@ -101,16 +101,16 @@ void release_manifest(const std::string & text) {
             for (char c : f.sha256) require((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
             require(seen.insert(f.path).second);
         }
-    } catch (const mb::serve::download_error &) {
+    } catch (const mb::download::download_error &) {
     }
 }
 
 void base_url(const std::string & text) {
     try {
-        mb::serve::check_url_allowed(text);
+        mb::download::check_url_allowed(text);
         // accepted: https, or plain http to a loopback host only
         require(text.rfind("https://", 0) == 0 || text.rfind("http://", 0) == 0);
-    } catch (const mb::serve::download_error &) {
+    } catch (const mb::download::download_error &) {
     }
 }
 

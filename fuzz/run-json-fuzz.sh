@@ -8,7 +8,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/fuzz-common.sh"
 fuzz_begin "${1:?usage: run-json-fuzz.sh WORK_DIR [SECONDS]}" "${2:-}"
 src=("$root/src/tools/serve/protocol.cpp" "$root/src/tools/cli/infer-request.cpp" "$root/src/tools/cli/plan-script.cpp"
-     "$root/src/tools/serve/download.cpp" "$root/src/format/sha256.cpp" "$root/src/format/json-bounded.cpp")
+     "$root/src/tools/download/download.cpp" "$root/src/format/sha256.cpp" "$root/src/format/json-bounded.cpp")
 echo "building $work/json-fuzz"
 "$cxx" "${flags[@]}" -fsanitize=fuzzer "$here/json-fuzz.cpp" "${src[@]}" -lssl -lcrypto -pthread -o "$work/json-fuzz"
 

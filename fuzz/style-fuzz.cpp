@@ -1,8 +1,8 @@
 // libFuzzer target for the .mbstyle reader and the MJCF parser. The first input byte picks
 // the reader: even → the bytes are a .mbstyle file (style_read must accept it with every
-// invariant holding, or throw std::runtime_error); odd → the rest is MJCF text (mjcf_parse
+// invariant holding, or throw mb::error); odd → the rest is MJCF text (mjcf_parse
 // must return a tree or throw std::runtime_error, and a returned G1-shaped tree must build a
-// converter or be refused with std::invalid_argument)
+// converter or be refused with mb::error)
 #include "format/style.h"
 #include "motion/mjcf.h"
 #include "motion/qpos.h"
@@ -27,7 +27,7 @@ static void fuzz_style(const uint8_t * data, size_t size) {
         for (float v : s.headings) {
             if (!std::isfinite(v)) __builtin_trap();
         }
-    } catch (const std::runtime_error &) {
+    } catch (const mb::error &) {
     }
     close(fd);
 }
@@ -42,7 +42,7 @@ static void fuzz_mjcf(const uint8_t * data, size_t size) {
         try {
             const mb::qpos_converter conv(m);
             (void) conv;
-        } catch (const std::invalid_argument &) {
+        } catch (const mb::error &) {
         }
     } catch (const std::runtime_error &) {
     }

@@ -143,7 +143,9 @@ export class StreamClient {
             this.stats.refused++;
             return false;
         }
-        const msg = payload.type === 'ping' ? payload : { ...payload, seq: ++this.seq };
+        // the sequence space wraps after 2^53 - 1 (the server accepts 1 again after it)
+        if (payload.type !== 'ping') this.seq = this.seq >= Number.MAX_SAFE_INTEGER ? 1 : this.seq + 1;
+        const msg = payload.type === 'ping' ? payload : { ...payload, seq: this.seq };
         this.ws.send(JSON.stringify(msg));
         this.stats.sent++;
         return msg.seq ?? true;

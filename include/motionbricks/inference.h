@@ -25,8 +25,8 @@
  *     mb_motion_free(motion);
  *
  * Conventions, error buffers and thread rules are those of motionbricks.h. A request is not
- * synchronised: do not mutate it while another thread uses it. Inference on one model is serialised
- * by a lock inside the model; requests and motions are independent of it once a call returns.
+ * synchronised: do not mutate it while another thread uses it. Inference calls on one model may run
+ * concurrently; requests and motions are independent of it once a call returns.
  */
 #ifndef MOTIONBRICKS_INFERENCE_H
 #define MOTIONBRICKS_INFERENCE_H
@@ -165,7 +165,7 @@ MB_API mb_status mb_inference_request_set_allow_out_of_reach(mb_inference_reques
  * owned by the caller (free with mb_motion_free); it stays valid after the model and the request are
  * freed. On failure *output is NULL. Errors: MB_INVALID_ARGUMENT (NULL pointer, incomplete or invalid
  * request), MB_COMPUTE_FAILED (inference failed or produced non-finite values), MB_OUT_OF_MEMORY.
- * Calls sharing a model are serialised by the model's lock. */
+ * Calls sharing a model may run concurrently (each on working memory borrowed from the model's pool). */
 MB_API mb_status mb_model_infer(const mb_model * model, const mb_inference_request * request, mb_motion ** output,
                                 char * error, uint64_t error_capacity);
 
@@ -177,6 +177,26 @@ MB_API mb_status mb_model_infer(const mb_model * model, const mb_inference_reque
  * plus MB_INVALID_ARGUMENT for count 0 or > 64. */
 MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference_request * const * requests,
                                       uint64_t count, mb_motion ** outputs, char * error, uint64_t error_capacity);
+
+/* ==== traced inference ========================================================================== */
+
+/* Receives one named intermediate of a traced inference. name is NUL-terminated; data holds the
+ * product of shape[0..n_dims) floats, row-major, in upstream's axis order (integers such as tokens
+ * and masks are given as floats). name, data and shape are borrowed and valid only during the call:
+ * copy what you keep. Names are stable (stage, then network intermediates such as
+ * "root_shared_tf_out", "decoder_codes", "pred_global_poses"); names starting with "step_" arrive
+ * once per decoding step with shape[0] == 1. user is the pointer given to mb_model_infer_traced.
+ * The callback runs on the calling thread and must not call back into the library with the same
+ * model. */
+typedef void (*mb_tap_callback)(void * user, const char * name, const float * data, const uint64_t * shape,
+                                uint32_t n_dims);
+
+/* Runs mb_model_infer and reports every named intermediate to tap, in the order computed: the same
+ * motion as mb_model_infer, bitwise. tap must not be NULL; user may be NULL. Ownership, errors and
+ * threads as for mb_model_infer. */
+MB_API mb_status mb_model_infer_traced(const mb_model * model, const mb_inference_request * request,
+                                       mb_tap_callback tap, void * user, mb_motion ** output, char * error,
+                                       uint64_t error_capacity);
 
 #ifdef __cplusplus
 }

@@ -45,9 +45,9 @@
  *   - Distinct objects may be used from distinct threads concurrently, including distinct models.
  *   - A model is immutable after mb_model_load and may be shared by threads. Calls that run the
  *     networks on a model (mb_model_infer, mb_model_infer_batch, mb_agent_plan, mb_agent_plan_batch)
- *     take a lock inside that model, so concurrent calls sharing one model (also through different
- *     agents) are serialised by the library (they do not run in parallel): load one model per worker
- *     thread for parallel throughput. Model getters may be called concurrently with anything except
+ *     run concurrently on it: each agent owns its working memory, and each stateless call borrows
+ *     working memory from a small pool inside the model. Each running call computes with the
+ *     model's thread count. Model getters may be called concurrently with anything except
  *     mb_model_free.
  *   - Options, styles, commands, agents and inference requests are not synchronised: calls that mutate
  *     one of them must not overlap with any other call using the same object (a plan reads its
@@ -362,8 +362,8 @@ MB_API mb_status mb_agent_set_sidestep_styles(mb_agent * value, const mb_style *
  * agent's history with the cursor on frame 0 (call mb_agent_advance as it plays). *output receives a new
  * motion owned by the caller. Errors: MB_INVALID_ARGUMENT (value, command or output NULL; the command has
  * no style), MB_COMPUTE_FAILED (inference failed or produced non-finite values), MB_OUT_OF_MEMORY; on
- * failure *output is NULL and the agent is unchanged. Uses the agent's model: serialised with other
- * inference on that model. */
+ * failure *output is NULL and the agent is unchanged. Runs on the agent's own working memory, so it may
+ * run concurrently with other inference on the same model. */
 MB_API mb_status mb_agent_plan(mb_agent * value, const mb_command * command, mb_motion ** output, char * error,
                                uint64_t error_capacity);
 

@@ -46,6 +46,14 @@ PRESET_EXTRA = {
 }
 PRESETS = {"full": PRESET_FULL, "small": PRESET_SMALL}
 
+# what the converter accepts, as a multiple of the release: every derived hyper-parameter (widths,
+# layer and block counts) at most 4x its release value, and the tensors of one conversion at most
+# 4x the release's float32 bytes (183,148,382 parameters = 733 MB, so about 2.9 GB) read in total.
+# Larger is not a MotionBricks model; refusing it up front keeps a hostile checkpoint from asking
+# for gigabytes before anything is read
+MAX_MULTIPLE_OF_RELEASE = 4
+MAX_HPARAMS = {role: {k: MAX_MULTIPLE_OF_RELEASE * v for k, v in hp.items()} for role, hp in PRESET_FULL.items()}
+
 
 def _w(prefix):
     return prefix + "." + C.WEIGHT
@@ -232,6 +240,10 @@ def check_inventory(component, shapes):
     for k, v in hp.items():
         if v <= 0:
             raise ConvertError("%s: derived %s = %d is not positive" % (component, k, v))
+        cap = MAX_HPARAMS[component][k]
+        if v > cap:
+            raise ConvertError("%s: derived %s = %d is more than %d (%dx the release's %d)"
+                               % (component, k, v, cap, MAX_MULTIPLE_OF_RELEASE, PRESET_FULL[component][k]))
     if component == C.COMPONENT_POSE:
         if hp["pose_feat_width"] % C.FRAMES_PER_TOKEN or hp["code_dim"] % C.N_CODE_HEADS:
             raise ConvertError("%s: pose_feat_width %d / code_dim %d not divisible by %d / %d"
@@ -270,3 +282,10 @@ def parameter_count(shapes):
             k *= d
         n += k
     return n
+
+
+def _release_bytes():
+    return 4 * sum(parameter_count(expected_shapes(role, hp)) for role, hp in PRESET_FULL.items())
+
+
+MAX_CONVERT_BYTES = MAX_MULTIPLE_OF_RELEASE * _release_bytes()

@@ -1,6 +1,7 @@
 """The MotionBricks GGUF model bundle v1 writer: four components plus
-manifest.json, all written to temporary files first and renamed into place only
-when every one is complete, so a failed conversion leaves nothing half-written.
+manifest.json, all written into a staging directory and moved into place only
+when every one is complete (output.staged_output), so a failed conversion leaves
+nothing behind.
 
 Shared by `convert.py bundle` (real checkpoints) and `convert.py random-bundle`.
 """
@@ -17,6 +18,7 @@ from . import constants as C
 from . import gguf
 from .errors import ConvertError
 from .names import compact_names
+from .output import staged_output
 
 
 class ComponentTensor:
@@ -157,19 +159,6 @@ class Progress:
 # ---- the bundle -------------------------------------------------------------------
 
 
-def prepare_out_dir(out_dir):
-    if os.path.lexists(out_dir) and not os.path.isdir(out_dir):
-        raise ConvertError("output %s exists and is not a directory" % out_dir)
-    try:
-        os.makedirs(out_dir, exist_ok=True)
-    except OSError as e:
-        raise ConvertError("cannot create output directory %s: %s" % (out_dir, e.strerror))
-    for name in list(C.COMPONENT_FILES.values()) + [C.MANIFEST_FILE]:
-        p = os.path.join(out_dir, name)
-        if os.path.lexists(p) and not os.path.isfile(p):
-            raise ConvertError("output %s exists and is not a regular file" % p)
-
-
 def default_safe_manifest_sha256(components, upstream_revision):
     """SHA-256 of the canonical JSON record of what was extracted: per component
     its source hash and every kept tensor (original name, stored name, type, shape)."""
@@ -191,21 +180,16 @@ def write_bundle(out_dir, components, upstream_revision, safe_manifest_sha256=No
     missing = [c for c in C.COMPONENTS if c not in components]
     if missing:
         raise ConvertError("internal error: components %s missing" % missing)
-    prepare_out_dir(out_dir)
     if safe_manifest_sha256 is None:
         safe_manifest_sha256 = default_safe_manifest_sha256(components, upstream_revision)
     entries = {}
-    tmps = []
-    try:
+    with staged_output(out_dir) as stage:
         for role in C.COMPONENTS:
             comp = components[role]
             tensors = gguf_tensors(comp)
             n_params = sum(t.n_elements for t in tensors)
             md = component_metadata(role, upstream_revision, comp.source_sha256, n_params, comp.extra_metadata)
-            path = os.path.join(out_dir, C.COMPONENT_FILES[role])
-            tmp = "%s.tmp-%d" % (path, os.getpid())
-            tmps.append((tmp, path))
-            size, sha = gguf.write_gguf_file(tmp, md, tensors,
+            size, sha = gguf.write_gguf_file(os.path.join(stage, C.COMPONENT_FILES[role]), md, tensors,
                                              progress=Progress(C.COMPONENT_FILES[role], progress))
             entries[role] = {
                 C.MANIFEST_KEY_PATH: C.COMPONENT_FILES[role],
@@ -223,23 +207,8 @@ def write_bundle(out_dir, components, upstream_revision, safe_manifest_sha256=No
             C.MANIFEST_KEY_COMPONENTS: entries,
             C.MANIFEST_KEY_SAFE_MANIFEST_SHA256: safe_manifest_sha256,
         }
-        path = os.path.join(out_dir, C.MANIFEST_FILE)
-        tmp = "%s.tmp-%d" % (path, os.getpid())
-        tmps.append((tmp, path))
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        with open(os.path.join(stage, C.MANIFEST_FILE), "w", encoding="utf-8", newline="\n") as f:
             f.write(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
             f.flush()
             os.fsync(f.fileno())
-        for tmp, path in tmps:
-            os.replace(tmp, path)
-        tmps = []
-        gguf.fsync_dir(out_dir)
-    except OSError as e:
-        raise ConvertError("writing %s: %s" % (out_dir, e))
-    finally:
-        for tmp, _ in tmps:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
     return manifest

@@ -114,6 +114,28 @@ def _int_tuple(v, what):
     return tuple(v)
 
 
+def _check_layout(size, stride, storage_numel):
+    """Refuses a layout in which two indices reach the same element (stride 0 = torch.expand, or
+    rows that overlap): it would let a few stored bytes expand into any amount of output. The
+    accepted layouts are the dense or gapped ones up to a permutation of the dimensions: sorted by
+    stride, each stride is at least the extent the smaller ones cover. Size-1 dimensions have no
+    stride to speak of; an empty tensor has no elements."""
+    numel = 1
+    for d in size:
+        numel *= d
+    if numel == 0:
+        return
+    extent = 1   # elements spanned by the dimensions taken so far
+    for s, d in sorted((s, d) for d, s in zip(size, stride) if d > 1):
+        if s < extent:
+            raise ConvertError("checkpoint: tensor of size %r / stride %r has overlapping elements "
+                               "(an expanded or aliased view); save it with .contiguous()" % (size, stride))
+        extent += s * (d - 1)
+    if numel > storage_numel:
+        raise ConvertError("checkpoint: tensor of size %r (%d elements) exceeds its storage (%d elements)"
+                           % (size, numel, storage_numel))
+
+
 def _rebuild_tensor(storage, storage_offset, size, stride, *rest):
     if not isinstance(storage, Storage):
         raise ConvertError("checkpoint: tensor rebuilt from something that is not a storage")
@@ -131,6 +153,7 @@ def _rebuild_tensor(storage, storage_offset, size, stride, *rest):
                                % (size, storage.numel))
         if not size and storage_offset >= storage.numel:
             raise ConvertError("checkpoint: scalar tensor outside its storage")
+    _check_layout(size, stride, storage.numel)
     return TensorRef(storage, storage_offset, size, stride)
 
 
@@ -233,7 +256,10 @@ def load_checkpoint(path):
     if pkl.file_size > MAX_PICKLE_BYTES:
         raise ConvertError("%s: data.pkl is %d bytes, more than the %d allowed" % (path, pkl.file_size,
                                                                                      MAX_PICKLE_BYTES))
-    data = zf.read(pkl)
+    try:
+        data = zf.read(pkl)
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as e:
+        raise ConvertError("%s: cannot read data.pkl: %s" % (path, e))
     try:
         obj = _RestrictedUnpickler(data, storages).load()
     except ConvertError as e:

@@ -1,5 +1,5 @@
-"""Command line: bundle, random-bundle, dump. Errors are one line on stderr and
-exit status 1."""
+"""Command line: bundle, random-bundle, dump, style, styles, demo-styles. Every failure is
+one line on stderr ("convert: error: ...") and exit status 2, and writes nothing."""
 
 import argparse
 import json
@@ -32,8 +32,15 @@ def _add_stats(p):
     p.add_argument("--stats", metavar="FILE", help=".safetensors holding mean and std [418]")
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad usage is one line and exit 2 as well (--help still prints the full usage)."""
+
+    def error(self, message):
+        self.exit(2, "convert: error: %s (%s --help)\n" % (message, self.prog))
+
+
 def build_parser():
-    ap = argparse.ArgumentParser(prog="convert.py", description="MotionBricks GGUF model bundle converter")
+    ap = _Parser(prog="convert.py", description="MotionBricks GGUF model bundle converter")
     sub = ap.add_subparsers(dest="command", required=True)
 
     b = sub.add_parser("bundle", help="convert upstream checkpoints (.ckpt or .safetensors) to a bundle")
@@ -94,6 +101,16 @@ def dump(path, as_json):
         print("  %d elements" % n)
 
 
+def _one_line(e):
+    if isinstance(e, ConvertError):
+        text = str(e)
+    elif isinstance(e, MemoryError):
+        text = "out of memory" + (": %s" % e if str(e) else "")
+    else:   # not a ConvertError: a reader or library refused something the checks did not name
+        text = "%s: %s" % (type(e).__name__, e)
+    return " ".join(text.split("\n"))
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     t0 = time.monotonic()
@@ -120,12 +137,12 @@ def main(argv=None):
         else:
             from .random_bundle import random_bundle
             manifest = random_bundle(args)
-    except ConvertError as e:
-        sys.stderr.write("convert: error: %s\n" % e)
-        return 1
     except KeyboardInterrupt:
         sys.stderr.write("convert: interrupted\n")
         return 130
+    except Exception as e:   # anything else too: one line, never a traceback
+        sys.stderr.write("convert: error: %s\n" % _one_line(e))
+        return 2
     if not args.quiet:
         comps = manifest[C.MANIFEST_KEY_COMPONENTS]
         for role in C.COMPONENTS:

@@ -265,7 +265,7 @@ JOINT_NAMES_SEPARATOR = ","
 COMPONENT_STYLE = "style"
 STYLE_SUFFIX = ".mbstyle"
 KEY_STYLE_NAME = "motionbricks.style_name"        # STRING, = general.name
-KEY_STYLE_SPEED = "motionbricks.style_speed"      # FLOAT32, configured speed (m/s), >= 0
+KEY_STYLE_SPEED = "motionbricks.style_speed"      # FLOAT32, configured speed (m/s), 0..10
 KEY_STYLE_FRAMES = "motionbricks.style_frames"    # UINT32, 4..100000
 KEY_STYLE_INDEX = "motionbricks.style_index"      # UINT32, 0..14 in the released set (optional)
 STYLE_JOINT_POSITIONS = "global_joint_positions"  # F32 [F, 34, 3]
@@ -276,6 +276,12 @@ STYLE_ALLOWED_TOKENS = "allowed_tokens"           # I32 [11], 6..16 tokens
 STYLE_MIN_FRAMES = 4
 STYLE_MAX_FRAMES = 100000
 STYLE_FPS = 30
+# physical bounds of a style (= src/format/style.h k_style_max_*; docs/FORMATS.md): a G1 stands
+# 1.3 m and walks at most about 2 m/s
+STYLE_MAX_SPEED = 10.0                    # m/s, style_speed
+STYLE_MAX_JOINT_OFFSET = 5.0              # m, |each coordinate| of a joint minus the root
+STYLE_MAX_ROOT_DISTANCE = 1e4             # m, |each coordinate| of the root path
+STYLE_MAX_HEADING = 4 * 3.141592653589793   # rad, |heading|
 # source hash of the released styles: upstream G1-clip safetensors
 STYLE_RELEASE_SOURCE_SHA256 = "7ea40c20130c8a9799d83c0438750b51a5be9b1e09357c4928887961fc992d33"
 # the released styles: (name, configured speed m/s, allowed token counts from 6)

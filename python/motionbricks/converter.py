@@ -14,7 +14,7 @@ from . import constants as C
 from .bundle import Component, ComponentTensor, check_stats, hyperparameter_metadata, support_component, write_bundle
 from .ckpt import plain, state_dict_tensors
 from .errors import ConvertError
-from .safetensors import FLOAT_DTYPES, read_safetensors, to_float32
+from .safetensors import DTYPES, FLOAT_DTYPES, read_safetensors, to_float32
 
 CHUNK_ELEMENTS = 1 << 22
 
@@ -161,7 +161,11 @@ def learned_component(role, path, source_sha256, heads_option, dilation_option):
     architecture.check_heads(role, hparams, n_head, path)
     tlist = [ComponentTensor(n, C.GGML_TYPE_F32, t.shape, _float_chunks(n, t)) for n, t in chosen.items()]
     comp = Component(role, tlist, source_sha256, hyperparameter_metadata(role, n_head, dilation))
+    # bytes the conversion will read: as stored (F64 is 8 per element), at least the F32 written
+    nbytes = sum(architecture.parameter_count({n: t.shape}) * max(4, DTYPES[t.dtype].itemsize)
+                 for n, t in chosen.items())
     info = {"kept": len(chosen), "dropped": dropped, "parameters": architecture.parameter_count(shapes),
+            "bytes": nbytes,
             "hparams": hparams, "n_head": n_head, "dilation_growth": dilation}
     return comp, info
 
@@ -285,10 +289,16 @@ def convert(args):
     sources = {C.COMPONENT_POSE: args.pose, C.COMPONENT_ROOT: args.root, C.COMPONENT_VQ_DECODER: args.vqvae}
     heads = {C.COMPONENT_POSE: args.pose_heads, C.COMPONENT_ROOT: args.root_heads, C.COMPONENT_VQ_DECODER: None}
     components = {}
+    total_bytes = 0
     for role, path in sources.items():
         sha = overrides.get(role) or sha256_file(path)
         comp, info = learned_component(role, path, sha, heads[role], args.dilation_growth)
         components[role] = comp
+        total_bytes += info["bytes"]
+        if total_bytes > architecture.MAX_CONVERT_BYTES:
+            raise ConvertError("%s: the weights up to %s need %d bytes, more than the %d bytes allowed "
+                               "(%dx the release)" % (path, role, total_bytes, architecture.MAX_CONVERT_BYTES,
+                                                      architecture.MAX_MULTIPLE_OF_RELEASE))
         if not args.quiet:
             sys.stderr.write("convert: %s: %d tensors kept (%d parameters), %d dropped, hparams %s%s%s\n"
                              % (role, info["kept"], info["parameters"], info["dropped"], info["hparams"],

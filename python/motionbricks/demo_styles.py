@@ -13,6 +13,7 @@ import numpy as np
 
 from . import constants as C
 from .errors import ConvertError
+from .output import staged_output
 from .style import style_buffers, write_style
 
 # (name, speed m/s, stride frequency Hz, swing amplitude rad, allowed token counts from 6)
@@ -56,19 +57,21 @@ def synthetic_qpos(speed, freq, amp, frames=DEMO_FRAMES, side=0.0):
 
 
 def write_demo_styles(out_dir):
-    """Writes the demo styles into `out_dir` (created). Returns summary lines."""
-    os.makedirs(out_dir, exist_ok=True)
+    """Writes the demo styles into `out_dir` (created; all or none). Returns summary lines."""
     lines = []
-    for index, (name, speed, freq, amp, tokens) in enumerate(DEMO_STYLES):
-        side = {"walk_left": 0.2, "walk_right": -0.2}.get(name, 0.0)
-        forward = 0.0 if side else speed
-        q = synthetic_qpos(forward, freq, amp, side=side)
-        mask = np.zeros(11, dtype=np.int32)
-        mask[:tokens] = 1
-        source = hashlib.sha256(("motionbricks demo style " + name).encode()).hexdigest()
-        path = os.path.join(out_dir, name + ".mbstyle")
-        size, sha = write_style(path, name, speed, style_buffers(q), mask, source, index=index)
-        lines.append("%s: demo style %r (synthetic, not an upstream clip), %d bytes, sha256 %s" % (path, name, size, sha))
+    with staged_output(out_dir) as stage:
+        for index, (name, speed, freq, amp, tokens) in enumerate(DEMO_STYLES):
+            side = {"walk_left": 0.2, "walk_right": -0.2}.get(name, 0.0)
+            forward = 0.0 if side else speed
+            q = synthetic_qpos(forward, freq, amp, side=side)
+            mask = np.zeros(11, dtype=np.int32)
+            mask[:tokens] = 1
+            source = hashlib.sha256(("motionbricks demo style " + name).encode()).hexdigest()
+            file = name + ".mbstyle"
+            size, sha = write_style(os.path.join(stage, file), name, speed, style_buffers(q), mask, source,
+                                    index=index)
+            lines.append("%s: demo style %r (synthetic, not an upstream clip), %d bytes, sha256 %s"
+                         % (os.path.join(out_dir, file), name, size, sha))
     return lines
 
 

@@ -22,6 +22,7 @@ from . import bundle
 from . import constants as C
 from . import gguf
 from .errors import ConvertError
+from .output import staged_output
 
 # motion (x, y, z) = (mj y, mj z, mj x)
 M = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
@@ -378,8 +379,8 @@ def write_style(path, name, speed, buffers, allowed_tokens, source_sha256, index
     mask = np.ascontiguousarray(allowed_tokens, dtype=np.int32)
     if not name:
         raise ConvertError("style name is empty")
-    if not (math.isfinite(speed) and 0 <= speed <= 100):
-        raise ConvertError("style speed %r must be finite and within 0..100 m/s" % speed)
+    if not (0 <= speed <= C.STYLE_MAX_SPEED):
+        raise ConvertError("style speed %r must be within 0..%g m/s" % (speed, C.STYLE_MAX_SPEED))
     if index is not None and not (0 <= int(index) <= 0xFFFFFFFF):
         raise ConvertError("style index %r does not fit UINT32" % index)
     if not (C.STYLE_MIN_FRAMES <= frames <= C.STYLE_MAX_FRAMES):
@@ -391,6 +392,14 @@ def write_style(path, name, speed, buffers, allowed_tokens, source_sha256, index
     for what, a in (("positions", pos), ("rotations", rot), ("root positions", root), ("headings", head)):
         if not np.isfinite(a).all():
             raise ConvertError("style %s are not finite" % what)
+    # the reader's bounds, compared in float32 as it does
+    for tensor, a, bound, unit in ((C.STYLE_JOINT_POSITIONS, pos, C.STYLE_MAX_JOINT_OFFSET, "m"),
+                                   (C.STYLE_ROOT_POSITIONS, root, C.STYLE_MAX_ROOT_DISTANCE, "m"),
+                                   (C.STYLE_HEADINGS, head, C.STYLE_MAX_HEADING, "rad")):
+        over = np.flatnonzero(np.abs(a.reshape(-1)) > np.float32(bound))
+        if over.size:
+            raise ConvertError("%s[%d] = %g exceeds %g %s in magnitude"
+                               % (tensor, over[0], a.reshape(-1)[over[0]], bound, unit))
     if len(source_sha256) != 64 or any(c not in "0123456789abcdef" for c in source_sha256):
         raise ConvertError("source sha256 must be 64 lowercase hex digits")
     tensors = [
@@ -530,26 +539,24 @@ def convert_clip_library(args):
     lib = load_clip_library(args.clips)
     source = args.source_sha256 or sha256_file(args.clips)
     heads = apply_heading_corrections(lib["global_headings"])
-    os.makedirs(args.out, exist_ok=True)
     styles = {}
-    for m, (name, speed, n_allowed) in enumerate(C.STYLE_RELEASE):
-        n = int(lib["num_frames_per_clip"][m])
-        mask = np.zeros(11, dtype=np.int32)
-        mask[:n_allowed] = 1
-        buffers = {"joint_positions": lib["global_joint_positions"][m, :n],
-                   "joint_rotations": lib["global_joint_rotations"][m, :n],
-                   "root_positions": lib["global_root_positions"][m, :n],
-                   "headings": heads[m, :n]}
-        rel = name + C.STYLE_SUFFIX
-        size, sha = write_style(os.path.join(args.out, rel), name, speed, buffers, mask, source, index=m)
-        styles[name] = {"path": rel, "sha256": sha, "tensor_count": 5,
-                        "parameter_count": n * (C.N_JOINTS * 12 + 4) + 11}
-    manifest = {"format": "motionbricks-style-bundle-v1", "styles": styles}
-    tmp = os.path.join(args.out, "manifest.json.tmp-%d" % os.getpid())
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        json.dump(manifest, f, indent=2, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, os.path.join(args.out, "manifest.json"))
+    with staged_output(args.out) as stage:
+        for m, (name, speed, n_allowed) in enumerate(C.STYLE_RELEASE):
+            n = int(lib["num_frames_per_clip"][m])
+            mask = np.zeros(11, dtype=np.int32)
+            mask[:n_allowed] = 1
+            buffers = {"joint_positions": lib["global_joint_positions"][m, :n],
+                       "joint_rotations": lib["global_joint_rotations"][m, :n],
+                       "root_positions": lib["global_root_positions"][m, :n],
+                       "headings": heads[m, :n]}
+            rel = name + C.STYLE_SUFFIX
+            size, sha = write_style(os.path.join(stage, rel), name, speed, buffers, mask, source, index=m)
+            styles[name] = {"path": rel, "sha256": sha, "tensor_count": 5,
+                            "parameter_count": n * (C.N_JOINTS * 12 + 4) + 11}
+        manifest = {"format": "motionbricks-style-bundle-v1", "styles": styles}
+        with open(os.path.join(stage, "manifest.json"), "w", encoding="utf-8", newline="\n") as f:
+            json.dump(manifest, f, indent=2, sort_keys=True)
+            f.write("\n")
     return "%s: %d styles from %s" % (args.out, len(styles), args.clips)
 
 

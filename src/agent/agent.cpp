@@ -86,27 +86,27 @@ void pose_row(const float * pos, const float * rot, bool subtract_root_xz, float
 // (checks) everything the command and the context bring in; nothing from a caller reaches the maths
 // unchecked. Directions are directions: |component| <= 1e6 (a huge one would overflow once squared)
 void check_inputs(const float * context, const agent_command & cmd) {
-    if (cmd.style == nullptr) throw std::invalid_argument("agent: the command has no style");
+    if (cmd.style == nullptr) throw mb::error(mb::status::invalid_argument, "agent: the command has no style");
     if ((cmd.sidestep_left == nullptr) != (cmd.sidestep_right == nullptr)) {
-        throw std::invalid_argument("agent: side-step styles come in pairs (left and right)");
+        throw mb::error(mb::status::invalid_argument, "agent: side-step styles come in pairs (left and right)");
     }
     for (int i = 0; i < 3; ++i) {
         if (!std::isfinite(cmd.movement[i]) || !std::isfinite(cmd.facing[i])) {
-            throw std::invalid_argument("agent: movement and facing must be finite");
+            throw mb::error(mb::status::invalid_argument, "agent: movement and facing must be finite");
         }
         if (std::fabs(cmd.movement[i]) > k_max_direction || std::fabs(cmd.facing[i]) > k_max_direction) {
-            throw std::invalid_argument("agent: movement and facing components must be within 1e6");
+            throw mb::error(mb::status::invalid_argument, "agent: movement and facing components must be within 1e6");
         }
     }
     if (cmd.has_target && (!std::isfinite(cmd.target[0]) || !std::isfinite(cmd.target[1]) ||
                            !std::isfinite(cmd.target[2]) || !std::isfinite(cmd.target_heading))) {
-        throw std::invalid_argument("agent: the world target must be finite");
+        throw mb::error(mb::status::invalid_argument, "agent: the world target must be finite");
     }
     if (!std::isfinite(cmd.target_speed) || cmd.target_speed < -1.0f) {
-        throw std::invalid_argument("agent: target speed must be finite and >= -1");
+        throw mb::error(mb::status::invalid_argument, "agent: target speed must be finite and >= -1");
     }
     for (int i = 0; i < k_agent_context * k_qpos_dim; ++i) {
-        if (!std::isfinite(context[i])) throw std::invalid_argument("agent: context qpos is not finite");
+        if (!std::isfinite(context[i])) throw mb::error(mb::status::invalid_argument, "agent: context qpos is not finite");
     }
 }
 
@@ -355,7 +355,7 @@ agent_plan agent_finish(const qpos_converter & conv, agent_trace & t) {
     const predict_result & res = t.result;
     const int              n   = res.frames;
     if (n <= 0 || (int64_t) res.global_features.size() != (int64_t) n * k_global_dim) {
-        throw std::runtime_error("agent: predict returned no frames");
+        throw mb::error(mb::status::compute_failed, "agent: predict returned no frames");
     }
 
     // (f) features → canonical qpos → world: turn by yaw0 − yaw(generated frame 0), put frame 0 at p0
@@ -458,7 +458,7 @@ void local_rotations_xyzw(const float * global_rotations, int64_t frames, float 
     }
 }
 
-agent::agent(motion_model & model) : model_(model) {}
+agent::agent(const motion_model & model) : model_(model) {}
 
 void agent::clear() {
     buffer_.clear();
@@ -486,9 +486,9 @@ void agent::reset(const style_asset & s) {
 }
 
 void agent::set_context(const float * qpos, int frames) {
-    if (frames < k_agent_context) throw std::invalid_argument("agent: a context needs at least 4 frames");
+    if (frames < k_agent_context) throw mb::error(mb::status::invalid_argument, "agent: a context needs at least 4 frames");
     for (int64_t i = 0; i < (int64_t) frames * k_qpos_dim; ++i) {
-        if (!std::isfinite(qpos[i])) throw std::invalid_argument("agent: context qpos is not finite");
+        if (!std::isfinite(qpos[i])) throw mb::error(mb::status::invalid_argument, "agent: context qpos is not finite");
     }
     buffer_.assign(qpos, qpos + (size_t) frames * k_qpos_dim);
     cursor_    = 0;
@@ -496,7 +496,7 @@ void agent::set_context(const float * qpos, int frames) {
 }
 
 agent_plan agent::plan(const agent_command & cmd, agent_trace * trace) {
-    if (cmd.style == nullptr) throw std::invalid_argument("agent: the command has no style");
+    if (cmd.style == nullptr) throw mb::error(mb::status::invalid_argument, "agent: the command has no style");
     if (buffer_.empty()) reset(*cmd.style);   // no history yet: start from the style's clip
     agent_trace   local;
     agent_trace & t = trace ? *trace : local;
@@ -511,11 +511,11 @@ agent_plan agent::plan(const agent_command & cmd, agent_trace * trace) {
     // clip) or from a far world target: say so rather than blame the request predict sees
     const std::string problem = model_.validate(t.request);
     if (!problem.empty()) {
-        throw std::invalid_argument("agent: style '" + t.style_final->name + "'" +
+        throw mb::error(mb::status::invalid_argument, "agent: style '" + t.style_final->name + "'" +
                                     (cmd.has_target ? " or the world target" : "") +
                                     " puts the plan's inputs out of range: " + problem);
     }
-    t.result        = model_.predict(t.request);
+    t.result        = state_ ? model_.predict(*state_, t.request) : model_.predict(t.request);
     agent_plan plan = agent_finish(conv_, t);
     buffer_         = plan.qpos;
     cursor_         = 0;
@@ -530,7 +530,7 @@ bool agent::replan_due(const agent_command & cmd) const {
 }
 
 void agent::advance(int frames) {
-    if (frames < 0) throw std::invalid_argument("agent: cannot advance by a negative count");
+    if (frames < 0) throw mb::error(mb::status::invalid_argument, "agent: cannot advance by a negative count");
     const int n = (int) (buffer_.size() / k_qpos_dim);
     cursor_     = std::min(cursor_ + frames, n - 1);
 }

@@ -96,7 +96,11 @@ class agent {
 public:
     // `model` is borrowed and must outlive the agent. No history until reset(style),
     // set_context or the first plan (which starts from its style's clip)
-    explicit agent(motion_model & model);
+    explicit agent(const motion_model & model);
+
+    // predict on `st` (borrowed: it must outlive the agent and its copies; copies share it, so
+    // only one of them plans at a time); null, the default, borrows a state from the model's pool
+    void use_state(predict_state * st) { state_ = st; }
 
     // the history from `initial`'s clip as upstream's reset builds it (padded to 64 frames), cursor 0
     void reset(const style_asset & initial);
@@ -121,11 +125,12 @@ public:
     const std::vector<float> & buffer() const { return buffer_; }   // [frames, 36]
 
 private:
-    motion_model &     model_;
-    qpos_converter     conv_;
-    std::vector<float> buffer_;            // [frames, 36] world qpos
-    int                cursor_    = 0;
-    bool               last_idle_ = false; // the last plan played the idle role
+    const motion_model & model_;
+    predict_state *      state_ = nullptr;   // borrowed; null = the model's pool
+    qpos_converter       conv_;
+    std::vector<float>   buffer_;            // [frames, 36] world qpos
+    int                  cursor_    = 0;
+    bool                 last_idle_ = false; // the last plan played the idle role
 };
 
 } // namespace mb

@@ -1,41 +1,205 @@
-// the compute interface the networks run on. Networks call these ops on
-// row-major float buffers and never know which implementation runs them.
-// The CPU backend lands first; a GPU backend is another implementation.
+// the compute interface the networks run on (ggml-backend style, without a graph:
+// every network issues a fixed sequence of ops). A backend owns memory (buffers)
+// and runs ops on it; model code holds typed addresses into that memory (bptr),
+// offsets them and passes them to ops, and never dereferences them. Data enters
+// with set() and leaves with get(). The CPU backend is one implementation; a GPU
+// backend is another, behind the same interface (weights uploaded once at load,
+// every activation buffer allocated when a state is created, nothing per call).
+//
+// Conventions for every op below
+//   - arrays are row-major and contiguous unless a leading dimension (ld*) is given;
+//     shapes are written [rows, cols]; counts are elements, not bytes
+//   - inputs are `bptr<const T>`, outputs `bptr<T>`; outputs come last
+//   - an output may alias an input only where the op says so
+//   - a bptr argument documented "may be null" is absent when null
+//   - ops on one backend object run in the order they are issued (they may run
+//     asynchronously with respect to the host; get() and synchronize() wait)
+//   - float results need not be bitwise equal between backends: test-backend-ops
+//     bounds each op's NMSE against a scalar reference. Integer results (tokens)
+//     are exact given the same float inputs
+//   - subnormal floats: a backend may flush subnormal inputs and results to zero
+//     (the CPU backend runs every op with FTZ and DAZ set)
+//
+// Threads: a backend object is used by one thread at a time (it may hold scratch and
+// worker threads). Buffers belong to the backend kind, not to the object: a buffer
+// allocated through one object of a kind may be read and written by ops of any other
+// object of the same kind in the same process, and read concurrently by several
+// (weights are loaded once through one object, each state runs on its own object).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 namespace mb {
+
+// a typed address in backend memory: a host pointer on the CPU backend, a device
+// pointer on a GPU backend; only backends dereference it
+template <class T> struct bptr {
+    T * p = nullptr;    // backend address; never dereferenced by model code
+
+    bptr() = default;
+    explicit bptr(T * q) : p(q) {}
+    // bptr<T> converts to bptr<const T>
+    template <class U>
+        requires std::is_same_v<T, const U>
+    bptr(bptr<U> o) : p(o.p) {}
+
+    bptr          operator+(int64_t n) const { return bptr(p + n); }   // n elements further
+    explicit      operator bool() const { return p != nullptr; }
+};
+
+// one block of backend memory, zero-initialised, 64-byte aligned; freed by its unique_ptr
+class backend_buffer {
+public:
+    virtual ~backend_buffer() = default;
+
+    virtual size_t size() const = 0;    // bytes
+    virtual void * base()       = 0;    // backend address of byte 0
+
+    template <class T> bptr<T> as() { return bptr<T>(static_cast<T *>(base())); }
+};
 
 class backend {
 public:
     virtual ~backend() = default;
 
-    virtual const char * name() const = 0;
-    virtual int          n_threads() const = 0;
+    // ---- identity -----------------------------------------------------------------------------
 
-    // y[n, n_out] = x[n, n_in] · w[n_out, n_in]ᵀ + b[n_out]
-    // (PyTorch nn.Linear; b may be null; y must not alias x)
-    virtual void linear(const float * x, int64_t n, int64_t n_in, const float * w, const float * b,
-                        int64_t n_out, float * y) = 0;
+    virtual const char * name() const      = 0;     // "cpu", "cpu-avx2", "cuda", …
+    virtual int          n_threads() const = 0;     // host threads this object computes with
 
-    // x[n, d] ← LayerNorm(x + r)·g + b, biased variance, eps inside the sqrt (r may be null)
-    virtual void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const float * g,
-                                const float * b, float eps) = 0;
+    // ---- memory -------------------------------------------------------------------------------
 
-    // multi-head self-attention core (before out_proj):
-    // qkv[n, 3·d] holds rows [q | k | v]; head h uses dims [h·d/n_head, (h+1)·d/n_head);
-    // scores q·kᵀ/sqrt(d/n_head); keys with key_mask[j] != 0 are ignored (key_mask may be null);
-    // out[n, d] is the concatenation of the heads
-    virtual void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask,
-                           float * out) = 0;
+    // a new buffer of `bytes` zero bytes (bytes 0 gives a valid empty buffer);
+    // throws std::bad_alloc (or std::runtime_error naming the device) when out of memory
+    virtual std::unique_ptr<backend_buffer> alloc(size_t bytes) = 0;
 
-    // Conv1d in NCW layout with "same" zero padding (dilation·(k−1)/2 on each side, odd k):
-    // x[c_in, t] → y[c_out, t], w[c_out, c_in, k], b[c_out] (b may be null; y must not alias x)
-    virtual void conv1d(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
-                        int64_t k, int64_t dilation, float * y) = 0;
+    // a read-only buffer holding a copy of host[0..bytes) (weights). Optional: the default
+    // is alloc + set. The CPU backend aliases the host memory instead of copying, so the
+    // host memory must stay valid and unchanged for the buffer's lifetime on every backend
+    virtual std::unique_ptr<backend_buffer> alloc_from_host(const void * host, size_t bytes);
+
+    // host → backend: dst[0..bytes) ← host[0..bytes); ordered after the ops issued before;
+    // the host memory may be reused when it returns
+    virtual void set_bytes(void * dst, const void * host, size_t bytes) = 0;
+
+    // backend → host: host[0..bytes) ← src[0..bytes) once every op issued before has finished
+    virtual void get_bytes(const void * src, void * host, size_t bytes) = 0;
+
+    // waits until every op issued so far has finished. Optional: the default does nothing
+    // (for backends whose ops complete before they return)
+    virtual void synchronize() {}
+
+    template <class T> void set(bptr<T> dst, const T * host, int64_t n) {
+        set_bytes(dst.p, host, size_t(n) * sizeof(T));
+    }
+    template <class T> void get(bptr<const T> src, T * host, int64_t n) {
+        get_bytes(src.p, host, size_t(n) * sizeof(T));
+    }
+
+    // ---- elementwise (y may alias an input) -----------------------------------------------------
+
+    // y[i] ← v for i < n
+    virtual void fill_f32(int64_t n, float v, bptr<float> y) = 0;
+    virtual void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) = 0;
+
+    // y[i] ← a[i] + b[i] for i < n
+    virtual void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y) = 0;
+
+    // y[i] ← x[i] < 0 ? 0 : x[i] for i < n (NaN passes through)
+    virtual void relu(bptr<const float> x, int64_t n, bptr<float> y) = 0;
+
+    // y[i] ← x[i] < 0 ? x[i]·slope : x[i] for i < n (PyTorch LeakyReLU)
+    virtual void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) = 0;
+
+    // ---- layout (y must not overlap an input) ---------------------------------------------------
+
+    // y[i·ldy + j] ← x[i·ldx + j] for i < n, j < d; ldx 0 repeats row 0 of x (broadcast)
+    virtual void copy_rows(bptr<const float> x, int64_t ldx, int64_t n, int64_t d, bptr<float> y, int64_t ldy) = 0;
+
+    // y[i·ldy + j] ← sel[i] != 0 ? a[i·lda + j] : b[i·ldb + j] for i < n, j < d;
+    // sel[n] bytes; lda or ldb 0 repeats row 0 of that input
+    virtual void where_rows(bptr<const uint8_t> sel, bptr<const float> a, int64_t lda, bptr<const float> b,
+                            int64_t ldb, int64_t n, int64_t d, bptr<float> y, int64_t ldy) = 0;
+
+    // x[r, c] → y[c, r]: y[j·r + i] ← x[i·c + j]
+    virtual void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y) = 0;
+
+    // in place on x[c, t] (NCW): x[i·t + j] ← 0 for i < c, n_valid ≤ j < t (a token mask that
+    // keeps the first n_valid positions; n_valid ≥ t does nothing)
+    virtual void mask_cols(int64_t c, int64_t t, int64_t n_valid, bptr<float> x) = 0;
+
+    // nearest ×2 upsampling along time, NCW: x[c, t] → y[c, 2t], y[i·2t + 2j] = y[i·2t + 2j + 1] = x[i·t + j]
+    virtual void upsample2(bptr<const float> x, int64_t c, int64_t t, bptr<float> y) = 0;
+
+    // per-head embedding lookup: y[n, d] with y[i·d + k] ← table[((i mod n_head)·rows_per_head + idx[i])·d + k];
+    // table [n_head·rows_per_head, d]; every idx[i] must be in 0..rows_per_head−1 (callers validate:
+    // an index outside is undefined behaviour). Used for token embeddings (n = tokens·heads) and
+    // codebook dequantisation
+    virtual void embed_heads(bptr<const float> table, int64_t n_head, int64_t rows_per_head, int64_t d,
+                             bptr<const int32_t> idx, int64_t n, bptr<float> y) = 0;
+
+    // frame-wise replacement of an NCW hidden state by target embeddings (DoubleCondDecoder):
+    // h[c, t] with c = f·w (f frames per position, w channels per frame), src[t·f, w] row-major,
+    // sel[t·f] bytes. For every frame g < t·f with sel[g] != 0, with p = g / f and j = g mod f:
+    // h[(j·w + k)·t + p] ← src[g·w + k] for k < w. Other entries of h are unchanged
+    virtual void replace_frames(bptr<const float> src, bptr<const uint8_t> sel, int64_t t, int64_t f, int64_t w,
+                                bptr<float> h) = 0;
+
+    // ---- network layers (y must not overlap an input) -------------------------------------------
+
+    // y[n, n_out] ← x[n, n_in]·w[n_out, n_in]ᵀ + b[n_out] (PyTorch nn.Linear; b may be null)
+    virtual void linear(bptr<const float> x, int64_t n, int64_t n_in, bptr<const float> w, bptr<const float> b,
+                        int64_t n_out, bptr<float> y) = 0;
+
+    // in place: x[n, d] ← LayerNorm(x + r)·g + b per row, mean and biased variance over d,
+    // (v − mean)/sqrt(var + eps); r [n, d] may be null (no residual); g, b [d]
+    virtual void add_layer_norm(bptr<float> x, bptr<const float> r, int64_t n, int64_t d, bptr<const float> g,
+                                bptr<const float> b, float eps) = 0;
+
+    // multi-head self-attention core (before out_proj): qkv[n, 3·d] holds rows [q | k | v];
+    // head h uses dims [h·d/n_head, (h+1)·d/n_head); scores q·kᵀ/sqrt(d/n_head), softmax over
+    // keys j with key_mask[j] == 0 (key_mask [n] bytes, may be null = all keys; at least one key
+    // must be unmasked); out[n, d] is the concatenation of the heads (head h at its dims)
+    virtual void attention(bptr<const float> qkv, int64_t n, int64_t d, int64_t n_head, bptr<const uint8_t> key_mask,
+                           bptr<float> out) = 0;
+
+    // Conv1d, NCW, stride 1, "same" zero padding dilation·(k−1)/2 on each side (k odd):
+    // y[o·t + i] ← b[o] + Σ_{c < c_in, kk < k} w[(o·c_in + c)·k + kk]·x[c·t + i + (kk − (k−1)/2)·dilation]
+    // with x outside 0..t−1 read as 0; x[c_in, t], w[c_out, c_in, k], b[c_out] (may be null), y[c_out, t]
+    virtual void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bptr<const float> w, bptr<const float> b,
+                        int64_t c_out, int64_t k, int64_t dilation, bptr<float> y) = 0;
+
+    // ---- sampling (masked token decoding) ------------------------------------------------------
+
+    // per row r < m of logits[m, n_code]: the token and the softmax probability of the choice.
+    //   argmax (u null): t = the first index of the largest logit (NaN never wins unless all are NaN: 0)
+    //   Gumbel (u[m, n_code] uniforms in [0, 1]): t = the first index of the largest
+    //     logit[c] + g(u[c]) with g(u) = −log(max(−log(max(u, 1e−20)), 1e−20)), in float32
+    //   prob[r] = exp(l[t] − mx)·(1 / Σ_c exp(l[c] − mx)), mx = the largest logit, in float32
+    virtual void sample_codes(bptr<const float> logits, int64_t m, int64_t n_code, bptr<const float> u,
+                              bptr<int32_t> tokens, bptr<float> prob) = 0;
+
+    // re-masking: tokens[i] ← mask_id for the n_mask entries i < m of smallest key(prob[i]),
+    // key = prob with NaN read as +inf, ties going to the lower index. Equivalently: with
+    // rank(i) = #{j : key(j) < key(i) or (key(j) == key(i) and j < i)}, tokens[i] ← mask_id
+    // where rank(i) < n_mask; other tokens are unchanged (n_mask ≥ m masks all)
+    virtual void remask_lowest(bptr<const float> prob, int64_t m, int64_t n_mask, int32_t mask_id,
+                               bptr<int32_t> tokens) = 0;
 };
+
+// the backends built into this library; the first entry is the default (CPU).
+// A new backend adds one entry in backend-registry.cpp; tests/backend/test-backend-ops
+// then checks every op of it against the scalar reference
+struct backend_reg {
+    std::string name;                                        // "cpu", …
+    std::unique_ptr<backend> (*create)(int n_threads);       // n_threads <= 0 = hardware threads
+};
+const std::vector<backend_reg> & backend_registry();
 
 // n_threads <= 0 selects the number of hardware threads
 std::unique_ptr<backend> backend_cpu_create(int n_threads);

@@ -91,8 +91,8 @@ std::unique_ptr<mb_motion> motion_from_plan(mb::agent_plan && p) {
     return m;
 }
 
-// plans one agent; the agent is unchanged unless a motion is returned. Caller holds the model lock
-std::unique_ptr<mb_motion> plan_locked(mb_agent & a, const mb::agent_command & cmd) {
+// plans one agent; the agent is unchanged unless a motion is returned (on its own state)
+std::unique_ptr<mb_motion> plan_one(mb_agent & a, const mb::agent_command & cmd) {
     auto backup = std::make_unique<mb::agent>(*a.core);
     try {
         mb::agent_plan p = a.core->plan(cmd);
@@ -135,7 +135,7 @@ extern "C" {
 
 MB_API mb_status mb_style_load(const mb_model * model, const char * style_path, mb_style ** output, char * error,
                                uint64_t error_capacity) {
-    return guard(error, error_capacity, MB_INVALID_FORMAT, [&]() -> mb_status {
+    return guard(error, error_capacity, [&]() -> mb_status {
         require(output, "output");
         *output = nullptr;
         require(model, "model");
@@ -197,7 +197,9 @@ MB_API mb_status mb_agent_create(const mb_model * model, mb_agent ** output, cha
         require(model, "model");
         auto a   = std::make_unique<mb_agent>();
         a->model = model;
+        a->state = model->net->create_state();
         a->core  = std::make_unique<mb::agent>(*model->net);
+        a->core->use_state(a->state.get());
         *output  = a.release();
         return MB_OK;
     });
@@ -291,17 +293,13 @@ MB_API mb_status mb_agent_set_sidestep_styles(mb_agent * value, const mb_style *
 
 MB_API mb_status mb_agent_plan(mb_agent * value, const mb_command * command, mb_motion ** output, char * error,
                                uint64_t error_capacity) {
-    return guard(error, error_capacity, MB_COMPUTE_FAILED, [&]() -> mb_status {
+    return guard(error, error_capacity, [&]() -> mb_status {
         require(output, "output");
         *output = nullptr;
         require(value, "agent");
         require(command, "command");
-        const mb::agent_command cmd = to_agent_command(*value, *command);
-        std::unique_ptr<mb_motion> m;
-        {
-            std::lock_guard<std::mutex> lock(value->model->mutex);
-            m = plan_locked(*value, cmd);
-        }
+        const mb::agent_command    cmd = to_agent_command(*value, *command);
+        std::unique_ptr<mb_motion> m   = plan_one(*value, cmd);
         *output = m.release();
         return MB_OK;
     });
@@ -309,7 +307,7 @@ MB_API mb_status mb_agent_plan(mb_agent * value, const mb_command * command, mb_
 
 MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command * const * commands, uint64_t count,
                                      mb_motion ** outputs, char * error, uint64_t error_capacity) {
-    return guard(error, error_capacity, MB_COMPUTE_FAILED, [&]() -> mb_status {
+    return guard(error, error_capacity, [&]() -> mb_status {
         mb::capi::begin_batch(outputs, count);
         require(agents, "agents");
         require(commands, "commands");
@@ -333,8 +331,8 @@ MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command
             }
             try {
                 lanes.push_back(to_agent_command(*agents[i], *commands[i]));
-            } catch (const mb::capi::status_error & e) {
-                fail(e.status, lane_message("commands", i, e.what()));
+            } catch (const mb::error & e) {
+                fail(e.code(), lane_message("commands", i, e.what()));
             }
         }
 
@@ -345,11 +343,10 @@ MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command
             backups[i] = std::make_unique<mb::agent>(*agents[i]->core);
         }
         {
-            std::lock_guard<std::mutex> lock(agents[0]->model->mutex);
             size_t i = 0;
             try {
                 for (; i < size_t(count); ++i) {
-                    motions[i] = plan_locked(*agents[i], lanes[i]);
+                    motions[i] = plan_one(*agents[i], lanes[i]);
                 }
             } catch (...) {
                 for (size_t k = 0; k < i; ++k) {
@@ -357,8 +354,8 @@ MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command
                 }
                 try {
                     throw;
-                } catch (const mb::capi::status_error & e) {
-                    fail(e.status, lane_message("agents", i, e.what()));
+                } catch (const mb::error & e) {
+                    fail(e.code(), lane_message("agents", i, e.what()));
                 }
             }
         }

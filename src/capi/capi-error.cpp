@@ -1,7 +1,5 @@
 #include "capi/capi-error.h"
 
-#include "format/gguf.h"
-
 #include <cstring>
 #include <new>
 
@@ -23,30 +21,29 @@ void write_error(char * error, uint64_t capacity, std::string_view msg) noexcept
     error[n] = '\0';
 }
 
-mb_status current_exception_status(char * error, uint64_t capacity, mb_status runtime_status) noexcept {
+// the library's status enum is the ABI's, value for value
+static_assert(uint32_t(mb::status::invalid_argument) == MB_INVALID_ARGUMENT);
+static_assert(uint32_t(mb::status::out_of_memory) == MB_OUT_OF_MEMORY);
+static_assert(uint32_t(mb::status::io_error) == MB_IO_ERROR);
+static_assert(uint32_t(mb::status::invalid_format) == MB_INVALID_FORMAT);
+static_assert(uint32_t(mb::status::incompatible_model) == MB_INCOMPATIBLE_MODEL);
+static_assert(uint32_t(mb::status::backend_unavailable) == MB_BACKEND_UNAVAILABLE);
+static_assert(uint32_t(mb::status::compute_failed) == MB_COMPUTE_FAILED);
+static_assert(uint32_t(mb::status::not_implemented) == MB_NOT_IMPLEMENTED);
+static_assert(uint32_t(mb::status::internal) == MB_INTERNAL_ERROR);
+
+mb_status current_exception_status(char * error, uint64_t capacity) noexcept {
     mb_status   status = MB_INTERNAL_ERROR;
     std::string msg;
     try {
         try {
             throw;
-        } catch (const status_error & e) {
-            status = e.status;
+        } catch (const mb::error & e) {
+            status = status_of(e);
             msg    = e.what();
         } catch (const std::bad_alloc &) {
             status = MB_OUT_OF_MEMORY;
             msg    = "out of memory";
-        } catch (const std::length_error & e) {
-            status = MB_OUT_OF_MEMORY;
-            msg    = std::string("allocation too large: ") + e.what();
-        } catch (const std::invalid_argument & e) {
-            status = MB_INVALID_ARGUMENT;
-            msg    = e.what();
-        } catch (const gguf_error & e) {
-            status = MB_INVALID_FORMAT;
-            msg    = e.what();
-        } catch (const std::runtime_error & e) {
-            status = runtime_status;
-            msg    = e.what();
         } catch (const std::exception & e) {
             status = MB_INTERNAL_ERROR;
             msg    = std::string("internal error: ") + e.what();

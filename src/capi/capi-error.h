@@ -1,7 +1,10 @@
 // the one place where C++ errors become C statuses: every exported function runs
 // its body inside guard(), which clears the caller's error buffer, catches every
-// exception and writes a truncated, NUL-terminated message
+// exception and writes a truncated, NUL-terminated message. The library throws
+// mb::error (format/error.h) carrying its status; anything else is a bug
 #pragma once
+
+#include "format/error.h"
 
 #include <motionbricks/motionbricks.h>
 
@@ -12,14 +15,14 @@
 
 namespace mb::capi {
 
-// thrown inside an entry point to fail with a specific status
-struct status_error : std::runtime_error {
-    mb_status status;
-    status_error(mb_status s, const std::string & msg) : std::runtime_error(msg), status(s) {}
-};
-
+// thrown inside an entry point to fail with a specific status (mb::fail takes an mb::status)
 [[noreturn]] inline void fail(mb_status status, const std::string & msg) {
-    throw status_error(status, msg);
+    throw mb::error(static_cast<mb::status>(status), msg);
+}
+
+// the C status of an mb::error
+inline mb_status status_of(const mb::error & e) {
+    return static_cast<mb_status>(e.code());
 }
 
 // NULL-pointer argument check with a message naming the argument
@@ -33,22 +36,18 @@ inline void require(const void * p, const char * what) {
 // always NUL-terminated; nothing happens when error is NULL or capacity is 0
 void write_error(char * error, uint64_t capacity, std::string_view msg) noexcept;
 
-// maps the exception in flight to a status and writes its message; `runtime_status`
-// is the status for a plain std::runtime_error (depends on what the call was doing)
-mb_status current_exception_status(char * error, uint64_t capacity, mb_status runtime_status) noexcept;
+// maps the exception in flight to a status and writes its message: mb::error → its status,
+// std::bad_alloc → MB_OUT_OF_MEMORY, anything else → MB_INTERNAL_ERROR
+mb_status current_exception_status(char * error, uint64_t capacity) noexcept;
 
 // runs body() → mb_status; no exception escapes
-template <class F> mb_status guard(char * error, uint64_t capacity, mb_status runtime_status, F && body) noexcept {
+template <class F> mb_status guard(char * error, uint64_t capacity, F && body) noexcept {
     write_error(error, capacity, "");
     try {
         return body();
     } catch (...) {
-        return current_exception_status(error, capacity, runtime_status);
+        return current_exception_status(error, capacity);
     }
-}
-
-template <class F> mb_status guard(char * error, uint64_t capacity, F && body) noexcept {
-    return guard(error, capacity, MB_INTERNAL_ERROR, static_cast<F &&>(body));
 }
 
 } // namespace mb::capi

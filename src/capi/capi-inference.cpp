@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <span>
+#include <string>
 #include <vector>
 
 using mb::capi::fail;
@@ -129,16 +130,17 @@ mb::predict_request to_predict_request(const mb_model & model, const mb_inferenc
     return p;
 }
 
-// runs one validated request; the caller holds the model's lock
-std::unique_ptr<mb_motion> run_locked(const mb_model & model, const mb::predict_request & p) {
+// runs one validated request on a state from the model's pool; trace may be empty
+std::unique_ptr<mb_motion> run_one(const mb_model & model, const mb::predict_request & p,
+                                   const mb::trace_fn & trace = {}) {
     mb::predict_result r;
     try {
-        r = model.net->predict(p);
+        r = model.net->predict(p, trace);
     } catch (const std::bad_alloc &) {
         throw;
     } catch (const std::invalid_argument & e) {
         fail(MB_INVALID_ARGUMENT, std::string("invalid request: ") + e.what());
-    } catch (const mb::capi::status_error &) {
+    } catch (const mb::error &) {
         throw;
     } catch (const std::exception & e) {
         fail(MB_COMPUTE_FAILED, std::string("inference failed: ") + e.what());
@@ -333,17 +335,38 @@ MB_API mb_status mb_inference_request_set_boundary_poses(mb_inference_request * 
 
 MB_API mb_status mb_model_infer(const mb_model * model, const mb_inference_request * request, mb_motion ** output,
                                 char * error, uint64_t error_capacity) {
-    return guard(error, error_capacity, MB_COMPUTE_FAILED, [&]() -> mb_status {
+    return guard(error, error_capacity, [&]() -> mb_status {
         require(output, "output");
         *output = nullptr;
         require(model, "model");
         require(request, "request");
         const mb::predict_request p = to_predict_request(*model, *request);
-        std::unique_ptr<mb_motion> m;
-        {
-            std::lock_guard<std::mutex> lock(model->mutex);
-            m = run_locked(*model, p);
+        std::unique_ptr<mb_motion> m = run_one(*model, p);
+        *output = m.release();
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_model_infer_traced(const mb_model * model, const mb_inference_request * request,
+                                       mb_tap_callback tap, void * user, mb_motion ** output, char * error,
+                                       uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(output, "output");
+        *output = nullptr;
+        require(model, "model");
+        require(request, "request");
+        if (tap == nullptr) {
+            fail(MB_INVALID_ARGUMENT, "tap is NULL");
         }
+        const mb::predict_request p = to_predict_request(*model, *request);
+        std::string               name;     // NUL-terminated copy of the current name
+        std::vector<uint64_t>     shape;
+        const mb::trace_fn trace = [&](std::string_view n, const float * data, const std::vector<int64_t> & s) {
+            name.assign(n);
+            shape.assign(s.begin(), s.end());
+            tap(user, name.c_str(), data, shape.data(), uint32_t(shape.size()));
+        };
+        std::unique_ptr<mb_motion> m = run_one(*model, p, trace);
         *output = m.release();
         return MB_OK;
     });
@@ -351,7 +374,7 @@ MB_API mb_status mb_model_infer(const mb_model * model, const mb_inference_reque
 
 MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference_request * const * requests,
                                       uint64_t count, mb_motion ** outputs, char * error, uint64_t error_capacity) {
-    return guard(error, error_capacity, MB_COMPUTE_FAILED, [&]() -> mb_status {
+    return guard(error, error_capacity, [&]() -> mb_status {
         mb::capi::begin_batch(outputs, count);
         require(model, "model");
         require(requests, "requests");
@@ -365,21 +388,18 @@ MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference
             }
             try {
                 lanes.push_back(to_predict_request(*model, *requests[i]));
-            } catch (const mb::capi::status_error & e) {
-                fail(e.status, "requests[" + std::to_string(i) + "]: " + e.what());
+            } catch (const mb::error & e) {
+                fail(e.code(), "requests[" + std::to_string(i) + "]: " + e.what());
             }
         }
 
         // lanes run one after another on the CPU; nothing is published unless all succeed
         std::vector<std::unique_ptr<mb_motion>> motions(static_cast<size_t>(count));
-        {
-            std::lock_guard<std::mutex> lock(model->mutex);
-            for (size_t i = 0; i < lanes.size(); ++i) {
-                try {
-                    motions[i] = run_locked(*model, lanes[i]);
-                } catch (const mb::capi::status_error & e) {
-                    fail(e.status, "requests[" + std::to_string(i) + "]: " + e.what());
-                }
+        for (size_t i = 0; i < lanes.size(); ++i) {
+            try {
+                motions[i] = run_one(*model, lanes[i]);
+            } catch (const mb::error & e) {
+                fail(e.code(), "requests[" + std::to_string(i) + "]: " + e.what());
             }
         }
         for (size_t i = 0; i < motions.size(); ++i) {

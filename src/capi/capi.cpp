@@ -470,7 +470,7 @@ MB_API mb_status mb_model_load(const char * bundle_directory, const mb_runtime_o
             bundle = mb::bundle_load(dir);
         } catch (const std::bad_alloc &) {
             throw;
-        } catch (const mb::capi::status_error &) {
+        } catch (const mb::error &) {
             throw;
         } catch (const std::exception & e) {
             fail(MB_INVALID_FORMAT, e.what());

@@ -12,7 +12,6 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -35,8 +34,8 @@ struct mb_command {
 };
 
 struct mb_model {
-    std::unique_ptr<mb::motion_model> net;              // networks, support data, backend, scratch
-    mutable std::mutex                mutex;            // serialises predict (scratch is per model)
+    std::unique_ptr<mb::motion_model> net;              // networks, support data (immutable; stateless
+                                                        // calls borrow states from its pool)
     mb_runtime_options                options;          // copy of the load options
     uint64_t                          parameter_count = 0; // learned parameters (pose + root + vq)
 
@@ -69,9 +68,10 @@ struct mb_style {
 };
 
 struct mb_agent {
-    const mb_model *           model = nullptr;   // borrowed; outlives the agent
-    std::unique_ptr<mb::agent> core;              // history, cursor and planner (src/agent)
-    std::vector<mb::style_asset> sidesteps;       // none, or copies of the side-step styles [left, right]
+    const mb_model *                   model = nullptr;   // borrowed; outlives the agent
+    std::unique_ptr<mb::predict_state> state;             // the agent's own working memory
+    std::unique_ptr<mb::agent>         core;              // history, cursor and planner (src/agent), on `state`
+    std::vector<mb::style_asset>       sidesteps;         // none, or copies of the side-step styles [left, right]
 };
 
 struct mb_inference_request {

@@ -33,7 +33,7 @@ struct model_bundle {
     std::string                upstream_revision;   // motionbricks.upstream_revision
 };
 
-// loads and validates a bundle directory; throws std::runtime_error with a clear message
+// loads and validates a bundle directory; throws mb::error with a clear message
 std::unique_ptr<model_bundle> bundle_load(const std::string & directory);
 
 // "" when `directory` is a directory whose four component files exist and can be opened, else
@@ -62,11 +62,11 @@ uint64_t gguf_parameter_count(const gguf_file & f);
 
 // the checks bundle_load applies to one component file: metadata (architecture, format
 // version, role, skeleton, provenance, parameter count, optional keys) and the exact tensor
-// inventory its structure implies; throws std::runtime_error naming the file
+// inventory its structure implies; throws mb::error naming the file
 void bundle_check_component(const gguf_file & f, const std::string & role);
 
 // support.gguf's data decoded and validated (34 names, parent topology, shapes, finiteness,
-// std >= 0); throws std::runtime_error naming the file
+// std >= 0); throws mb::error naming the file
 model_support bundle_decode_support(const gguf_file & f);
 
 // one tensor for bundle_write_component, under its upstream (uncompacted) name

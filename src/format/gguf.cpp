@@ -123,7 +123,7 @@ struct cursor {
     const std::string & path;
 
     [[noreturn]] void fail(const std::string & field, uint64_t at, const std::string & msg) const {
-        throw gguf_error(path + ": " + field + " at offset " + std::to_string(at) + ": " + msg);
+        throw error(status::invalid_format, path + ": " + field + " at offset " + std::to_string(at) + ": " + msg);
     }
     uint64_t left() const { return size - pos; }
     void need(uint64_t n, const std::string & field) const {
@@ -438,21 +438,16 @@ void gguf_file::impl::parse() {
 std::unique_ptr<gguf_file> gguf_file::open(const std::string & path) {
     auto p  = std::make_unique<impl>();
     p->path = path;
-    int fd = -1;
-    try {
-        fd = open_regular_file(path, p->size);   // a FIFO does not block; only regular files pass
-    } catch (const file_error & e) {
-        throw gguf_error(e.what());
-    }
+    int fd = open_regular_file(path, p->size);   // io_error unless a regular file; a FIFO does not block
     if (p->size < 24) {
         ::close(fd);
-        throw gguf_error(path + ": header at offset 0: truncated (" + std::to_string(p->size) +
-                         "-byte file, the GGUF header alone is 24 bytes)");
+        throw error(status::invalid_format, path + ": header at offset 0: truncated (" +
+                                                std::to_string(p->size) + "-byte file, the GGUF header alone is 24 bytes)");
     }
     void * m = mmap(nullptr, p->size, PROT_READ, MAP_PRIVATE, fd, 0);
     int    e = errno;
     ::close(fd);
-    if (m == MAP_FAILED) throw gguf_error(path + ": cannot map: " + std::strerror(e));
+    if (m == MAP_FAILED) throw error(status::io_error, path + ": cannot map: " + std::strerror(e));
     p->map = static_cast<const uint8_t *>(m);
     p->parse();
     return std::unique_ptr<gguf_file>(new gguf_file(std::move(p)));
@@ -478,8 +473,8 @@ std::optional<uint64_t> gguf_file::meta_uint(std::string_view key) const {
     const gguf_kv * kv = this->kv(key);
     if (!kv) return std::nullopt;
     if (kv->type != gguf_type::GGUF_TYPE_UINT32 && kv->type != gguf_type::GGUF_TYPE_UINT64) {
-        throw gguf_error(p_->path + ": kv '" + std::string(key) + "' at offset " + std::to_string(kv->offset) +
-                         ": has type " + gguf_type_name(kv->type) + ", expected UINT32 or UINT64");
+        throw error(status::invalid_format, p_->path + ": kv '" + std::string(key) + "' at offset " +
+                                                std::to_string(kv->offset) + ": has type " + gguf_type_name(kv->type) + ", expected UINT32 or UINT64");
     }
     return kv->u;
 }
@@ -521,8 +516,8 @@ const std::string & gguf_file::path() const {
 static const gguf_kv * typed(const gguf_file & f, std::string_view key, gguf_type want) {
     const gguf_kv * kv = f.kv(key);
     if (kv && kv->type != want) {
-        throw gguf_error(f.path() + ": kv '" + std::string(key) + "' at offset " + std::to_string(kv->offset) +
-                         ": has type " + gguf_type_name(kv->type) + ", expected " + gguf_type_name(want));
+        throw error(status::invalid_format, f.path() + ": kv '" + std::string(key) + "' at offset " +
+                                                std::to_string(kv->offset) + ": has type " + gguf_type_name(kv->type) + ", expected " + gguf_type_name(want));
     }
     return kv;
 }
@@ -570,7 +565,7 @@ void write_all(int fd, const void * data, size_t n, const std::string & path) {
         ssize_t w = ::write(fd, p, n);
         if (w < 0) {
             if (errno == EINTR) continue;
-            throw gguf_error(path + ": write failed: " + std::strerror(errno));
+            throw error(status::io_error, path + ": write failed: " + std::strerror(errno));
         }
         p += w;
         n -= static_cast<size_t>(w);
@@ -592,7 +587,9 @@ struct temp_file {
 
 void gguf_write(const std::string & path, const std::vector<gguf_write_kv> & kvs,
                 const std::vector<gguf_write_tensor> & tensors, uint32_t alignment) {
-    auto fail = [&](const std::string & msg) { throw gguf_error(path + ": " + msg); };
+    // a bad argument is the caller's; a failing write, sync or rename is I/O
+    auto fail    = [&](const std::string & msg) { throw error(status::invalid_argument, path + ": " + msg); };
+    auto io_fail = [&](const std::string & msg) { throw error(status::io_error, path + ": " + msg); };
     if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > (1u << 20)) {
         fail("alignment " + std::to_string(alignment) + " must be a power of two up to 2^20");
     }
@@ -687,7 +684,7 @@ void gguf_write(const std::string & path, const std::vector<gguf_write_kv> & kvs
     if (tmp.fd < 0) {
         std::string e = std::strerror(errno);
         tmp.path.clear();
-        fail("cannot create " + path + ".tmp: " + e);
+        io_fail("cannot create " + path + ".tmp: " + e);
     }
     write_all(tmp.fd, head.data(), head.size(), tmp.path);
     static const char zeros[64 * 1024] = {};
@@ -700,11 +697,11 @@ void gguf_write(const std::string & path, const std::vector<gguf_write_kv> & kvs
             pad -= n;
         }
     }
-    if (::fsync(tmp.fd) != 0) fail(std::string("fsync failed: ") + std::strerror(errno));
+    if (::fsync(tmp.fd) != 0) io_fail(std::string("fsync failed: ") + std::strerror(errno));
     int fd = tmp.fd;
     tmp.fd = -1;
-    if (::close(fd) != 0) fail(std::string("close failed: ") + std::strerror(errno));
-    if (::rename(tmp.path.c_str(), path.c_str()) != 0) fail(std::string("rename failed: ") + std::strerror(errno));
+    if (::close(fd) != 0) io_fail(std::string("close failed: ") + std::strerror(errno));
+    if (::rename(tmp.path.c_str(), path.c_str()) != 0) io_fail(std::string("rename failed: ") + std::strerror(errno));
     tmp.keep = true;
     std::string dir   = path;
     size_t      slash = dir.find_last_of('/');

@@ -2,6 +2,7 @@
 // (deterministic, atomic). The on-disk layout is documented in gguf.cpp.
 #pragma once
 
+#include "format/error.h"
 #include "format/tensor.h"
 
 #include <cstdint>
@@ -30,11 +31,6 @@ enum class gguf_type : uint32_t {
     GGUF_TYPE_FLOAT64 = 12,
 };
 
-// thrown by the reader and writer; what() names the file, the field and the byte offset
-struct gguf_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
 // one metadata entry as read (scalars widened; strings and arrays kept as views into the mapping)
 struct gguf_kv {
     std::string_view key;           // UTF-8 key
@@ -54,7 +50,8 @@ const char * gguf_type_name(gguf_type t);
 
 class gguf_file final : public tensor_source {
 public:
-    // maps and validates `path`; throws gguf_error
+    // maps and validates `path`; throws mb::error naming the file, the field and the byte offset:
+    // io_error when it cannot be opened, is not a regular file or cannot be mapped, else invalid_format
     static std::unique_ptr<gguf_file> open(const std::string & path);
     ~gguf_file() override;
 
@@ -72,7 +69,7 @@ public:
     uint64_t                         file_size() const;
     const std::string &              path() const;
 
-    // typed getters: nullopt when absent, gguf_error when present with another type
+    // typed getters: nullopt when absent, mb::error (invalid_format) when present with another type
     std::optional<std::string_view> get_string(std::string_view key) const;
     std::optional<uint32_t>         get_u32(std::string_view key) const;
     std::optional<uint64_t>         get_u64(std::string_view key) const;
@@ -101,7 +98,7 @@ struct gguf_write_tensor {
 };
 
 // writes a GGUF v3 file deterministically (same input → same bytes) and atomically
-// (temp file + fsync + rename); throws gguf_error
+// (temp file + fsync + rename); throws mb::error: invalid_argument for bad inputs, io_error when writing fails
 void gguf_write(const std::string & path, const std::vector<gguf_write_kv> & kvs,
                 const std::vector<gguf_write_tensor> & tensors, uint32_t alignment = 32);
 

@@ -6,10 +6,12 @@
 // It lives in src/format, the lowest layer, so that every reader can reach it.
 #pragma once
 
+#include "format/error.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
-#include <stdexcept>
+#include <string>
 #include <string_view>
 
 namespace mb {
@@ -22,8 +24,8 @@ struct json_bounds {
 };
 
 // malformed JSON, trailing content, a bound exceeded or a duplicate key; the text names which
-struct json_input_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
+struct json_input_error : error {
+    explicit json_input_error(const std::string & msg) : error(status::invalid_format, msg) {}
 };
 
 // parses one JSON value; throws json_input_error (never a nlohmann exception)

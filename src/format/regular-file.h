@@ -3,15 +3,16 @@
 // bounds the size up front. Used by the GGUF reader, the MJCF reader and the CLI's text inputs
 #pragma once
 
+#include "format/error.h"
+
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
 namespace mb {
 
 // names the path and the problem ("PATH: not a regular file (a directory)")
-struct file_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
+struct file_error : error {
+    explicit file_error(const std::string & msg) : error(status::io_error, msg) {}
 };
 
 // opens `path` read-only with O_NONBLOCK (a FIFO does not wait for a writer) and fstat()s the

@@ -9,7 +9,7 @@ namespace mb {
 // SHA-256 of `data` as 64 lowercase hex digits
 std::string sha256_hex(std::string_view data);
 
-// SHA-256 of the whole file at `path`, read in 1 MiB chunks; throws std::runtime_error
+// SHA-256 of the whole file at `path`, read in 1 MiB chunks; throws mb::error (io_error)
 std::string sha256_file_hex(const std::string & path);
 
 } // namespace mb

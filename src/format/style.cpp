@@ -12,22 +12,23 @@
 //   motionbricks.source_sha256    STRING   64 lowercase hex (the clip source; any source)
 //   motionbricks.parameter_count  UINT64   element count of the five tensors
 //   motionbricks.style_name       STRING   = general.name
-//   motionbricks.style_speed      FLOAT32  configured speed, finite ≥ 0 (m/s)
+//   motionbricks.style_speed      FLOAT32  configured speed, 0..10 m/s
 //   motionbricks.style_frames     UINT32   F, 4..100,000
 //   motionbricks.style_index      UINT32   optional; 0..14 in the released set
 // and exactly five tensors (sorted by name; GGUF ne = PyTorch shape reversed):
 //   allowed_tokens          I32  [11]         binary mask for 6..16 tokens, at least one 1
-//   global_headings         F32  [F]          heading about +Y (rad)
-//   global_joint_positions  F32  [F, 34, 3]   joint positions minus root (x, 0, z)
+//   global_headings         F32  [F]          heading about +Y (rad), |h| ≤ 4π
+//   global_joint_positions  F32  [F, 34, 3]   joint positions minus root (x, 0, z), each |v| ≤ 5 m
 //   global_joint_rotations  F32  [F, 34, 9]   row-major 3×3 global rotations, orthonormal
-//   global_root_positions   F32  [F, 3]       root (x, 0, z)
-// Every float must be finite.
+//   global_root_positions   F32  [F, 3]       root (x, 0, z), each |v| ≤ 10 km
+// Every float must be finite; the bounds (style.h k_style_max_*) are physical, see docs/FORMATS.md.
 #include "format/style.h"
 
 #include "format/gguf.h"
 
 #include <cmath>
-#include <stdexcept>
+#include <cstdio>
+#include <tuple>
 
 namespace mb {
 
@@ -58,15 +59,24 @@ std::string check_finite(const std::vector<float> & v, const char * name) {
     return "";
 }
 
+// a float for messages, exact ("3.40000006e+38", "10.5"), not std::to_string's "%f"
+std::string num(float v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", double(v));
+    return buf;
+}
+
 [[noreturn]] void fail(const std::string & path, const std::string & what) {
-    throw std::runtime_error(path + ": " + what);
+    throw error(status::invalid_format, path + ": " + what);
 }
 
 } // namespace
 
 std::string style_validate(const style_asset & s) {
     if (s.name.empty()) return "style name is empty";
-    if (!std::isfinite(s.speed) || s.speed < 0) return "style speed " + std::to_string(s.speed) + " must be finite and >= 0";
+    if (!(s.speed >= 0 && s.speed <= k_style_max_speed)) {
+        return "style speed " + num(s.speed) + " must be within 0.." + num(k_style_max_speed) + " m/s";
+    }
     if (s.frames < k_style_min_frames || s.frames > k_style_max_frames) {
         return "style frames " + std::to_string(s.frames) + " outside 4..100000";
     }
@@ -80,6 +90,18 @@ std::string style_validate(const style_asset & s) {
                                 std::pair{&s.root_positions, k_t_root}, std::pair{&s.headings, k_t_headings}}) {
         std::string e = check_finite(*v, n);
         if (!e.empty()) return e;
+    }
+    // magnitudes a G1 clip can have (finite but absurd values would fail every plan instead)
+    for (const auto & [v, n, bound, unit] :
+         {std::tuple{&s.joint_positions, k_t_positions, k_style_max_joint_offset, " m"},
+          std::tuple{&s.root_positions, k_t_root, k_style_max_root_distance, " m"},
+          std::tuple{&s.headings, k_t_headings, k_style_max_heading, " rad"}}) {
+        for (size_t i = 0; i < v->size(); ++i) {
+            if (std::fabs((*v)[i]) > bound) {
+                return std::string(n) + "[" + std::to_string(i) + "] = " + num((*v)[i]) + " exceeds " + num(bound) +
+                       unit + " in magnitude";
+            }
+        }
     }
     // rotations: orthonormal with det +1 (within k_style_rotation_tol)
     for (size_t r = 0; r < f * k_style_joints; ++r) {
@@ -111,30 +133,15 @@ std::string style_validate(const style_asset & s) {
 }
 
 style_asset style_read(const std::string & path) {
-    std::unique_ptr<gguf_file> f;
-    try {
-        f = gguf_file::open(path);
-    } catch (const gguf_error & e) {
-        throw std::runtime_error(e.what());
-    }
+    std::unique_ptr<gguf_file> f = gguf_file::open(path);
     // exact string keys
     auto need_string = [&](const char * key) -> std::string {
-        std::optional<std::string_view> v;
-        try {
-            v = f->get_string(key);
-        } catch (const gguf_error & e) {
-            throw std::runtime_error(e.what());
-        }
+        const std::optional<std::string_view> v = f->get_string(key);
         if (!v) fail(path, std::string("missing metadata '") + key + "'");
         return std::string(*v);
     };
     auto need_u32 = [&](const char * key) -> uint32_t {
-        std::optional<uint32_t> v;
-        try {
-            v = f->get_u32(key);
-        } catch (const gguf_error & e) {
-            throw std::runtime_error(e.what());
-        }
+        const std::optional<uint32_t> v = f->get_u32(key);
         if (!v) fail(path, std::string("missing metadata '") + key + "'");
         return *v;
     };
@@ -221,7 +228,9 @@ style_asset style_read(const std::string & path) {
 
 void style_write(const std::string & path, const style_asset & s) {
     const std::string problem = style_validate(s);
-    if (!problem.empty()) throw std::runtime_error(path + ": refusing to write an invalid style: " + problem);
+    if (!problem.empty()) {
+        throw error(status::invalid_argument, path + ": refusing to write an invalid style: " + problem);
+    }
 
     const int64_t  fr     = s.frames;
     const uint64_t params = uint64_t(fr) * (k_style_joints * 3 + k_style_joints * 9 + 3 + 1) + k_style_mask_len;
@@ -273,11 +282,7 @@ void style_write(const std::string & path, const style_asset & s) {
     ts.push_back({k_t_positions, dtype::DTYPE_F32, {3, k_style_joints, fr}, s.joint_positions.data()});
     ts.push_back({k_t_rotations, dtype::DTYPE_F32, {9, k_style_joints, fr}, s.joint_rotations.data()});
     ts.push_back({k_t_root, dtype::DTYPE_F32, {3, fr}, s.root_positions.data()});
-    try {
-        gguf_write(path, kvs, ts, 32);
-    } catch (const gguf_error & e) {
-        throw std::runtime_error(e.what());
-    }
+    gguf_write(path, kvs, ts, 32);
 }
 
 } // namespace mb

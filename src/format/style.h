@@ -16,6 +16,11 @@ constexpr uint32_t k_style_min_frames      = 4;
 constexpr uint32_t k_style_max_frames      = 100000;
 constexpr uint32_t k_style_format_version  = 1;
 constexpr float    k_style_rotation_tol    = 1e-3f;     // max |RᵀR − I| entry accepted
+// physical bounds (a G1 stands 1.3 m and walks at most about 2 m/s; docs/FORMATS.md)
+constexpr float    k_style_max_speed         = 10.0f;             // m/s, style_speed
+constexpr float    k_style_max_joint_offset  = 5.0f;              // m, |each coordinate| of a joint minus the root
+constexpr float    k_style_max_root_distance = 1e4f;              // m, |x|, |y|, |z| of the root path
+constexpr float    k_style_max_heading       = 12.566370614359172f;   // rad, |heading| ≤ 4π
 
 // upstream code revision every MotionBricks component records
 extern const char * const k_style_upstream_revision;   // "a0732b642c0333077e127a2f56ab0014c196bca4"
@@ -38,10 +43,10 @@ struct style_asset {
 // "" when `s` is a valid style, else the first problem (field, expected vs actual)
 std::string style_validate(const style_asset & s);
 
-// reads and fully validates a .mbstyle; throws std::runtime_error naming the file and the problem
+// reads and fully validates a .mbstyle; throws mb::error naming the file and the problem
 style_asset style_read(const std::string & path);
 
-// validates `s` and writes it deterministically and atomically; throws std::runtime_error
+// validates `s` and writes it deterministically and atomically; throws mb::error
 void style_write(const std::string & path, const style_asset & s);
 
 } // namespace mb

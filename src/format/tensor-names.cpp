@@ -1,9 +1,9 @@
 #include "format/tensor-names.h"
 
+#include "format/error.h"
 #include "format/sha256.h"
 
 #include <map>
-#include <stdexcept>
 
 namespace mb {
 
@@ -34,8 +34,8 @@ std::string compact_tensor_name(std::string_view name) {
     if (s.size() < k_max_tensor_name) return s;
     // a cut before a continuation byte would split a UTF-8 character
     if ((static_cast<unsigned char>(s[48]) & 0xC0) == 0x80) {
-        throw std::runtime_error("tensor name '" + std::string(name) +
-                                 "' cannot be compacted without splitting a UTF-8 character");
+        throw error(status::invalid_argument, "tensor name '" + std::string(name) +
+                                                  "' cannot be compacted without splitting a UTF-8 character");
     }
     return s.substr(0, 48) + "." + sha256_hex(name).substr(0, 12);
 }
@@ -48,8 +48,8 @@ std::vector<std::string> compact_tensor_names(const std::vector<std::string> & n
         std::string c = compact_tensor_name(n);
         auto [it, fresh] = origin.emplace(c, n);
         if (!fresh && it->second != n) {
-            throw std::runtime_error("tensor names '" + it->second + "' and '" + n +
-                                     "' both compact to '" + c + "'");
+            throw error(status::invalid_argument, "tensor names '" + it->second + "' and '" + n +
+                                                      "' both compact to '" + c + "'");
         }
         out.push_back(std::move(c));
     }

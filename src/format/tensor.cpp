@@ -14,10 +14,10 @@ std::string torch_shape_string(const tensor_view & t) {
 const tensor_view & require_any_f32(const tensor_source & src, std::string_view name) {
     const tensor_view * t = src.find(name);
     if (!t) {
-        throw std::runtime_error(src.origin() + ": missing tensor '" + std::string(name) + "'");
+        throw error(status::incompatible_model, src.origin() + ": missing tensor '" + std::string(name) + "'");
     }
     if (t->type != dtype::DTYPE_F32) {
-        throw std::runtime_error(src.origin() + ": tensor '" + std::string(name) + "' must be F32");
+        throw error(status::incompatible_model, src.origin() + ": tensor '" + std::string(name) + "' must be F32");
     }
     return *t;
 }
@@ -41,8 +41,8 @@ const tensor_view & require_f32(const tensor_source & src, std::string_view name
             first = false;
         }
         want += "]";
-        throw std::runtime_error(src.origin() + ": tensor '" + std::string(name) + "' has shape " +
-                                 torch_shape_string(t) + ", expected " + want);
+        throw error(status::incompatible_model, src.origin() + ": tensor '" + std::string(name) + "' has shape " +
+                                                    torch_shape_string(t) + ", expected " + want);
     }
     return t;
 }

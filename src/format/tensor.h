@@ -2,10 +2,11 @@
 // mapped file memory (or any buffer that outlives the view)
 #pragma once
 
+#include "format/error.h"
+
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -53,7 +54,7 @@ public:
 };
 
 // the tensor `name` with PyTorch shape `torch_shape` (outermost first) and type F32;
-// throws std::runtime_error naming the tensor, the expected and the actual shape
+// throws mb::error (incompatible_model) naming the tensor, the expected and the actual shape
 const tensor_view & require_f32(const tensor_source & src, std::string_view name,
                                 std::initializer_list<int64_t> torch_shape);
 

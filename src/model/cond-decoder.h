@@ -10,6 +10,7 @@
 #include "model/layers.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,15 +44,16 @@ struct cond_decoder_stage {
 
 // activations, sized once for at most max_pos token positions (max_pos·2^down_t frames)
 struct cond_decoder_state {
-    int64_t            max_pos = 0;
-    std::vector<float> h;       // [width, frames] NCW hidden state
-    std::vector<float> t0;      // [width, frames] scratch
-    std::vector<float> t1;      // [width, frames] scratch
-    std::vector<float> rows;    // [frames, max(width + n·ext_dim, width, c_out, c_in)] row-major scratch
-    std::vector<float> tc;      // [frames, width] target condition embeddings
+    int64_t                         max_pos = 0;
+    bptr<float>                     h;      // [width, frames] NCW hidden state
+    bptr<float>                     t0;     // [width, frames] scratch
+    bptr<float>                     t1;     // [width, frames] scratch
+    bptr<float>                     rows;   // [frames, width + ext_dim] row-major scratch (≥ [P, width + n·ext_dim])
+    bptr<float>                     tc;     // [frames, width] target condition embeddings
+    std::unique_ptr<backend_buffer> mem;    // holds the arrays above
 
     cond_decoder_state() = default;
-    cond_decoder_state(const cond_decoder_hparams & hp, int64_t max_pos);
+    cond_decoder_state(backend & be, const cond_decoder_hparams & hp, int64_t max_pos);
 };
 
 struct cond_decoder {
@@ -63,16 +65,17 @@ struct cond_decoder {
 
     // reads `<prefix>model.*`, `<prefix>external_cond_blocks.*`, `<prefix>target_cond_blocks.*`;
     // throws std::runtime_error naming the tensor on anything missing or inconsistent
-    static cond_decoder load(const tensor_source & src, const std::string & prefix, int64_t dilation_growth);
+    static cond_decoder load(weight_loader & wl, const std::string & prefix, int64_t dilation_growth);
 
     // x[n_pos, c_in] position-major (upstream's decoder input transposed);
     // ext[n_pos·F, ext_dim] and tgt[n_pos·F, tgt_dim] per frame (F = 2^down_t; null when the
     // decoder has no such blocks); has_tgt[n_pos·F] nonzero = replace the hidden state by the
     // target embedding (null = none); positions ≥ n_valid are masked exactly like upstream's
     // token_mask (computing on n_pos = n_valid gives the same valid frames);
-    // y[n_pos·F, c_out] frame-major (upstream's output transposed); frames ≥ n_valid·F are 0
-    void forward(backend & be, const float * x, int64_t n_pos, int64_t n_valid, const float * ext,
-                 const float * tgt, const uint8_t * has_tgt, float * y, cond_decoder_state & st) const;
+    // y[n_pos·F, c_out] frame-major (upstream's output transposed); frames ≥ n_valid·F are 0.
+    // Every array is backend memory
+    void forward(backend & be, bptr<const float> x, int64_t n_pos, int64_t n_valid, bptr<const float> ext,
+                 bptr<const float> tgt, bptr<const uint8_t> has_tgt, bptr<float> y, cond_decoder_state & st) const;
 };
 
 } // namespace mb

@@ -1,6 +1,5 @@
 #include "model/layers.h"
 
-#include <algorithm>
 #include <stdexcept>
 
 namespace mb {
@@ -10,10 +9,55 @@ std::string dim_text(int64_t v, const char * name) {
     return v > 0 ? std::to_string(v) : std::string(name);
 }
 
+int64_t count_of(std::initializer_list<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+}
+
 } // namespace
 
-linear_weights load_linear(const tensor_source & src, const std::string & name, int64_t n_out, int64_t n_in) {
-    const tensor_view & w = require_any_f32(src, name + ".weight");
+void tap_f32(const tap_fn & tap, backend & be, std::string_view name, bptr<const float> x,
+             std::initializer_list<int64_t> shape) {
+    if (!tap) return;
+    std::vector<float> host((size_t) count_of(shape));
+    be.get(x, host.data(), (int64_t) host.size());
+    tap(name, host.data(), std::vector<int64_t>(shape));
+}
+
+void tap_i32(const tap_fn & tap, backend & be, std::string_view name, bptr<const int32_t> x,
+             std::initializer_list<int64_t> shape) {
+    if (!tap) return;
+    std::vector<int32_t> host((size_t) count_of(shape));
+    be.get(x, host.data(), (int64_t) host.size());
+    const std::vector<float> f(host.begin(), host.end());
+    tap(name, f.data(), std::vector<int64_t>(shape));
+}
+
+void tap_host(const tap_fn & tap, std::string_view name, const float * x, std::initializer_list<int64_t> shape) {
+    if (tap) tap(name, x, std::vector<int64_t>(shape));
+}
+
+void tap_host(const tap_fn & tap, std::string_view name, const uint8_t * x, std::initializer_list<int64_t> shape) {
+    if (!tap) return;
+    const std::vector<float> f(x, x + count_of(shape));
+    tap(name, f.data(), std::vector<int64_t>(shape));
+}
+
+void tap_host(const tap_fn & tap, std::string_view name, const int32_t * x, std::initializer_list<int64_t> shape) {
+    if (!tap) return;
+    const std::vector<float> f(x, x + count_of(shape));
+    tap(name, f.data(), std::vector<int64_t>(shape));
+}
+
+bptr<const float> weight_loader::upload(const tensor_view & t) {
+    bufs.push_back(be.alloc_from_host(t.f32(), size_t(t.n_bytes)));
+    return bufs.back()->as<const float>();
+}
+
+linear_weights load_linear(weight_loader & wl, const std::string & name, int64_t n_out, int64_t n_in) {
+    const tensor_source & src = wl.src;
+    const tensor_view &   w   = require_any_f32(src, name + ".weight");
     if (w.n_dims != 2 || (n_in > 0 && w.ne[0] != n_in) || (n_out > 0 && w.ne[1] != n_out)) {
         throw std::runtime_error(src.origin() + ": tensor '" + name + ".weight' has shape " + torch_shape_string(w) +
                                  ", expected [" + dim_text(n_out, "n_out") + ", " + dim_text(n_in, "n_in") + "]");
@@ -21,13 +65,14 @@ linear_weights load_linear(const tensor_source & src, const std::string & name, 
     linear_weights l;
     l.n_out  = w.ne[1];
     l.n_in   = w.ne[0];
-    l.weight = w.f32();
-    l.bias   = require_f32(src, name + ".bias", {l.n_out}).f32();
+    l.weight = wl.upload(w);
+    l.bias   = wl.upload(require_f32(src, name + ".bias", {l.n_out}));
     return l;
 }
 
-conv_weights load_conv(const tensor_source & src, const std::string & name, int64_t c_out, int64_t c_in, int64_t k) {
-    const tensor_view & w = require_any_f32(src, name + ".weight");
+conv_weights load_conv(weight_loader & wl, const std::string & name, int64_t c_out, int64_t c_in, int64_t k) {
+    const tensor_source & src = wl.src;
+    const tensor_view &   w   = require_any_f32(src, name + ".weight");
     if (w.n_dims != 3 || w.ne[0] != k || (c_in > 0 && w.ne[1] != c_in) || (c_out > 0 && w.ne[2] != c_out)) {
         throw std::runtime_error(src.origin() + ": tensor '" + name + ".weight' has shape " + torch_shape_string(w) +
                                  ", expected [" + dim_text(c_out, "c_out") + ", " + dim_text(c_in, "c_in") + ", " +
@@ -37,45 +82,44 @@ conv_weights load_conv(const tensor_source & src, const std::string & name, int6
     c.c_out  = w.ne[2];
     c.c_in   = w.ne[1];
     c.k      = k;
-    c.weight = w.f32();
-    c.bias   = require_f32(src, name + ".bias", {c.c_out}).f32();
+    c.weight = wl.upload(w);
+    c.bias   = wl.upload(require_f32(src, name + ".bias", {c.c_out}));
     return c;
 }
 
-fc_block_weights load_fc_block(const tensor_source & src, const std::string & prefix, int64_t n_in, int64_t n_out) {
+fc_block_weights load_fc_block(weight_loader & wl, const std::string & prefix, int64_t n_in, int64_t n_out) {
     fc_block_weights b;
     for (int i = 0;; ++i) {
         const std::string name = prefix + "fc_layers." + std::to_string(i);
-        if (i > 0 && !src.find(name + ".weight")) break;
+        if (i > 0 && !wl.src.find(name + ".weight")) break;
         const int64_t in = i == 0 ? n_in : b.fc[0].n_out;
         const int64_t out = i == 0 ? 0 : b.fc[0].n_out;
-        b.fc.push_back(load_linear(src, name, out, in));
-        if (i >= 64) throw std::runtime_error(src.origin() + ": '" + prefix + "' has more than 64 fc layers");
+        b.fc.push_back(load_linear(wl, name, out, in));
+        if (i >= 64) throw std::runtime_error(wl.src.origin() + ": '" + prefix + "' has more than 64 fc layers");
     }
-    b.out = load_linear(src, prefix + "forward_projection", n_out, b.fc[0].n_out);
+    b.out = load_linear(wl, prefix + "forward_projection", n_out, b.fc[0].n_out);
     return b;
 }
 
-void fc_block_forward(backend & be, const fc_block_weights & w, const float * x, int64_t n, float * tmp_a,
-                      float * tmp_b, float * y) {
-    const float * h = x;
-    float *       bufs[2] = {tmp_a, tmp_b};
+void fc_block_forward(backend & be, const fc_block_weights & w, bptr<const float> x, int64_t n, bptr<float> tmp_a,
+                      bptr<float> tmp_b, bptr<float> y) {
+    bptr<const float> h       = x;
+    const bptr<float> bufs[2] = {tmp_a, tmp_b};
     for (size_t i = 0; i < w.fc.size(); ++i) {
         const linear_weights & l = w.fc[i];
-        float *                o = bufs[i % 2];
+        const bptr<float>      o = bufs[i % 2];
         be.linear(h, n, l.n_in, l.weight, l.bias, l.n_out, o);
-        leaky_relu_inplace(o, n * l.n_out, 0.01f);
+        be.leaky_relu(o, n * l.n_out, 0.01f, o);
         h = o;
     }
     be.linear(h, n, w.out.n_in, w.out.weight, w.out.bias, w.out.n_out, y);
 }
 
-void relu_inplace(float * x, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) x[i] = std::max(x[i], 0.0f);
-}
-
-void leaky_relu_inplace(float * x, int64_t n, float slope) {
-    for (int64_t i = 0; i < n; ++i) x[i] = x[i] < 0.0f ? x[i] * slope : x[i];
+std::unique_ptr<backend_buffer> state_arena::allocate(backend & be) {
+    std::unique_ptr<backend_buffer> buf  = be.alloc(offset_);
+    char *                          base = static_cast<char *>(buf->base());
+    for (const slot & s : slots_) *s.p = base + s.offset;
+    return buf;
 }
 
 } // namespace mb

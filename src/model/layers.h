@@ -1,34 +1,69 @@
-// small building blocks shared by the networks: borrowed Linear / Conv1d weights
-// with their loaders, upstream's FCBlock ("mlp"), and elementwise activations
+// small building blocks shared by the networks: Linear / Conv1d weights uploaded into
+// backend buffers with their loaders, upstream's FCBlock ("mlp"), the arena that sizes
+// and allocates a state's activations, and the tap that reports named intermediates
 #pragma once
 
 #include "backend/backend.h"
 #include "format/tensor.h"
 
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mb {
 
+// receives named intermediates of a forward pass (llama.cpp's graph callback):
+// name, data (host copy, valid only during the call), shape in upstream axis order.
+// Names starting with "step_" are reported once per decoding step with a leading axis
+// of 1; stacked along that axis they give [steps, …]
+using tap_fn = std::function<void(std::string_view name, const float * data, const std::vector<int64_t> & shape)>;
+
+// downloads x (the product of shape elements) and reports it; nothing happens (and nothing is
+// allocated) without a tap
+void tap_f32(const tap_fn & tap, backend & be, std::string_view name, bptr<const float> x,
+             std::initializer_list<int64_t> shape);
+void tap_i32(const tap_fn & tap, backend & be, std::string_view name, bptr<const int32_t> x,
+             std::initializer_list<int64_t> shape);
+// host arrays (integers reported as floats)
+void tap_host(const tap_fn & tap, std::string_view name, const float * x, std::initializer_list<int64_t> shape);
+void tap_host(const tap_fn & tap, std::string_view name, const uint8_t * x, std::initializer_list<int64_t> shape);
+void tap_host(const tap_fn & tap, std::string_view name, const int32_t * x, std::initializer_list<int64_t> shape);
+
+// the backend buffers that hold a network's weights (on the CPU: aliases of the mapped tensors)
+using weight_buffers = std::vector<std::unique_ptr<backend_buffer>>;
+
+// what a network loader reads from and uploads into
+struct weight_loader {
+    const tensor_source & src;
+    backend &             be;       // any object of the backend kind the states will run on
+    weight_buffers &      bufs;     // receives one buffer per uploaded tensor
+
+    // the tensor's data in backend memory (once per tensor)
+    bptr<const float> upload(const tensor_view & t);
+};
+
 struct linear_weights {
-    const float * weight = nullptr;     // [n_out, n_in]
-    const float * bias   = nullptr;     // [n_out]
-    int64_t       n_in = 0, n_out = 0;
+    bptr<const float> weight;           // [n_out, n_in]
+    bptr<const float> bias;             // [n_out]
+    int64_t           n_in = 0, n_out = 0;
 };
 
 struct conv_weights {
-    const float * weight = nullptr;     // [c_out, c_in, k]
-    const float * bias   = nullptr;     // [c_out]
-    int64_t       c_in = 0, c_out = 0, k = 0;
+    bptr<const float> weight;           // [c_out, c_in, k]
+    bptr<const float> bias;             // [c_out]
+    int64_t           c_in = 0, c_out = 0, k = 0;
 };
 
 // `<name>.weight` [n_out, n_in] and `<name>.bias` [n_out]; a size ≤ 0 is taken from the tensor;
 // throws std::runtime_error naming the tensor on a missing tensor or wrong shape
-linear_weights load_linear(const tensor_source & src, const std::string & name, int64_t n_out, int64_t n_in);
+linear_weights load_linear(weight_loader & wl, const std::string & name, int64_t n_out, int64_t n_in);
 
 // `<name>.weight` [c_out, c_in, k] and `<name>.bias` [c_out]; c_out / c_in ≤ 0 are taken from the tensor
-conv_weights load_conv(const tensor_source & src, const std::string & name, int64_t c_out, int64_t c_in, int64_t k);
+conv_weights load_conv(weight_loader & wl, const std::string & name, int64_t c_out, int64_t c_in, int64_t k);
 
 // upstream FCBlock "mlp": h = LeakyReLU_0.01(fc_layers.i(h)) for each i, then forward_projection
 struct fc_block_weights {
@@ -42,13 +77,29 @@ struct fc_block_weights {
 
 // reads `<prefix>fc_layers.<i>` for i = 0, 1, … until absent, and `<prefix>forward_projection`;
 // n_in / n_out ≤ 0 are taken from the tensors
-fc_block_weights load_fc_block(const tensor_source & src, const std::string & prefix, int64_t n_in, int64_t n_out);
+fc_block_weights load_fc_block(weight_loader & wl, const std::string & prefix, int64_t n_in, int64_t n_out);
 
 // y[n, n_out] ← FCBlock(x[n, n_in]); tmp_a and tmp_b hold n·width floats each; y may alias neither
-void fc_block_forward(backend & be, const fc_block_weights & w, const float * x, int64_t n, float * tmp_a,
-                      float * tmp_b, float * y);
+void fc_block_forward(backend & be, const fc_block_weights & w, bptr<const float> x, int64_t n, bptr<float> tmp_a,
+                      bptr<float> tmp_b, bptr<float> y);
 
-void relu_inplace(float * x, int64_t n);
-void leaky_relu_inplace(float * x, int64_t n, float slope);     // PyTorch LeakyReLU: x < 0 ? slope·x : x
+// sizes a state's arrays, then allocates them all as one backend buffer: call add() for
+// every array, then allocate(); the bptrs passed to add() are set by allocate()
+class state_arena {
+public:
+    template <class T> void add(bptr<T> & slot, int64_t n) {
+        slots_.push_back({reinterpret_cast<void **>(&slot.p), offset_});
+        offset_ += (size_t(n) * sizeof(T) + 63) / 64 * 64;
+    }
+    std::unique_ptr<backend_buffer> allocate(backend & be);
+
+private:
+    struct slot {
+        void ** p;          // the bptr's address member
+        size_t  offset;     // bytes from the buffer start
+    };
+    std::vector<slot> slots_;
+    size_t            offset_ = 0;
+};
 
 } // namespace mb

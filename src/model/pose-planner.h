@@ -50,59 +50,67 @@ struct pose_decode_options {
     const float * uniforms   = nullptr;     // Gumbel only: [n_steps, max_tokens, H, C] draws in [0, 1)
 };
 
-// per-step record of a decode, for parity tests and --trace (rows cover the n valid tokens)
-struct pose_decode_trace {
-    std::vector<int32_t> tokens_in;     // [steps, n, H] tokens the backbone saw (mask_id = [MASK])
-    std::vector<float>   remask_prob;   // [steps, n, H] probabilities that chose the re-masked tokens
-    std::vector<float>   logits;        // [steps, n, H, C]
-    std::vector<float>   tf_in;         // [steps, n, n_embd] transformer input (with position embedding)
-    std::vector<float>   tf_out;        // [steps, n, n_embd] transformer output
-};
-
+// inputs, activations and outputs of one decode, sized once for max_tokens
 struct pose_planner_state {
-    std::vector<float>   tok;       // [max_tokens, H·tok_dim] gathered token embeddings
-    std::vector<float>   mlp_a;     // [max_tokens, pose_feat_width]
-    std::vector<float>   mlp_b;     // [max_tokens, pose_feat_width]
-    std::vector<float>   feat;      // [max_tokens, pose_feat_width] token MLP output
-    std::vector<float>   cond;      // [4·max_tokens, pose_feat_width / 4] keyframe pose embeddings
-    std::vector<float>   root;      // [max_tokens, root_feat_width]
-    std::vector<float>   cat;       // [max_tokens, pose + root + dur feature widths]
-    std::vector<float>   x;         // [max_tokens, n_embd] transformer input, then output
-    std::vector<float>   tf_in;     // [max_tokens, n_embd] copy of the transformer input
-    std::vector<float>   logits;    // [max_tokens, H·C]
-    std::vector<float>   prob;      // [max_tokens, H] probability of each chosen token
-    std::vector<int32_t> tokens;    // [max_tokens, H] current tokens
-    std::vector<int32_t> order;     // [max_tokens·H] re-masking sort scratch
-    transformer_state    tf;
+    bptr<float>                     root_cond;      // [4·max_tokens, root_dim] input
+    bptr<float>                     pose_cond;      // [4·max_tokens, pose_dim] input
+    bptr<uint8_t>                   has_pose_cond;  // [4·max_tokens] input
+    bptr<float>                     uniforms;       // [max_tokens·H, C] this step's Gumbel draws
+    bptr<float>                     tok;            // [max_tokens, H·tok_dim] gathered token embeddings
+    bptr<float>                     mlp_a;          // [max_tokens, pose_feat_width]
+    bptr<float>                     mlp_b;          // [max_tokens, pose_feat_width]
+    bptr<float>                     feat;           // [max_tokens, pose_feat_width] token MLP output
+    bptr<float>                     cond;           // [4·max_tokens, pose_feat_width / 4] keyframe pose embeddings
+    bptr<float>                     frames;         // [4·max_tokens, pose_feat_width / 4] chosen per frame
+    bptr<float>                     root;           // [max_tokens, root_feat_width]
+    bptr<float>                     cat;            // [max_tokens, pose + root + dur feature widths]
+    bptr<float>                     x;              // [max_tokens, n_embd] transformer input, then output
+    bptr<float>                     logits;         // [max_tokens, H·C]
+    bptr<float>                     prob;           // [max_tokens, H] probability of each chosen token
+    bptr<int32_t>                   tokens;         // [max_tokens, H] current tokens
+    std::unique_ptr<backend_buffer> mem;            // holds the arrays above
+    transformer_state               tf;
 
     pose_planner_state() = default;
-    explicit pose_planner_state(const pose_hparams & hp);
+    pose_planner_state(backend & be, const pose_hparams & hp);
 };
 
 struct pose_planner {
-    pose_hparams     hp;
-    const float *    token_emb    = nullptr;    // _pose_token_emb [H·(C+1), tok_dim], row h·(C+1) + token
-    fc_block_weights token_mlp;                 // _proj_pose_token_emb: H·tok_dim → pose_feat_width
-    linear_weights   proj_root;                 // _proj_local_root_values: 4·root_dim → root_feat_width
-    linear_weights   proj_pose;                 // _proj_local_pose: pose_dim → pose_feat_width / 4
-    const float *    dur_emb      = nullptr;    // _proj_num_valid_positions [max−min+1, dur_feat_width]
-    linear_weights   proj_input;                // _proj_input.0: pose+root+dur widths → n_embd (ReLU)
-    const float *    position_emb = nullptr;    // _position_emb.embed [max_tokens, 1, n_embd]
-    transformer      tf;                        // _transformer_model
-    linear_weights   proj_logit;                // _proj_pose_output_logit: n_embd → H·C, column h·C + c
+    pose_hparams      hp;
+    bptr<const float> token_emb;        // _pose_token_emb [H·(C+1), tok_dim], row h·(C+1) + token
+    fc_block_weights  token_mlp;        // _proj_pose_token_emb: H·tok_dim → pose_feat_width
+    linear_weights    proj_root;        // _proj_local_root_values: 4·root_dim → root_feat_width
+    linear_weights    proj_pose;        // _proj_local_pose: pose_dim → pose_feat_width / 4
+    bptr<const float> dur_emb;          // _proj_num_valid_positions [max−min+1, dur_feat_width]
+    linear_weights    proj_input;       // _proj_input.0: pose+root+dur widths → n_embd (ReLU)
+    bptr<const float> position_emb;     // _position_emb.embed [max_tokens, 1, n_embd]
+    transformer       tf;               // _transformer_model
+    linear_weights    proj_logit;       // _proj_pose_output_logit: n_embd → H·C, column h·C + c
+    weight_buffers    weights;          // backend memory of every tensor above
 
-    // validates every tensor; throws std::runtime_error naming the first problem
-    static pose_planner load(const tensor_source & src);
+    // validates every tensor and uploads the weights through `be`;
+    // throws std::runtime_error naming the first problem
+    static pose_planner load(const tensor_source & src, backend & be);
 
-    // one backbone pass: tokens[n, H] (0..C, C = [MASK]) → logits[n, H, C];
-    // st.tf_in / st.x hold the transformer input / output afterwards
+    // one backbone pass: tokens[n, H] (0..C, C = [MASK]) → logits[n, H, C] (host arrays);
+    // taps "pose_tf_in" and "pose_tf_out" [n, n_embd]
     void logits(backend & be, pose_planner_state & st, const pose_cond_inputs & in, const int32_t * tokens,
-                float * logits) const;
+                float * logits, const tap_fn & tap = {}) const;
 
-    // upstream's iterative masked decoding (see pose-planner.cpp); tokens_out[n, H];
+    // upstream's iterative masked decoding (see pose-planner.cpp); tokens_out[n, H]; taps per step
+    // "step_pose_tokens_in" [1, n, H] (the tokens the backbone sees, C = [MASK]),
+    // "step_remask_prob_in" [1, n, H] (the probabilities that chose the re-masked tokens),
+    // "step_pose_tf_in", "step_pose_tf_out" [1, n, n_embd] and "step_pose_logits" [1, n, H, C];
     // throws std::invalid_argument on bad options (n out of range, n_steps < 1, Gumbel without uniforms)
     void decode(backend & be, pose_planner_state & st, const pose_cond_inputs & in, const pose_decode_options & opt,
-                int32_t * tokens_out, pose_decode_trace * trace = nullptr) const;
+                int32_t * tokens_out, const tap_fn & tap = {}) const;
+
+private:
+    void check_inputs(const pose_cond_inputs & in) const;
+    void upload_inputs(backend & be, pose_planner_state & st, const pose_cond_inputs & in) const;
+    // the backbone on st's inputs and st.tokens → st.logits; tf_in / tf_out tap names
+    void backbone(backend & be, pose_planner_state & st, int64_t n, const tap_fn & tap, const char * tf_in,
+                  const char * tf_out, bool stepped) const;
 };
 
 // number of tokens re-masked before step `step` of n_steps for n valid tokens and H heads:

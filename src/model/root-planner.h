@@ -55,37 +55,36 @@ struct root_inputs {
     bool            allow_out_of_reach = false;     // upstream config allow_pred_out_of_reach_num_tokens
 };
 
-// per-stage intermediates for parity tests and --trace (names as the fixtures' dbg_root_*)
-struct root_trace {
-    std::vector<float>   shared_tf_in;      // [1 + 8, E]
-    std::vector<float>   shared_tf_out;     // [1 + 8, E]
-    std::vector<float>   token_tf_in;       // [1 + 8 + n, E] (rows of padded tokens are not computed)
-    std::vector<float>   token_tf_out;      // [1 + 8 + n, E]
-    std::vector<float>   conv_ext;          // [4n, E] dense frame embeddings
-    std::vector<float>   conv_tgt;          // [4n, 5] dense global-root constraints
-    std::vector<uint8_t> conv_has_tgt;      // [4n]
-};
-
+// inputs and activations of one run
 struct root_planner_state {
-    std::vector<float> emb;         // [8, pose + local + global root feats] per-frame embeddings
-    std::vector<float> tmp;         // [8, max(feat widths)] projection scratch
-    std::vector<float> mlp_a;       // [4, E] FCBlock scratch
-    std::vector<float> mlp_b;       // [4, E]
-    std::vector<float> frame;       // [8, E] frame embeddings (before the slot embedding)
-    std::vector<float> x1;          // [1 + 8, E] stage-1 sequence
-    std::vector<float> x2;          // [1 + 8 + max_tokens, E] stage-2 sequence
-    std::vector<float> ext;         // [4·max_tokens, E] decoder external condition
-    std::vector<float> tgt;         // [4·max_tokens, 5] decoder target condition
-    std::vector<uint8_t> has_tgt;   // [4·max_tokens]
-    transformer_state  tf;          // sized for 1 + 8 + max_tokens rows
-    cond_decoder_state dec;
-    double             ms_embed  = 0.0;     // last run: frame embeddings
-    double             ms_stage1 = 0.0;     // last run: shared transformer + duration logits
-    double             ms_stage2 = 0.0;     // last run: root-token transformer
-    double             ms_conv   = 0.0;     // last run: conditions + conv decoder
+    bptr<float>                     global_root;    // [8, 5] input
+    bptr<float>                     local_root;     // [8, 4] input
+    bptr<float>                     poses;          // [8, pose_dim] input
+    bptr<uint8_t>                   has;            // [4, 8] input: has_pose, has_local, has_global, has_frame
+    bptr<float>                     emb;            // [8, pose + local + global root feats] per-frame embeddings
+    bptr<float>                     tmp;            // [8, max(feat widths)] projection scratch
+    bptr<float>                     mlp_a;          // [4, FCBlock width] FCBlock scratch
+    bptr<float>                     mlp_b;          // [4, FCBlock width]
+    bptr<float>                     frame;          // [8, E] frame embeddings (before the slot embedding)
+    bptr<float>                     x1;             // [1 + 8, E] stage-1 sequence
+    bptr<float>                     logits;         // [n_class] duration logits
+    bptr<float>                     x2;             // [1 + 8 + max_tokens, E] stage-2 sequence
+    bptr<float>                     ext;            // [4·max_tokens, E] decoder external condition
+    bptr<float>                     tgt;            // [4·max_tokens, 5] decoder target condition (input)
+    bptr<uint8_t>                   has_tgt;        // [4·max_tokens] (input)
+    bptr<float>                     y;              // [4·max_tokens, 5] decoder output
+    std::unique_ptr<backend_buffer> mem;            // holds the arrays above
+    transformer_state               tf;             // sized for 1 + 8 + max_tokens rows
+    cond_decoder_state              dec;
+    std::vector<float>              tgt_host;       // [4·max_tokens, 5] staging for tgt
+    std::vector<uint8_t>            has_tgt_host;   // [4·max_tokens] staging for has_tgt
+    double                          ms_embed  = 0.0;    // last run: frame embeddings
+    double                          ms_stage1 = 0.0;    // last run: shared transformer + duration logits
+    double                          ms_stage2 = 0.0;    // last run: root-token transformer
+    double                          ms_conv   = 0.0;    // last run: conditions + conv decoder
 
     root_planner_state() = default;
-    explicit root_planner_state(const root_planner & rp);
+    root_planner_state(backend & be, const root_planner & rp);
 };
 
 struct root_result {
@@ -96,30 +95,35 @@ struct root_result {
 
 struct root_planner {
     root_hparams     hp;
-    const float *    no_local_pose_emb  = nullptr;  // [pose_feat]
-    const float *    no_local_root_emb  = nullptr;  // [local_root_feat]
-    const float *    no_global_root_emb = nullptr;  // [global_root_feat]
-    const float *    conv_no_frame_emb  = nullptr;  // [E]
+    bptr<const float> no_local_pose_emb;            // [pose_feat]
+    bptr<const float> no_local_root_emb;            // [local_root_feat]
+    bptr<const float> no_global_root_emb;           // [global_root_feat]
+    bptr<const float> conv_no_frame_emb;            // [E]
     linear_weights   proj_local_pose;               // pose_dim → pose_feat
     linear_weights   proj_local_root;               // 4 → local_root_feat
     linear_weights   proj_global_root;              // 5 → global_root_feat
     fc_block_weights proj_start;                    // FCBlock feats → E for the context slots
     fc_block_weights proj_end;                      // FCBlock feats → E for the target slots
-    const float *    input_position_emb = nullptr;  // [8, E] slot embedding
-    const float *    input_num_tokens   = nullptr;  // [n_class + 1, E] row = count − min (last = predict)
-    const float *    position_emb       = nullptr;  // [max_tokens, 1, E] fixed sinusoid
+    bptr<const float> input_position_emb;           // [8, E] slot embedding
+    bptr<const float> input_num_tokens;             // [n_class + 1, E] row = count − min (last = predict)
+    bptr<const float> position_emb;                 // [max_tokens, 1, E] fixed sinusoid
     linear_weights   proj_logit;                    // E → n_class
-    const float *    middle_token_emb   = nullptr;  // [n_class, E] chosen duration (stage 2)
+    bptr<const float> middle_token_emb;             // [n_class, E] chosen duration (stage 2)
     transformer      shared_tf;                     // _shared_transformer_model
     transformer      token_tf;                      // _root_token_transformer_model (n_layer_token > 0)
     cond_decoder     conv_output;                   // _conv_output
+    weight_buffers   weights;                       // backend memory of every tensor above
 
-    // validates every tensor; throws std::runtime_error naming the first problem
-    static root_planner load(const tensor_source & src);
+    // validates every tensor and uploads the weights through `be`;
+    // throws std::runtime_error naming the first problem
+    static root_planner load(const tensor_source & src, backend & be);
 
     // stage 1, stage 2 and the conv decoder; throws std::invalid_argument on a bad forced
-    // count and std::runtime_error when the out-of-reach class wins (no trajectory exists)
-    root_result run(backend & be, root_planner_state & st, const root_inputs & in, root_trace * trace = nullptr) const;
+    // count and std::runtime_error when the out-of-reach class wins (no trajectory exists).
+    // Taps (the fixtures' dbg_root_* names): "root_shared_tf_in", "root_shared_tf_out" [1 + 8, E],
+    // "root_token_tf_in", "root_token_tf_out" [1 + 8 + n, E] (rows of padded tokens are not
+    // computed), "root_conv_ext" [4n, E], "root_conv_tgt" [4n, 5], "root_conv_has_tgt" [4n]
+    root_result run(backend & be, root_planner_state & st, const root_inputs & in, const tap_fn & tap = {}) const;
 };
 
 } // namespace mb

@@ -4,19 +4,12 @@
 // SplitMix64, which is fully specified here so every platform draws the same values.
 #pragma once
 
+#include "backend/token-select.h"
+
 #include <cstddef>
 #include <cstdint>
 
 namespace mb {
-
-// index of the largest of x[0..n) (n ≥ 1), the first one on ties; NaN never wins
-int32_t argmax_first(const float * x, int64_t n);
-
-// Gumbel noise of one uniform draw u ∈ [0, 1), computed in float32
-float gumbel_noise(float u);
-
-// argmax_first(logits[i] + gumbel_noise(u[i])) over i < n
-int32_t gumbel_argmax(const float * logits, const float * u, int64_t n);
 
 // SplitMix64 (Steele, Lea, Flood 2014): state += 0x9E3779B97F4A7C15, then
 // z = (z ^ (z >> 30))·0xBF58476D1CE4E5B9, z = (z ^ (z >> 27))·0x94D049BB133111EB, z ^ (z >> 31)

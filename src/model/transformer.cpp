@@ -5,14 +5,18 @@
 
 namespace mb {
 
-transformer_state::transformer_state(const transformer_hparams & hp, int64_t n_max_) : n_max(n_max_) {
-    qkv.assign((size_t) (n_max * 3 * hp.n_embd), 0.0f);
-    att.assign((size_t) (n_max * hp.n_embd), 0.0f);
-    proj.assign((size_t) (n_max * hp.n_embd), 0.0f);
-    ff.assign((size_t) (n_max * hp.n_ff), 0.0f);
+transformer_state::transformer_state(backend & be, const transformer_hparams & hp, int64_t n_max_)
+    : n_max(n_max_) {
+    state_arena a;
+    a.add(qkv, n_max * 3 * hp.n_embd);
+    a.add(att, n_max * hp.n_embd);
+    a.add(proj, n_max * hp.n_embd);
+    a.add(ff, n_max * hp.n_ff);
+    mem = a.allocate(be);
 }
 
-transformer transformer::load(const tensor_source & src, const std::string & prefix, int64_t n_head) {
+transformer transformer::load(weight_loader & wl, const std::string & prefix, int64_t n_head) {
+    const tensor_source & src = wl.src;
     transformer t;
     // sizes from layer 0
     const std::string l0   = prefix + "layers.0.";
@@ -34,27 +38,27 @@ transformer transformer::load(const tensor_source & src, const std::string & pre
         const std::string p = prefix + "layers." + std::to_string(il) + ".";
         if (!src.find(p + "linear1.weight")) break;
         transformer_layer l;
-        l.in_proj_weight  = require_f32(src, p + "self_attn.in_proj_weight", {3 * d, d}).f32();
-        l.in_proj_bias    = require_f32(src, p + "self_attn.in_proj_bias", {3 * d}).f32();
-        l.out_proj_weight = require_f32(src, p + "self_attn.out_proj.weight", {d, d}).f32();
-        l.out_proj_bias   = require_f32(src, p + "self_attn.out_proj.bias", {d}).f32();
-        l.linear1_weight  = require_f32(src, p + "linear1.weight", {f, d}).f32();
-        l.linear1_bias    = require_f32(src, p + "linear1.bias", {f}).f32();
-        l.linear2_weight  = require_f32(src, p + "linear2.weight", {d, f}).f32();
-        l.linear2_bias    = require_f32(src, p + "linear2.bias", {d}).f32();
-        l.norm1_weight    = require_f32(src, p + "norm1.weight", {d}).f32();
-        l.norm1_bias      = require_f32(src, p + "norm1.bias", {d}).f32();
-        l.norm2_weight    = require_f32(src, p + "norm2.weight", {d}).f32();
-        l.norm2_bias      = require_f32(src, p + "norm2.bias", {d}).f32();
+        l.in_proj_weight  = wl.upload(require_f32(src, p + "self_attn.in_proj_weight", {3 * d, d}));
+        l.in_proj_bias    = wl.upload(require_f32(src, p + "self_attn.in_proj_bias", {3 * d}));
+        l.out_proj_weight = wl.upload(require_f32(src, p + "self_attn.out_proj.weight", {d, d}));
+        l.out_proj_bias   = wl.upload(require_f32(src, p + "self_attn.out_proj.bias", {d}));
+        l.linear1_weight  = wl.upload(require_f32(src, p + "linear1.weight", {f, d}));
+        l.linear1_bias    = wl.upload(require_f32(src, p + "linear1.bias", {f}));
+        l.linear2_weight  = wl.upload(require_f32(src, p + "linear2.weight", {d, f}));
+        l.linear2_bias    = wl.upload(require_f32(src, p + "linear2.bias", {d}));
+        l.norm1_weight    = wl.upload(require_f32(src, p + "norm1.weight", {d}));
+        l.norm1_bias      = wl.upload(require_f32(src, p + "norm1.bias", {d}));
+        l.norm2_weight    = wl.upload(require_f32(src, p + "norm2.weight", {d}));
+        l.norm2_bias      = wl.upload(require_f32(src, p + "norm2.bias", {d}));
         t.layers.push_back(l);
     }
     t.hp.n_layer = (int64_t) t.layers.size();
     return t;
 }
 
-void transformer::forward(backend & be, float * x, int64_t n, const uint8_t * key_mask, transformer_state & st) const {
+void transformer::forward(backend & be, bptr<float> x, int64_t n, transformer_state & st) const {
     if (n < 1 || n > st.n_max) {
-        throw std::invalid_argument("transformer: " + std::to_string(n) + " rows, state holds 1.." +
+        throw mb::error(mb::status::invalid_argument, "transformer: " + std::to_string(n) + " rows, state holds 1.." +
                                     std::to_string(st.n_max));
     }
     const int64_t d = hp.n_embd, f = hp.n_ff;
@@ -63,21 +67,20 @@ void transformer::forward(backend & be, float * x, int64_t n, const uint8_t * ke
     for (const transformer_layer & l : layers) {
         // self-attention: qkv [n, 3d] → heads [n, d] → out_proj [n, d]
         {
-            be.linear(x, n, d, l.in_proj_weight, l.in_proj_bias, 3 * d, st.qkv.data());
-            be.attention(st.qkv.data(), n, d, hp.n_head, key_mask, st.att.data());
-            be.linear(st.att.data(), n, d, l.out_proj_weight, l.out_proj_bias, d, st.proj.data());
+            be.linear(x, n, d, l.in_proj_weight, l.in_proj_bias, 3 * d, st.qkv);
+            be.attention(st.qkv, n, d, hp.n_head, {}, st.att);
+            be.linear(st.att, n, d, l.out_proj_weight, l.out_proj_bias, d, st.proj);
         }
         // x = norm1(x + attention)
-        be.add_layer_norm(x, st.proj.data(), n, d, l.norm1_weight, l.norm1_bias, eps);
+        be.add_layer_norm(x, st.proj, n, d, l.norm1_weight, l.norm1_bias, eps);
         // feed-forward: linear2(relu(linear1(x))) [n, n_ff] → [n, d]
         {
-            be.linear(x, n, d, l.linear1_weight, l.linear1_bias, f, st.ff.data());
-            float * h = st.ff.data();
-            for (int64_t i = 0; i < n * f; ++i) h[i] = std::max(h[i], 0.0f);
-            be.linear(h, n, f, l.linear2_weight, l.linear2_bias, d, st.proj.data());
+            be.linear(x, n, d, l.linear1_weight, l.linear1_bias, f, st.ff);
+            be.relu(st.ff, n * f, st.ff);
+            be.linear(st.ff, n, f, l.linear2_weight, l.linear2_bias, d, st.proj);
         }
         // x = norm2(x + ffn)
-        be.add_layer_norm(x, st.proj.data(), n, d, l.norm2_weight, l.norm2_bias, eps);
+        be.add_layer_norm(x, st.proj, n, d, l.norm2_weight, l.norm2_bias, eps);
     }
 }
 

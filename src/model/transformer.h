@@ -6,8 +6,10 @@
 
 #include "backend/backend.h"
 #include "format/tensor.h"
+#include "model/layers.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,32 +22,33 @@ struct transformer_hparams {
     int64_t n_layer = 0;    // number of encoder layers
 };
 
-// one encoder layer; every pointer is borrowed from the tensor_source
+// one encoder layer; every array is in the weight buffers of the owning network
 struct transformer_layer {
-    const float * in_proj_weight  = nullptr;    // [3·n_embd, n_embd] rows q | k | v
-    const float * in_proj_bias    = nullptr;    // [3·n_embd]
-    const float * out_proj_weight = nullptr;    // [n_embd, n_embd]
-    const float * out_proj_bias   = nullptr;    // [n_embd]
-    const float * linear1_weight  = nullptr;    // [n_ff, n_embd]
-    const float * linear1_bias    = nullptr;    // [n_ff]
-    const float * linear2_weight  = nullptr;    // [n_embd, n_ff]
-    const float * linear2_bias    = nullptr;    // [n_embd]
-    const float * norm1_weight    = nullptr;    // [n_embd]
-    const float * norm1_bias      = nullptr;    // [n_embd]
-    const float * norm2_weight    = nullptr;    // [n_embd]
-    const float * norm2_bias      = nullptr;    // [n_embd]
+    bptr<const float> in_proj_weight;     // [3·n_embd, n_embd] rows q | k | v
+    bptr<const float> in_proj_bias;       // [3·n_embd]
+    bptr<const float> out_proj_weight;    // [n_embd, n_embd]
+    bptr<const float> out_proj_bias;      // [n_embd]
+    bptr<const float> linear1_weight;     // [n_ff, n_embd]
+    bptr<const float> linear1_bias;       // [n_ff]
+    bptr<const float> linear2_weight;     // [n_embd, n_ff]
+    bptr<const float> linear2_bias;       // [n_embd]
+    bptr<const float> norm1_weight;       // [n_embd]
+    bptr<const float> norm1_bias;         // [n_embd]
+    bptr<const float> norm2_weight;       // [n_embd]
+    bptr<const float> norm2_bias;         // [n_embd]
 };
 
 // activations of one forward pass, sized once for at most n_max rows
 struct transformer_state {
-    int64_t            n_max = 0;   // rows the buffers hold
-    std::vector<float> qkv;         // [n_max, 3·n_embd]
-    std::vector<float> att;         // [n_max, n_embd] attention heads, concatenated
-    std::vector<float> proj;        // [n_max, n_embd] out_proj / linear2 output
-    std::vector<float> ff;          // [n_max, n_ff]
+    int64_t                         n_max = 0;  // rows the buffers hold
+    bptr<float>                     qkv;        // [n_max, 3·n_embd]
+    bptr<float>                     att;        // [n_max, n_embd] attention heads, concatenated
+    bptr<float>                     proj;       // [n_max, n_embd] out_proj / linear2 output
+    bptr<float>                     ff;         // [n_max, n_ff]
+    std::unique_ptr<backend_buffer> mem;        // holds the arrays above
 
     transformer_state() = default;
-    transformer_state(const transformer_hparams & hp, int64_t n_max);
+    transformer_state(backend & be, const transformer_hparams & hp, int64_t n_max);
 };
 
 struct transformer {
@@ -55,11 +58,11 @@ struct transformer {
     // reads `<prefix>layers.<il>.…` for il = 0, 1, … until absent (at least one layer);
     // sizes come from the tensor shapes, n_head from the caller (metadata);
     // throws std::runtime_error naming the tensor on any missing or ill-shaped tensor
-    static transformer load(const tensor_source & src, const std::string & prefix, int64_t n_head);
+    static transformer load(weight_loader & wl, const std::string & prefix, int64_t n_head);
 
-    // x[n, n_embd] ← encoder stack(x), in place; key_mask[n] (nonzero = padded key, ignored)
-    // may be null; n must be in [1, st.n_max]
-    void forward(backend & be, float * x, int64_t n, const uint8_t * key_mask, transformer_state & st) const;
+    // x[n, n_embd] ← encoder stack(x), in place (no key padding mask: callers run on the
+    // valid rows); n must be in [1, st.n_max]
+    void forward(backend & be, bptr<float> x, int64_t n, transformer_state & st) const;
 };
 
 } // namespace mb

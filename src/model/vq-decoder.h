@@ -8,8 +8,10 @@
 #include "backend/backend.h"
 #include "format/tensor.h"
 #include "model/cond-decoder.h"
+#include "model/layers.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace mb {
@@ -25,34 +27,47 @@ struct vq_hparams {
     int64_t tgt_dim      = 0;   // target condition per frame: normalised pose (304)
 };
 
+// inputs, activations and output of one decode, sized once for max_tokens tokens
 struct vq_decoder_state {
-    std::vector<float> codes;   // [max_tokens, code_dim]
-    cond_decoder_state dec;
+    int64_t                         max_tokens = 0;
+    bptr<int32_t>                   tokens;     // [max_tokens, H]
+    bptr<float>                     codes;      // [max_tokens, code_dim]
+    bptr<float>                     ext;        // [4·max_tokens, ext_dim]
+    bptr<float>                     tgt;        // [4·max_tokens, tgt_dim]
+    bptr<uint8_t>                   has_tgt;    // [4·max_tokens]
+    bptr<float>                     y;          // [4·max_tokens, out_dim]
+    std::unique_ptr<backend_buffer> mem;        // holds the arrays above
+    cond_decoder_state              dec;
 
     vq_decoder_state() = default;
-    vq_decoder_state(const vq_hparams & hp, const cond_decoder_hparams & dhp, int64_t max_tokens);
+    vq_decoder_state(backend & be, const vq_hparams & hp, const cond_decoder_hparams & dhp, int64_t max_tokens);
 };
 
 struct vq_decoder {
-    vq_hparams    hp;
-    const float * codebook = nullptr;   // quantizer.vq._codebook.embed [H, C, head_dim]
-    cond_decoder  dec;                  // decoder.*
+    vq_hparams        hp;
+    bptr<const float> codebook;         // quantizer.vq._codebook.embed [H, C, head_dim]
+    cond_decoder      dec;              // decoder.*
+    weight_buffers    weights;          // backend memory of every tensor above
 
-    // validates every tensor; throws std::runtime_error naming the first problem
-    static vq_decoder load(const tensor_source & src);
+    // validates every tensor and uploads the weights through `be`;
+    // throws std::runtime_error naming the first problem
+    static vq_decoder load(const tensor_source & src, backend & be);
 
-    // codes[n, code_dim] ← concat over h of codebook[h, tokens[p, h]] (head-major);
-    // throws std::invalid_argument on a token outside 0..C−1
-    void dequantise(const int32_t * tokens, int64_t n, float * codes) const;
-
-    // y[4n, out_dim] ← decoder(codes[n, code_dim]) for n valid tokens;
+    // y[4n, out_dim] ← decoder(codes[n, code_dim]) for n valid tokens (host arrays);
     // ext[4n, ext_dim], tgt[4n, tgt_dim], has_tgt[4n] (nonzero = keyframe target, may be null)
     void decode_codes(backend & be, vq_decoder_state & st, const float * codes, int64_t n, const float * ext,
                       const float * tgt, const uint8_t * has_tgt, float * y) const;
 
-    // dequantise + decode_codes; st.codes holds the codes afterwards
+    // codes = concat over h of codebook[h, tokens[p, h]] (head-major, tapped "decoder_codes"
+    // [n, code_dim]), then the decoder as decode_codes; throws std::invalid_argument on a
+    // token outside 0..C−1 or n outside 1..st.max_tokens
     void decode(backend & be, vq_decoder_state & st, const int32_t * tokens, int64_t n, const float * ext,
-                const float * tgt, const uint8_t * has_tgt, float * y) const;
+                const float * tgt, const uint8_t * has_tgt, float * y, const tap_fn & tap = {}) const;
+
+private:
+    void upload_conditions(backend & be, vq_decoder_state & st, int64_t n, const float * ext, const float * tgt,
+                           const uint8_t * has_tgt) const;
+    void run_decoder(backend & be, vq_decoder_state & st, int64_t n, bool has_target, float * y) const;
 };
 
 } // namespace mb

@@ -26,7 +26,7 @@ void quat_xyzw_to_matrix(const float * q, double * m) {
 void check_values(std::span<const float> v, const char * what) {
     for (size_t i = 0; i < v.size(); ++i) {
         if (!std::isfinite(v[i]) || std::fabs(v[i]) > k_max_abs) {
-            throw std::invalid_argument(std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(v[i]) +
+            throw mb::error(mb::status::invalid_argument, std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(v[i]) +
                                         " is not finite or exceeds 1e4 in magnitude");
         }
     }
@@ -68,10 +68,10 @@ boundary_features encode_boundary_poses(const model_support & sup, boundary_kind
                                         std::span<const float> local_xyzw) {
     // validate everything before computing anything
     if (roots.size() != size_t(k_boundary_frames * 3)) {
-        throw std::invalid_argument("boundary roots need 12 floats ([4, 3]), got " + std::to_string(roots.size()));
+        throw mb::error(mb::status::invalid_argument, "boundary roots need 12 floats ([4, 3]), got " + std::to_string(roots.size()));
     }
     if (local_xyzw.size() != size_t(k_boundary_frames * k_n_joints * 4)) {
-        throw std::invalid_argument("boundary rotations need 544 floats ([4, 34, 4]), got " +
+        throw mb::error(mb::status::invalid_argument, "boundary rotations need 544 floats ([4, 34, 4]), got " +
                                     std::to_string(local_xyzw.size()));
     }
     check_values(roots, "roots");
@@ -80,7 +80,7 @@ boundary_features encode_boundary_poses(const model_support & sup, boundary_kind
         const float * v  = local_xyzw.data() + q * 4;
         const double  n2 = double(v[0]) * v[0] + double(v[1]) * v[1] + double(v[2]) * v[2] + double(v[3]) * v[3];
         if (!(n2 >= k_quat_norm2_min && n2 <= k_quat_norm2_max)) {
-            throw std::invalid_argument("quaternion of frame " + std::to_string(q / k_n_joints) + " joint " +
+            throw mb::error(mb::status::invalid_argument, "quaternion of frame " + std::to_string(q / k_n_joints) + " joint " +
                                         std::to_string(q % k_n_joints) + " has norm " + std::to_string(std::sqrt(n2)) +
                                         ", outside 1 ± 0.01");
         }

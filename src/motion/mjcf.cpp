@@ -387,7 +387,6 @@ mjcf_model mjcf_parse(std::string_view xml, const std::string & origin) {
 }
 
 mjcf_model mjcf_load(const std::string & path) {
-    // file_error is a std::runtime_error
     return mjcf_parse(read_regular_file(path, k_max_file), path);
 }
 

@@ -53,7 +53,7 @@ std::span<const int> feature_subset_indices(feature_subset s) {
         case feature_subset::FEATURE_SUBSET_GLOBAL:      return t.global;
         case feature_subset::FEATURE_SUBSET_LOCAL:       return t.local;
     }
-    throw std::invalid_argument("unknown feature subset");
+    throw mb::error(mb::status::invalid_argument, "unknown feature subset");
 }
 
 motion_stats motion_stats::from_f32(const float * mean, const float * std) {
@@ -98,7 +98,7 @@ void motion_stats::unnormalize(const float * x, int64_t n_rows, feature_subset s
 }
 
 void global_root_to_local(const float * g, int64_t n, float * l) {
-    if (n < 2) throw std::invalid_argument("global_root_to_local needs at least 2 frames");
+    if (n < 2) throw mb::error(mb::status::invalid_argument, "global_root_to_local needs at least 2 frames");
     const float fps = float(k_motion_fps);
     // heading a = atan2(sin, cos), through the half-angle quaternion and back like upstream
     auto heading = [&](int64_t t) {

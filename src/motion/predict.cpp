@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 
 namespace mb {
@@ -58,31 +59,30 @@ std::string check_values(const std::array<float, N> & v, int row, const char * w
     return "";
 }
 
-void emit(const trace_fn & trace, const char * name, const float * data, std::vector<int64_t> shape) {
-    if (trace) trace(name, data, shape);
-}
-
-template <typename T>
-void emit_ints(const trace_fn & trace, const char * name, const T * data, size_t n, std::vector<int64_t> shape) {
-    if (!trace) return;
-    std::vector<float> f(n);
-    for (size_t i = 0; i < n; ++i) f[i] = float(data[i]);
-    trace(name, f.data(), shape);
-}
-
 } // namespace
 
 struct motion_model::impl {
     std::unique_ptr<model_bundle> bundle;   // owner of the mapped weights (sources point into it)
-    std::unique_ptr<backend>      be;
+    backend_reg                   kind;     // the backend every state computes on
+    int                           n_threads = 0;
+    std::unique_ptr<backend>      loader;   // uploaded the weights (states use objects of their own)
     root_planner                  root;
     pose_planner                  pose;
     vq_decoder                    vq;
     motion_stats                  stats;
     skeleton_fk                   fk;
-    root_planner_state            root_st;
-    pose_planner_state            pose_st;
-    vq_decoder_state              vq_st;
+
+    // states of the stateless predict(req): taken under the lock, computed on outside it
+    std::mutex                                  pool_mutex;
+    std::vector<std::unique_ptr<predict_state>> pool;
+};
+
+struct predict_state::impl {
+    const motion_model::impl * model = nullptr;   // the model this state was made for
+    std::unique_ptr<backend>   be;
+    root_planner_state         root_st;
+    pose_planner_state         pose_st;
+    vq_decoder_state           vq_st;
 
     // per-call buffers, sized once for 16 tokens / 64 frames
     std::vector<float>   pose_cond;      // [64, 304]
@@ -98,11 +98,62 @@ struct motion_model::impl {
     std::vector<int32_t> tokens;         // [16, 8]
 };
 
+predict_state::predict_state() = default;
+predict_state::~predict_state() = default;
+
 motion_model::motion_model(std::unique_ptr<impl> p) : p_(std::move(p)) {}
 motion_model::~motion_model() = default;
 
 const model_bundle & motion_model::bundle() const {
     return *p_->bundle;
+}
+
+std::unique_ptr<predict_state> motion_model::create_state() const {
+    const impl & m = *p_;
+    std::unique_ptr<predict_state> st(new predict_state());
+    st->p           = std::make_unique<predict_state::impl>();
+    predict_state::impl & s = *st->p;
+    s.model   = p_.get();
+    s.be      = m.kind.create(m.n_threads);
+    s.root_st = root_planner_state(*s.be, m.root);
+    s.pose_st = pose_planner_state(*s.be, m.pose.hp);
+    s.vq_st   = vq_decoder_state(*s.be, m.vq.hp, m.vq.dec.hp, k_max_tokens);
+    const int64_t F = int64_t(k_max_tokens) * k_frames_per_token;
+    s.pose_cond.assign(size_t(F * k_pose_feat_dim), 0.0f);
+    s.has_pose_cond.assign(size_t(F), 0);
+    s.has_tgt.assign(size_t(F), 0);
+    s.root_cond.assign(size_t(F * 4), 0.0f);
+    s.global_root_u.assign(size_t(F * 5), 0.0f);
+    s.local_root.assign(size_t(F * k_local_root_dim), 0.0f);
+    s.ext.assign(size_t(F * 2), 0.0f);
+    s.recon.assign(size_t(F * k_local_dim), 0.0f);
+    s.local.assign(size_t(F * k_local_dim), 0.0f);
+    s.uniforms.assign(size_t(k_max_infer_steps) * k_max_tokens * k_token_heads * k_token_codes, 0.0f);
+    s.tokens.assign(size_t(k_max_tokens * k_token_heads), 0);
+    return st;
+}
+
+predict_result motion_model::predict(const predict_request & req, const trace_fn & trace) const {
+    impl &                         m = *p_;
+    std::unique_ptr<predict_state> st;
+    {
+        std::lock_guard<std::mutex> lock(m.pool_mutex);
+        if (!m.pool.empty()) {
+            st = std::move(m.pool.back());
+            m.pool.pop_back();
+        }
+    }
+    if (!st) st = create_state();
+    // the state returns to the pool whether predict succeeds or throws
+    struct give_back {
+        impl &                           m;
+        std::unique_ptr<predict_state> & st;
+        ~give_back() {
+            std::lock_guard<std::mutex> lock(m.pool_mutex);
+            m.pool.push_back(std::move(st));
+        }
+    } back{m, st};
+    return predict(*st, req, trace);
 }
 
 namespace {
@@ -111,10 +162,13 @@ std::unique_ptr<motion_model::impl> build(std::unique_ptr<model_bundle> bundle, 
                                           const tensor_source & root_src, const tensor_source & vq_src,
                                           int n_threads) {
     auto p = std::make_unique<motion_model::impl>();
-    p->bundle = std::move(bundle);
-    p->root   = root_planner::load(root_src);
-    p->pose   = pose_planner::load(pose_src);
-    p->vq     = vq_decoder::load(vq_src);
+    p->bundle    = std::move(bundle);
+    p->kind      = backend_registry().front();
+    p->n_threads = n_threads;
+    p->loader    = p->kind.create(1);
+    p->root      = root_planner::load(root_src, *p->loader);
+    p->pose      = pose_planner::load(pose_src, *p->loader);
+    p->vq        = vq_decoder::load(vq_src, *p->loader);
     p->stats  = motion_stats::from_support(p->bundle->sup);
     p->fk     = skeleton_fk::from_support(p->bundle->sup);
 
@@ -143,22 +197,6 @@ std::unique_ptr<motion_model::impl> build(std::unique_ptr<model_bundle> bundle, 
     need(ph.root_dim == 4 && vh.ext_dim == 2 && vh.out_dim == k_local_dim,
          "pose root condition / decoder external condition / decoder output are not 4 / 2 / 413");
 
-    const int64_t F = int64_t(k_max_tokens) * k_frames_per_token;
-    p->be      = backend_cpu_create(n_threads);
-    p->root_st = root_planner_state(p->root);
-    p->pose_st = pose_planner_state(p->pose.hp);
-    p->vq_st   = vq_decoder_state(p->vq.hp, p->vq.dec.hp, k_max_tokens);
-    p->pose_cond.assign(size_t(F * k_pose_feat_dim), 0.0f);
-    p->has_pose_cond.assign(size_t(F), 0);
-    p->has_tgt.assign(size_t(F), 0);
-    p->root_cond.assign(size_t(F * 4), 0.0f);
-    p->global_root_u.assign(size_t(F * 5), 0.0f);
-    p->local_root.assign(size_t(F * k_local_root_dim), 0.0f);
-    p->ext.assign(size_t(F * 2), 0.0f);
-    p->recon.assign(size_t(F * k_local_dim), 0.0f);
-    p->local.assign(size_t(F * k_local_dim), 0.0f);
-    p->uniforms.assign(size_t(k_max_infer_steps) * k_max_tokens * k_token_heads * k_token_codes, 0.0f);
-    p->tokens.assign(size_t(k_max_tokens * k_token_heads), 0);
     return p;
 }
 
@@ -232,11 +270,14 @@ std::string motion_model::validate(const predict_request & req) const {
     return "";
 }
 
-predict_result motion_model::predict(const predict_request & req, const trace_fn & trace) {
-    impl & m = *p_;
+predict_result motion_model::predict(predict_state & state, const predict_request & req,
+                                     const trace_fn & trace) const {
+    const impl &          m  = *p_;
+    predict_state::impl & st = *state.p;
+    if (st.model != p_.get()) throw std::invalid_argument("predict: the state belongs to another model");
     const auto t_start = clock_type::now();
     const std::string problem = validate(req);
-    if (!problem.empty()) throw std::invalid_argument(problem);
+    if (!problem.empty()) throw mb::error(mb::status::invalid_argument, problem);
     predict_result res;
     auto t0 = clock_type::now();
 
@@ -256,9 +297,9 @@ predict_result motion_model::predict(const predict_request & req, const trace_fn
     m.stats.normalize(g, k_constraint_frames, feature_subset::FEATURE_SUBSET_GLOBAL_ROOT, gn);
     m.stats.normalize(req.local_root.data(), k_constraint_frames, feature_subset::FEATURE_SUBSET_LOCAL_ROOT, ln);
     m.stats.normalize(pz, k_constraint_frames, feature_subset::FEATURE_SUBSET_POSE, pz);
-    emit(trace, "norm_global_root_values", gn, {k_constraint_frames, 5});
-    emit(trace, "norm_local_root_values", ln, {k_constraint_frames, 4});
-    emit(trace, "norm_local_poses", pz, {k_constraint_frames, k_pose_feat_dim});
+    tap_host(trace, "norm_global_root_values", gn, {k_constraint_frames, 5});
+    tap_host(trace, "norm_local_root_values", ln, {k_constraint_frames, 4});
+    tap_host(trace, "norm_local_poses", pz, {k_constraint_frames, k_pose_feat_dim});
     res.timings.prepare_ms = ms_since(t0);
 
     // step 2: root planner → n, normalised global root [4n, 5]
@@ -273,57 +314,51 @@ predict_result motion_model::predict(const predict_request & req, const trace_fn
     rin.num_tokens         = req.num_tokens;
     rin.allowed            = req.allowed_num_tokens.data();
     rin.allow_out_of_reach = req.allow_out_of_reach;
-    root_trace rtr;
-    const root_result rr = m.root.run(*m.be, m.root_st, rin, trace ? &rtr : nullptr);
+    const root_result rr = m.root.run(*st.be, st.root_st, rin, trace);
     const int64_t n = rr.n, F = n * k_frames_per_token;
     for (int k = 0; k < 12; ++k) res.num_token_logits[size_t(k)] = rr.logits[size_t(k)];
-    if (trace) {
-        emit(trace, "root_shared_tf_out", rtr.shared_tf_out.data(), {1 + k_constraint_frames, m.root.hp.n_embd});
-        emit(trace, "root_token_tf_out", rtr.token_tf_out.data(),
-             {int64_t(rtr.token_tf_out.size()) / m.root.hp.n_embd, m.root.hp.n_embd});
-    }
-    emit(trace, "num_token_logits", res.num_token_logits.data(), {12});
-    emit(trace, "pred_global_root_values", rr.global_root.data(), {F, 5});
+    tap_host(trace, "num_token_logits", res.num_token_logits.data(), {12});
+    tap_host(trace, "pred_global_root_values", rr.global_root.data(), {F, 5});
 
     // global → local root (normalised in and out), then the last frame takes the given
     // target velocity when slot 7 has one  [4n, 4]
-    m.stats.unnormalize(rr.global_root.data(), F, feature_subset::FEATURE_SUBSET_GLOBAL_ROOT, m.global_root_u.data());
-    global_root_to_local(m.global_root_u.data(), F, m.local_root.data());
-    m.stats.normalize(m.local_root.data(), F, feature_subset::FEATURE_SUBSET_LOCAL_ROOT, m.local_root.data());
+    m.stats.unnormalize(rr.global_root.data(), F, feature_subset::FEATURE_SUBSET_GLOBAL_ROOT, st.global_root_u.data());
+    global_root_to_local(st.global_root_u.data(), F, st.local_root.data());
+    m.stats.normalize(st.local_root.data(), F, feature_subset::FEATURE_SUBSET_LOCAL_ROOT, st.local_root.data());
     if (req.local_root_mask[k_constraint_frames - 1]) {
-        std::memcpy(m.local_root.data() + (F - 1) * k_local_root_dim, ln + (k_constraint_frames - 1) * 4,
+        std::memcpy(st.local_root.data() + (F - 1) * k_local_root_dim, ln + (k_constraint_frames - 1) * 4,
                     4 * sizeof(float));
     }
-    emit(trace, "pred_local_root_values", m.local_root.data(), {F, 4});
+    tap_host(trace, "pred_local_root_values", st.local_root.data(), {F, 4});
     res.timings.root_ms = ms_since(t0);
 
     // step 3: pose tokens. dense keyframe condition: context at frames 0..3, target at 4n−4..4n−1
     t0 = clock_type::now();
-    std::fill(m.pose_cond.begin(), m.pose_cond.begin() + F * k_pose_feat_dim, 0.0f);
-    std::fill(m.has_pose_cond.begin(), m.has_pose_cond.begin() + F, 0);
+    std::fill(st.pose_cond.begin(), st.pose_cond.begin() + F * k_pose_feat_dim, 0.0f);
+    std::fill(st.has_pose_cond.begin(), st.has_pose_cond.begin() + F, 0);
     for (int s = 0; s < k_constraint_frames; ++s) {
         const int64_t f = s < k_frames_per_token ? s : F - k_frames_per_token + (s - k_frames_per_token);
-        std::memcpy(m.pose_cond.data() + f * k_pose_feat_dim, pz + s * k_pose_feat_dim, k_pose_feat_dim * sizeof(float));
-        m.has_pose_cond[size_t(f)] = req.pose_mask[s];
+        std::memcpy(st.pose_cond.data() + f * k_pose_feat_dim, pz + s * k_pose_feat_dim, k_pose_feat_dim * sizeof(float));
+        st.has_pose_cond[size_t(f)] = req.pose_mask[s];
     }
     // root condition: normalised global x, z, cos h, sin h  [4n, 4]
     for (int64_t f = 0; f < F; ++f) {
         const float * r = rr.global_root.data() + f * 5;
-        float * o = m.root_cond.data() + f * 4;
+        float * o = st.root_cond.data() + f * 4;
         o[0] = r[0];
         o[1] = r[2];
         o[2] = r[3];
         o[3] = r[4];
     }
-    emit(trace, "pose_cond", m.pose_cond.data(), {F, k_pose_feat_dim});
-    emit_ints(trace, "has_pose_cond", m.has_pose_cond.data(), size_t(F), {F});
-    emit(trace, "pose_root_cond", m.root_cond.data(), {F, 4});
+    tap_host(trace, "pose_cond", st.pose_cond.data(), {F, k_pose_feat_dim});
+    tap_host(trace, "has_pose_cond", st.has_pose_cond.data(), {F});
+    tap_host(trace, "pose_root_cond", st.root_cond.data(), {F, 4});
 
     pose_cond_inputs pin;
     pin.n             = n;
-    pin.root_cond     = m.root_cond.data();
-    pin.pose_cond     = m.pose_cond.data();
-    pin.has_pose_cond = m.has_pose_cond.data();
+    pin.root_cond     = st.root_cond.data();
+    pin.pose_cond     = st.pose_cond.data();
+    pin.has_pose_cond = st.has_pose_cond.data();
     pose_decode_options opt;
     opt.n_steps    = req.num_inference_steps;
     opt.use_argmax = req.sampling == sampling_mode::SAMPLING_MODE_ARGMAX;
@@ -332,47 +367,40 @@ predict_result motion_model::predict(const predict_request & req, const trace_fn
             opt.uniforms = req.gumbel_uniforms.data();
         } else {
             const size_t count = size_t(req.num_inference_steps) * k_max_tokens * k_token_heads * k_token_codes;
-            uniforms_generate(req.seed, m.uniforms.data(), count);
-            opt.uniforms = m.uniforms.data();
+            uniforms_generate(req.seed, st.uniforms.data(), count);
+            opt.uniforms = st.uniforms.data();
         }
     }
-    pose_decode_trace ptr;
-    m.pose.decode(*m.be, m.pose_st, pin, opt, m.tokens.data(), trace ? &ptr : nullptr);
-    const int64_t S = req.num_inference_steps, H = k_token_heads, C = k_token_codes;
-    if (trace) {
-        emit_ints(trace, "step_pose_tokens_in", ptr.tokens_in.data(), ptr.tokens_in.size(), {S, n, H});
-        emit(trace, "step_remask_prob_in", ptr.remask_prob.data(), {S, n, H});
-        emit(trace, "step_pose_logits", ptr.logits.data(), {S, n, H, C});
-    }
-    emit_ints(trace, "pred_pose_tokens", m.tokens.data(), size_t(n * H), {n, H});
-    res.tokens.assign(m.tokens.begin(), m.tokens.begin() + n * H);
+    m.pose.decode(*st.be, st.pose_st, pin, opt, st.tokens.data(), trace);
+    const int64_t H = k_token_heads;
+    tap_host(trace, "pred_pose_tokens", st.tokens.data(), {n, H});
+    res.tokens.assign(st.tokens.begin(), st.tokens.begin() + n * H);
     res.timings.pose_ms = ms_since(t0);
 
     // step 4: decode. external condition: normalised local vx, vz; target condition: the keyframes
     // (context only with skip_ending_target_cond)
     t0 = clock_type::now();
     for (int64_t f = 0; f < F; ++f) {
-        m.ext[size_t(f * 2 + 0)] = m.local_root[size_t(f * 4 + 1)];
-        m.ext[size_t(f * 2 + 1)] = m.local_root[size_t(f * 4 + 2)];
-        m.has_tgt[size_t(f)] = (req.skip_ending_target_cond && f >= k_frames_per_token) ? 0 : m.has_pose_cond[size_t(f)];
+        st.ext[size_t(f * 2 + 0)] = st.local_root[size_t(f * 4 + 1)];
+        st.ext[size_t(f * 2 + 1)] = st.local_root[size_t(f * 4 + 2)];
+        st.has_tgt[size_t(f)] = (req.skip_ending_target_cond && f >= k_frames_per_token) ? 0 : st.has_pose_cond[size_t(f)];
     }
-    emit(trace, "decoder_external_cond", m.ext.data(), {F, 2});
-    emit_ints(trace, "decoder_has_target_cond", m.has_tgt.data(), size_t(F), {F});
-    m.vq.decode(*m.be, m.vq_st, m.tokens.data(), n, m.ext.data(), m.pose_cond.data(), m.has_tgt.data(),
-                m.recon.data());
-    emit(trace, "decoder_codes", m.vq_st.codes.data(), {n, m.vq.hp.code_dim});
-    emit(trace, "decoder_recon_state", m.recon.data(), {F, k_local_dim});
+    tap_host(trace, "decoder_external_cond", st.ext.data(), {F, 2});
+    tap_host(trace, "decoder_has_target_cond", st.has_tgt.data(), {F});
+    m.vq.decode(*st.be, st.vq_st, st.tokens.data(), n, st.ext.data(), st.pose_cond.data(), st.has_tgt.data(),
+                st.recon.data(), trace);
+    tap_host(trace, "decoder_recon_state", st.recon.data(), {F, k_local_dim});
     res.timings.decoder_ms = ms_since(t0);
 
     // step 5: unnormalise, integrate the root from 0, re-apply the start transform, FK
     t0 = clock_type::now();
-    m.stats.unnormalize(m.recon.data(), F, feature_subset::FEATURE_SUBSET_LOCAL, m.local.data());
-    emit(trace, "pred_local_poses", m.local.data(), {F, k_local_dim});
+    m.stats.unnormalize(st.recon.data(), F, feature_subset::FEATURE_SUBSET_LOCAL, st.local.data());
+    tap_host(trace, "pred_local_poses", st.local.data(), {F, k_local_dim});
     res.global_features.assign(size_t(F * k_global_dim), 0.0f);
-    local_to_global(m.local.data(), F, res.global_features.data());
-    emit(trace, "pred_global_poses_before_reapply", res.global_features.data(), {F, k_global_dim});
+    local_to_global(st.local.data(), F, res.global_features.data());
+    tap_host(trace, "pred_global_poses_before_reapply", res.global_features.data(), {F, k_global_dim});
     reapply_start_transform(res.global_features.data(), F, ref_x, ref_z, ref_h);
-    emit(trace, "pred_global_poses", res.global_features.data(), {F, k_global_dim});
+    tap_host(trace, "pred_global_poses", res.global_features.data(), {F, k_global_dim});
 
     res.num_tokens = int(n);
     res.frames     = int(F);
@@ -383,7 +411,7 @@ predict_result motion_model::predict(const predict_request & req, const trace_fn
     res.joint_positions.assign(size_t(F * k_n_joints * 3), 0.0f);
     res.local_rotations_xyzw.assign(size_t(F * k_n_joints * 4), 0.0f);
     m.fk.run(res.global_features.data(), F, res.joint_positions.data(), res.local_rotations_xyzw.data(), nullptr);
-    emit(trace, "joint_positions", res.joint_positions.data(), {F, k_n_joints, 3});
+    tap_host(trace, "joint_positions", res.joint_positions.data(), {F, k_n_joints, 3});
     res.timings.finish_ms = ms_since(t0);
     res.timings.total_ms  = ms_since(t_start);
     return res;

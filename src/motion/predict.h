@@ -5,6 +5,7 @@
 
 #include "backend/backend.h"
 #include "format/bundle.h"
+#include "model/layers.h"
 #include "motion/motion-rep.h"
 
 #include <array>
@@ -72,10 +73,31 @@ struct predict_result {
     predict_timings      timings;                        // per-stage wall time of this call
 };
 
-// receives named intermediates (stage boundaries) for --trace; shape is upstream axis order
-using trace_fn = std::function<void(std::string_view name, const float * data, const std::vector<int64_t> & shape)>;
+// receives named intermediates of predict and of every network it runs (see tap_fn in
+// model/layers.h): data valid during the call only, shape in upstream axis order
+using trace_fn = tap_fn;
 
-// the three networks, support data, a backend and all scratch memory of one loaded bundle
+class motion_model;
+
+// everything one predict call writes: a backend object (its threads and scratch), every
+// network's activations and the per-call arrays, all allocated when the state is created.
+// One state serves one call at a time; states of one model run concurrently
+class predict_state {
+public:
+    ~predict_state();
+    predict_state(const predict_state &)             = delete;
+    predict_state & operator=(const predict_state &) = delete;
+
+    struct impl;
+    std::unique_ptr<impl> p;
+
+private:
+    friend class motion_model;
+    predict_state();
+};
+
+// the three networks (weights in backend memory), support data and statistics of one loaded
+// bundle: immutable after creation and shareable across threads
 class motion_model {
 public:
     // takes ownership of the bundle; n_threads <= 0 = hardware threads; throws std::runtime_error
@@ -97,11 +119,18 @@ public:
     // num_inference_steps 1..16; gumbel_uniforms empty, or (Gumbel only) steps·16·8·10 values in [0, 1]
     std::string validate(const predict_request & req) const;
 
-    // runs predict; throws std::invalid_argument for an invalid request, std::runtime_error otherwise
-    // (e.g. the root planner choosing "out of reach" when allow_out_of_reach is set).
-    // not thread-safe: one call at a time per motion_model; the trace callback sees each array
-    // once, in stage order, valid until it returns
-    predict_result predict(const predict_request & req, const trace_fn & trace = {});
+    // a new state for predict calls on this model (computing with the model's thread count);
+    // it must not outlive the model
+    std::unique_ptr<predict_state> create_state() const;
+
+    // runs predict on `st`; throws std::invalid_argument for an invalid request, std::runtime_error
+    // otherwise (e.g. the root planner choosing "out of reach" when allow_out_of_reach is set).
+    // Thread-safe for distinct states; the trace callback sees the arrays in stage order, each
+    // valid until it returns
+    predict_result predict(predict_state & st, const predict_request & req, const trace_fn & trace = {}) const;
+
+    // the same on a state borrowed from the model's pool (created when every pooled state is busy)
+    predict_result predict(const predict_request & req, const trace_fn & trace = {}) const;
 
     struct impl;
 private:

@@ -51,7 +51,7 @@ void motion_to_mujoco_vec(const double * motion, double * mj) {
 
 qpos_converter::qpos_converter(const mjcf_model & model) {
     if ((int) model.hinges.size() != k_qpos_hinges) {
-        throw std::invalid_argument("qpos converter: the MJCF model has " + std::to_string(model.hinges.size()) +
+        throw mb::error(mb::status::invalid_argument, "qpos converter: the MJCF model has " + std::to_string(model.hinges.size()) +
                                     " hinges, expected " + std::to_string(k_qpos_hinges));
     }
     joint_body_.fill(-1);
@@ -71,12 +71,12 @@ qpos_converter::qpos_converter(const mjcf_model & model) {
         for (int s = 0; s < k_n_joints; ++s) {
             if (name == k_g1_joint_names[s]) j = s;
         }
-        if (j <= 0) throw std::invalid_argument("qpos converter: hinge '" + h.joint + "' is not a g1skel34 joint");
-        if (joint_body_[j] >= 0) throw std::invalid_argument("qpos converter: joint '" + h.joint + "' appears twice");
+        if (j <= 0) throw mb::error(mb::status::invalid_argument, "qpos converter: hinge '" + h.joint + "' is not a g1skel34 joint");
+        if (joint_body_[j] >= 0) throw mb::error(mb::status::invalid_argument, "qpos converter: joint '" + h.joint + "' appears twice");
         if (h.parent < 0 || h.parent > k) {
-            throw std::invalid_argument("qpos converter: hinge '" + h.joint + "' has a bad parent");
+            throw mb::error(mb::status::invalid_argument, "qpos converter: hinge '" + h.joint + "' has a bad parent");
         }
-        if (h.axis < 0 || h.axis > 2) throw std::invalid_argument("qpos converter: hinge '" + h.joint + "' has a bad axis");
+        if (h.axis < 0 || h.axis > 2) throw mb::error(mb::status::invalid_argument, "qpos converter: hinge '" + h.joint + "' has a bad axis");
         hinge_joint_[k]     = j;
         joint_body_[j]      = k + 1;
         body_parent_[k + 1] = h.parent;
@@ -87,7 +87,7 @@ qpos_converter::qpos_converter(const mjcf_model & model) {
         const int skel_parent = k_g1_parents[j];
         const int mj_parent_joint = h.parent == 0 ? 0 : hinge_joint_[h.parent - 1];
         if (skel_parent != mj_parent_joint) {
-            throw std::invalid_argument("qpos converter: hinge '" + h.joint + "' has parent body '" +
+            throw mb::error(mb::status::invalid_argument, "qpos converter: hinge '" + h.joint + "' has parent body '" +
                                         (h.parent == 0 ? model.base_body : model.hinges[h.parent - 1].body) +
                                         "', the skeleton says '" + k_g1_joint_names[skel_parent] + "'");
         }
@@ -98,7 +98,7 @@ qpos_converter::qpos_converter(const mjcf_model & model) {
             double q[4] = {h.quat[0], h.quat[1], h.quat[2], h.quat[3]};
             const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
             if (!(n > 0) || !std::isfinite(n)) {
-                throw std::invalid_argument("qpos converter: body '" + h.body + "' has a zero quat");
+                throw mb::error(mb::status::invalid_argument, "qpos converter: body '" + h.body + "' has a zero quat");
             }
             for (double & v : q) v /= n;
             quat_to_matrix(q, &q2t_[j * 9]);
@@ -113,7 +113,7 @@ qpos_converter::qpos_converter(const mjcf_model & model) {
     for (int j = 1; j < k_n_joints; ++j) {
         const bool is_virtual = g1_is_virtual(j);
         if (is_virtual != (joint_body_[j] < 0)) {
-            throw std::invalid_argument(std::string("qpos converter: skeleton joint '") + k_g1_joint_names[j] +
+            throw mb::error(mb::status::invalid_argument, std::string("qpos converter: skeleton joint '") + k_g1_joint_names[j] +
                                         (is_virtual ? "' must not have a hinge" : "' has no hinge"));
         }
     }

@@ -296,23 +296,23 @@ TEST_F(agent_small, rejects_bad_commands) {
     const auto ctx = fx.slice("rp_context_qpos_raw", 0);
     agent_trace t;
     agent_command c;
-    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), std::invalid_argument);   // no style
+    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), mb::error);   // no style
     c.style      = &fx.styles[2];
     c.facing[0]  = NAN;
-    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), std::invalid_argument);
+    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), mb::error);
     c.facing[0]  = 0;
     c.movement[0] = 1e38f;   // finite, but no direction
-    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), std::invalid_argument);
+    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), mb::error);
     c.movement[0]   = 0;
     c.target_speed  = -2;
-    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), std::invalid_argument);
+    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), mb::error);
     c.target_speed = -1;
     c.sidestep_left = &fx.styles[0];   // a pair or nothing
-    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), std::invalid_argument);
+    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), mb::error);
     c.sidestep_left = nullptr;
     auto bad       = ctx;
     bad[40]        = INFINITY;
-    EXPECT_THROW(agent_prepare(conv, bad.data(), c, t), std::invalid_argument);
+    EXPECT_THROW(agent_prepare(conv, bad.data(), c, t), mb::error);
     EXPECT_NO_THROW(agent_prepare(conv, ctx.data(), c, t));
 }
 
@@ -372,7 +372,7 @@ TEST_F(agent_small, world_target_drives_the_springs) {
     EXPECT_LT(std::fabs(wrap_pi(ta.target_heading[3] - goal)), std::fabs(wrap_pi(ta.start_heading[0] - goal)) + 1e-9);
     EXPECT_NE(tn.target_pos[3][0], ta.target_pos[3][0]);
     a.target_heading = NAN;
-    EXPECT_THROW(agent_prepare(conv, ctx.data(), a, ta), std::invalid_argument);
+    EXPECT_THROW(agent_prepare(conv, ctx.data(), a, ta), mb::error);
 }
 
 // the C ABI's use: an agent without a history plans from its command's style
@@ -394,7 +394,7 @@ TEST_F(agent_small, agent_without_history_starts_from_the_style) {
     a.reset(fx.styles[0]);
     EXPECT_EQ(a.buffer().size(), 64u * 36);
     cmd.style = nullptr;
-    EXPECT_THROW(a.plan(cmd), std::invalid_argument);
+    EXPECT_THROW(a.plan(cmd), mb::error);
     agent copy(a);   // agents copy (the C ABI keeps a backup across a failed plan)
     EXPECT_EQ(copy.buffer(), a.buffer());
 }

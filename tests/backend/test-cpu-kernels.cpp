@@ -3,10 +3,14 @@
 // widths and tails the networks use
 #include "backend/cpu/cpu-backend.h"
 #include "backend/cpu/cpu-gemm.h"
+#include "backend/cpu/fp-mode.h"
 #include "backend/cpu/thread-pool.h"
 #include "backend-test-util.h"
 
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +20,7 @@
 
 namespace {
 
+using mb::test::host;
 using mb::test::random_vec;
 
 // max |y − ref| / sqrt(k): float32 dot products of k unit normals err by about sqrt(k)·eps
@@ -79,8 +84,9 @@ TEST(cpu_kernels, own_matches_openblas_threaded) {
             const int64_t n_in = 1024, n_out = 3072 + 5;
             auto x = random_vec(n * n_in, 6), w = random_vec(n_out * n_in, 7), b = random_vec(n_out, 8);
             std::vector<float> y1(n * n_out), y2(n * n_out);
-            own->linear(x.data(), n, n_in, w.data(), b.data(), n_out, y1.data());
-            blas->linear(x.data(), n, n_in, w.data(), b.data(), n_out, y2.data());
+            // CPU backends address host memory directly
+            own->linear(host(x), n, n_in, host(w), host(b), n_out, host(y1));
+            blas->linear(host(x), n, n_in, host(w), host(b), n_out, host(y2));
             double m = 0.0;
             for (size_t i = 0; i < y1.size(); ++i) m = std::max(m, (double) std::fabs(y1[i] - y2[i]));
             EXPECT_LT(m, 2e-4) << "linear, threads " << threads << " rows " << n;
@@ -89,8 +95,8 @@ TEST(cpu_kernels, own_matches_openblas_threaded) {
             const int64_t c_in = 96, c_out = 77, t = 64;
             auto x = random_vec(c_in * t, 9), w = random_vec(c_out * c_in * 3, 10), b = random_vec(c_out, 11);
             std::vector<float> y1(c_out * t), y2(c_out * t);
-            own->conv1d(x.data(), c_in, t, w.data(), b.data(), c_out, 3, dil, y1.data());
-            blas->conv1d(x.data(), c_in, t, w.data(), b.data(), c_out, 3, dil, y2.data());
+            own->conv1d(host(x), c_in, t, host(w), host(b), c_out, 3, dil, host(y1));
+            blas->conv1d(host(x), c_in, t, host(w), host(b), c_out, 3, dil, host(y2));
             double m = 0.0;
             for (size_t i = 0; i < y1.size(); ++i) m = std::max(m, (double) std::fabs(y1[i] - y2[i]));
             EXPECT_LT(m, 1e-4) << "conv1d, threads " << threads << " dilation " << dil;
@@ -110,6 +116,50 @@ TEST(cpu_kernels, thread_pool_runs_every_chunk_once) {
             pool.run(n, fn);
             for (int c = 0; c < 300; ++c) ASSERT_EQ(hits[(size_t) c], c < n ? 1 : 0) << "job " << job << " chunk " << c;
         }
+    }
+}
+
+TEST(cpu_kernels, workers_flush_subnormals) {
+    // two chunks that each wait until both have started: one of them runs on the worker
+    if (mb::cpu::fp_mode_flush_bits() == 0) GTEST_SKIP() << "no FTZ/DAZ control on this CPU";
+    mb::cpu::thread_pool  pool(2);
+    std::atomic<int>      started{0};
+    std::atomic<int>      flushing{0};
+    const std::thread::id caller = std::this_thread::get_id();
+    std::atomic<bool>     worker_ran{false};
+    const std::function<void(int)> fn = [&](int) {
+        if (std::this_thread::get_id() != caller) {
+            worker_ran = true;
+            if (mb::cpu::fp_mode_flushes()) flushing += 1;
+        }
+        started += 1;
+        while (started.load() < 2) std::this_thread::yield();
+    };
+    pool.run(2, fn);
+    ASSERT_TRUE(worker_ran.load());
+    EXPECT_EQ(flushing.load(), 1) << "the worker thread computes without FTZ/DAZ";
+}
+
+TEST(cpu_kernels, ops_flush_subnormals_and_restore_the_callers_mode) {
+    if (mb::cpu::fp_mode_flush_bits() == 0) GTEST_SKIP() << "no FTZ/DAZ control on this CPU";
+    const uint64_t before = mb::cpu::fp_mode_control();
+    ASSERT_FALSE(mb::cpu::fp_mode_flushes()) << "the test process starts without FTZ/DAZ";
+    volatile float tiny = 1e-39f;   // subnormal; without DAZ 1e-39 + 0 = 1e-39
+    ASSERT_NE(tiny + 0.0f, 0.0f);
+    for (int threads : {1, 2}) {
+        auto be = mb::backend_cpu_create(threads);
+        // elementwise on the calling thread: subnormal inputs read as zero
+        std::vector<float> a(64, 1e-39f), b(64, 0.0f), y(64, 1.0f);
+        be->add(host(a), host(b), 64, host(y));
+        for (float v : y) ASSERT_EQ(v, 0.0f) << "add, threads " << threads;
+        EXPECT_EQ(mb::cpu::fp_mode_control(), before) << "the caller's mode is restored";
+        // a linear large enough to be split over the threads: every column of every thread is 0
+        const int64_t n = 8, n_in = 256, n_out = 1024;
+        std::vector<float> x((size_t) (n * n_in), 1e-39f), w((size_t) (n_out * n_in), 1.0f);
+        std::vector<float> out((size_t) (n * n_out), 1.0f);
+        be->linear(host(x), n, n_in, host(w), {}, n_out, host(out));
+        for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], 0.0f) << "linear output " << i << ", threads " << threads;
+        EXPECT_EQ(mb::cpu::fp_mode_control(), before) << "the caller's mode is restored";
     }
 }
 

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -38,6 +39,34 @@ constexpr float k_tol_rot = 1e-3f;
 std::string bundle_dir() {
     return MB_CAPI_REFERENCE_BUNDLE;
 }
+
+// what mb_model_infer_traced reported: arrays by name in arrival order, "step_" arrays stacked
+struct tap_log {
+    std::vector<std::string>           names;
+    std::vector<std::vector<uint64_t>> shapes;
+    std::vector<std::vector<float>>    data;
+
+    static void on_tap(void * user, const char * name, const float * d, const uint64_t * shape, uint32_t n_dims) {
+        auto &   log   = *static_cast<tap_log *>(user);
+        uint64_t count = 1;
+        for (uint32_t i = 0; i < n_dims; ++i) count *= shape[i];
+        const auto it = std::find(log.names.begin(), log.names.end(), name);
+        if (it != log.names.end() && n_dims > 0) {
+            const size_t k = size_t(it - log.names.begin());
+            log.shapes[k][0] += shape[0];
+            log.data[k].insert(log.data[k].end(), d, d + count);
+            return;
+        }
+        log.names.push_back(name);
+        log.shapes.emplace_back(shape, shape + n_dims);
+        log.data.emplace_back(d, d + count);
+    }
+    const std::vector<float> * find(const std::string & name, const std::vector<uint64_t> & shape) const {
+        const auto it = std::find(names.begin(), names.end(), name);
+        if (it == names.end() || shapes[size_t(it - names.begin())] != shape) return nullptr;
+        return &data[size_t(it - names.begin())];
+    }
+};
 
 TEST(CapiParity, ReferenceSmallCasesThroughTheCAbi) {
     MB_REQUIRE_SHARED(dir, "fixtures/reference-small");
@@ -98,7 +127,30 @@ TEST(CapiParity, ReferenceSmallCasesThroughTheCAbi) {
 
         mb_motion * motion = nullptr;
         ASSERT_EQ(mb_model_infer(model, req, &motion, err, sizeof err), MB_OK) << err;
+        // the same request traced: the same motion bitwise, and upstream's intermediates
+        tap_log     taps;
+        mb_motion * traced = nullptr;
+        ASSERT_EQ(mb_model_infer_traced(model, req, &tap_log::on_tap, &taps, &traced, err, sizeof err), MB_OK) << err;
+        mb_motion * none = nullptr;
+        EXPECT_EQ(mb_model_infer_traced(model, req, nullptr, nullptr, &none, err, sizeof err), MB_INVALID_ARGUMENT);
+        EXPECT_EQ(none, nullptr);
         mb_inference_request_free(req);
+        {
+            const auto * tok = taps.find("pred_pose_tokens", {uint64_t(n), 8});
+            ASSERT_NE(tok, nullptr) << "no pred_pose_tokens [n, 8] tap";
+            const auto ref_tok = npz.get("mid_pred_pose_tokens", {1, 16, 8}).to_i64();
+            for (int i = 0; i < n * 8; ++i) ASSERT_EQ((*tok)[i], float(ref_tok[i])) << "token " << i;
+            const auto * logits = taps.find("step_pose_logits", {1, uint64_t(n), 8, 10});
+            ASSERT_NE(logits, nullptr) << "no step_pose_logits [1, n, 8, 10] tap";
+            const auto * recon = taps.find("decoder_recon_state", {uint64_t(4 * n), 413});
+            ASSERT_NE(recon, nullptr);
+            const auto ref_recon = npz.get("mid_decoder_recon_state", {1, 64, 413}).to_f32();
+            float      worst     = 0.0f;
+            for (size_t i = 0; i < recon->size(); ++i) worst = std::max(worst, std::fabs((*recon)[i] - ref_recon[i]));
+            EXPECT_LE(worst, k_tol) << "decoder_recon_state";
+            const auto * shared = taps.find("root_shared_tf_out", {9, 64});
+            EXPECT_NE(shared, nullptr) << "no root_shared_tf_out [9, 64] tap";
+        }
 
         uint64_t      frames = 0, nr = 0, nq = 0;
         const float * roots  = nullptr;
@@ -145,7 +197,17 @@ TEST(CapiParity, ReferenceSmallCasesThroughTheCAbi) {
             EXPECT_LE(max_rot, k_tol_rot);
             EXPECT_LE(max_jp, k_tol);
             EXPECT_LE(max_qpos, k_tol);
+
+            const float * troots = nullptr;
+            uint64_t      tnr    = 0;
+            ASSERT_EQ(mb_motion_get_root_translations(traced, &troots, &tnr, err, sizeof err), MB_OK);
+            ASSERT_EQ(tnr, nr);
+            EXPECT_EQ(std::memcmp(troots, roots, nr * sizeof(float)), 0) << "traced motion differs";
+            const auto * tj = taps.find("joint_positions", {frames, 34, 3});
+            ASSERT_NE(tj, nullptr);
+            EXPECT_EQ(std::memcmp(tj->data(), jp, nj * sizeof(float)), 0) << "joint_positions tap vs the motion";
         }
+        mb_motion_free(traced);
         mb_motion_free(motion);
         ++compared;
     }

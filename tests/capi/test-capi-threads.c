@@ -1,9 +1,12 @@
 /*
  * Thread rules of the C ABI, compiled as C11: separate models used from separate threads run
  * concurrently and give the same motion as a single-threaded run; one model shared by several
- * threads is serialised by its lock and gives the same results too. Build with ThreadSanitizer
- * (-fsanitize=thread) to check for data races. With a style, every run also plans with an agent of
- * its own (agents of one model share its lock) and compares that plan with the reference.
+ * threads runs them concurrently too (each agent on its own state, stateless calls on states from
+ * the model's pool) and gives the same results. Build with ThreadSanitizer (-fsanitize=thread) to
+ * check for data races. With a style, every run also plans with an agent of its own and compares
+ * that plan with the reference, and 4 threads × 50 plans (each thread its own agent and command
+ * sequence, each plan followed by a stateless inference) on ONE model must equal, bitwise, the
+ * same sequences run serially.
  *
  *     test-capi-threads BUNDLE_DIR [STYLE.mbstyle]
  */
@@ -132,6 +135,145 @@ static int plan_once(const mb_model * model, int store, char * error, uint64_t c
     return same;
 }
 
+/* ---- 4 threads × 50 plans on one model ------------------------------------------------------- */
+
+#define N_SEQ_THREADS 4
+#define N_SEQ_PLANS   50
+
+struct sequence {
+    const mb_model * model;
+    int              index;                              /* which command sequence */
+    int              store;                              /* 1: record, 0: compare */
+    float            roots[N_SEQ_PLANS][64 * 3];         /* each plan's root translations */
+    uint64_t         values[N_SEQ_PLANS];
+    float            infer_roots[N_SEQ_PLANS][64 * 3];   /* the stateless run after each plan */
+    uint64_t         infer_values[N_SEQ_PLANS];
+    int              ok;                                 /* plans that matched */
+    char             error[256];
+};
+
+static struct sequence g_seq_ref[N_SEQ_THREADS];
+static struct sequence g_seq_run[N_SEQ_THREADS];
+
+/* one value copied into (store) or compared with the reference; 0 on a difference */
+static int keep_or_compare(struct sequence * q, int plan, const float * roots, uint64_t n, int stateless) {
+    const struct sequence * ref    = &g_seq_ref[q->index];
+    float *                 dst    = stateless ? q->infer_roots[plan] : q->roots[plan];
+    uint64_t *              dst_n  = stateless ? &q->infer_values[plan] : &q->values[plan];
+    const float *           want   = stateless ? ref->infer_roots[plan] : ref->roots[plan];
+    const uint64_t          want_n = stateless ? ref->infer_values[plan] : ref->values[plan];
+    if (n > 64 * 3) {
+        return 0;
+    }
+    memcpy(dst, roots, n * sizeof(float));
+    *dst_n = n;
+    if (!q->store && (n != want_n || memcmp(roots, want, n * sizeof(float)) != 0)) {
+        snprintf(q->error, sizeof q->error, "sequence %d plan %d: %s differs from the serial run", q->index, plan,
+                 stateless ? "stateless inference" : "agent plan");
+        return 0;
+    }
+    return 1;
+}
+
+static void * run_sequence(void * arg) {
+    struct sequence * q       = (struct sequence *) arg;
+    mb_style *        style   = NULL;
+    mb_agent *        agent   = NULL;
+    mb_command *      command = NULL;
+    char *            error   = q->error;
+    const uint64_t    cap     = sizeof q->error;
+    q->ok                     = 0;
+    if (mb_style_load(q->model, g_style, &style, error, cap) != MB_OK ||
+        mb_agent_create(q->model, &agent, error, cap) != MB_OK || mb_agent_reset(agent, style, error, cap) != MB_OK ||
+        mb_command_create(&command, error, cap) != MB_OK || mb_command_set_style(command, style, error, cap) != MB_OK) {
+        goto done;
+    }
+    for (int i = 0; i < N_SEQ_PLANS; ++i) {
+        /* a direction and seed of this sequence and plan; Gumbel sampling every other plan */
+        const int   k = q->index * N_SEQ_PLANS + i;
+        const float a = 0.37f * (float) k;
+        float       x = (float) (k % 7) * 0.25f - 0.75f, z = 1.0f - (float) (k % 3) * 0.5f;
+        if (x == 0.0f && z == 0.0f) {
+            z = 1.0f;
+        }
+        mb_motion *   motion = NULL;
+        const float * roots  = NULL;
+        uint64_t      n      = 0;
+        if (mb_command_set_movement_direction(command, x, 0.0f, z, error, cap) != MB_OK ||
+            mb_command_set_facing_direction(command, (float) (a > 3.0f) - 0.5f, 0.0f, 1.0f, error, cap) != MB_OK ||
+            mb_command_set_seed(command, (uint64_t) (1000 + k), error, cap) != MB_OK ||
+            mb_command_set_sampling_argmax(command, (uint32_t) (i % 2), error, cap) != MB_OK ||
+            mb_agent_plan(agent, command, &motion, error, cap) != MB_OK ||
+            mb_motion_get_root_translations(motion, &roots, &n, error, cap) != MB_OK) {
+            mb_motion_free(motion);
+            goto done;
+        }
+        const int same = keep_or_compare(q, i, roots, n, 0);
+        mb_motion_free(motion);
+        if (!same || mb_agent_advance(agent, 16, error, cap) != MB_OK) {
+            goto done;
+        }
+        /* a stateless inference between plans, from this thread */
+        mb_inference_request * req = make_request(q->model, error, cap);
+        motion                     = NULL;
+        if (req == NULL || mb_inference_request_set_seed(req, (uint64_t) k, error, cap) != MB_OK ||
+            mb_model_infer(q->model, req, &motion, error, cap) != MB_OK ||
+            mb_motion_get_root_translations(motion, &roots, &n, error, cap) != MB_OK) {
+            mb_inference_request_free(req);
+            mb_motion_free(motion);
+            goto done;
+        }
+        mb_inference_request_free(req);
+        const int same_infer = keep_or_compare(q, i, roots, n, 1);
+        mb_motion_free(motion);
+        if (!same_infer) {
+            goto done;
+        }
+        q->ok += 1;
+    }
+done:
+    mb_command_free(command);
+    mb_agent_free(agent);
+    mb_style_free(style);
+    return NULL;
+}
+
+/* every sequence serially (the reference), then all at once on the same model */
+static int run_sequences(const mb_model * model) {
+    for (int t = 0; t < N_SEQ_THREADS; ++t) {
+        g_seq_ref[t].model = model;
+        g_seq_ref[t].index = t;
+        g_seq_ref[t].store = 1;
+        run_sequence(&g_seq_ref[t]);
+        if (g_seq_ref[t].ok != N_SEQ_PLANS) {
+            fprintf(stderr, "serial sequence %d: %d of %d plans (%s)\n", t, g_seq_ref[t].ok, N_SEQ_PLANS,
+                    g_seq_ref[t].error);
+            return 0;
+        }
+    }
+    pthread_t threads[N_SEQ_THREADS];
+    for (int t = 0; t < N_SEQ_THREADS; ++t) {
+        g_seq_run[t].model = model;
+        g_seq_run[t].index = t;
+        g_seq_run[t].store = 0;
+        if (pthread_create(&threads[t], NULL, run_sequence, &g_seq_run[t]) != 0) {
+            fprintf(stderr, "pthread_create failed\n");
+            return 0;
+        }
+    }
+    int ok = 1;
+    for (int t = 0; t < N_SEQ_THREADS; ++t) {
+        pthread_join(threads[t], NULL);
+        if (g_seq_run[t].ok != N_SEQ_PLANS) {
+            fprintf(stderr, "concurrent sequence %d: %d of %d plans matched (%s)\n", t, g_seq_run[t].ok, N_SEQ_PLANS,
+                    g_seq_run[t].error);
+            ok = 0;
+        }
+    }
+    printf("%d threads x %d plans on one model: %s\n", N_SEQ_THREADS, N_SEQ_PLANS, ok ? "ok" : "FAILED");
+    return ok;
+}
+
 static void * worker(void * arg) {
     struct job * job = (struct job *) arg;
     for (int i = 0; i < N_RUNS; ++i) {
@@ -201,12 +343,15 @@ int main(int argc, char ** argv) {
         if (!run_threads(models, "separate models")) {
             rc = 1;
         }
-        /* one model shared by every thread: serialised by the model */
+        /* one model shared by every thread: concurrent, each call on a state of its own */
         mb_model * shared[N_THREADS];
         for (int t = 0; t < N_THREADS; ++t) {
             shared[t] = models[0];
         }
         if (!run_threads(shared, "shared model")) {
+            rc = 1;
+        }
+        if (g_style != NULL && !run_sequences(models[0])) {
             rc = 1;
         }
     }

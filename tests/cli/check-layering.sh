@@ -7,8 +7,9 @@
 #   - the bounded readers of the programs' own untrusted text (format/json-bounded.h,
 #     format/regular-file.h: scripts, requests, client messages, the release manifest) live in
 #     src/format for now and may be included by any program;
-#   - cmd-infer.cpp's --trace and the request reader (infer-request.h) still use the internal
-#     predict until the C ABI has trace taps (house-core): the only remaining internal use.
+#   - the request reader (infer-request.h, harden-io's) still parses into the internal
+#     predict_request, which cmd-infer.cpp turns into an mb_inference_request: the only remaining
+#     internal type in a program.
 # Any other internal include fails this test, naming the file and the line.
 set -eu
 src="${1:?usage: check-layering.sh SOURCE_DIR}"
@@ -18,7 +19,6 @@ allowed() {
     case "$1" in
         src/tools/cli/cmd-inspect.cpp) case "$2" in format/* | model/*) return 0 ;; esac ;;
         src/tools/cli/cmd-dump.cpp) case "$2" in format/*) return 0 ;; esac ;;
-        src/tools/cli/cmd-infer.cpp) case "$2" in format/bundle.h | motion/predict.h) return 0 ;; esac ;;
         src/tools/cli/infer-request.h) case "$2" in motion/predict.h) return 0 ;; esac ;;
     esac
     return 1

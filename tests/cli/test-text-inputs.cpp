@@ -8,7 +8,7 @@
 #include "support/child.h"
 #include "tools/cli/infer-request.h"
 #include "tools/cli/plan-script.h"
-#include "tools/serve/download.h"
+#include "tools/download/download.h"
 #include "tools/serve/protocol.h"
 
 #include <gtest/gtest.h>
@@ -159,9 +159,9 @@ TEST(TextInputs, DuplicateKeysAreRejected) {
     EXPECT_EQ(serve::parse_client_message(R"({"type":"control","seq":1,"seq":2})").kind, serve::parse_result::error);
     EXPECT_EQ(serve::parse_client_message(R"({"type":"ping","type":"reset","seq":1})").kind, serve::parse_result::error);
     const std::string file = R"({"path":"styles/walk.mbstyle","bytes":1,"sha256":")" + std::string(64, 'a') + "\"}";
-    EXPECT_NO_THROW(serve::parse_distribution_manifest(R"({"format":"motionbricks-gguf-distribution-v1","files":[)" + file + "]}"));
-    EXPECT_THROW(serve::parse_distribution_manifest(R"({"format":"motionbricks-gguf-distribution-v1","format":"x","files":[)" + file + "]}"),
-                 serve::download_error);
+    EXPECT_NO_THROW(download::parse_distribution_manifest(R"({"format":"motionbricks-gguf-distribution-v1","files":[)" + file + "]}"));
+    EXPECT_THROW(download::parse_distribution_manifest(R"({"format":"motionbricks-gguf-distribution-v1","format":"x","files":[)" + file + "]}"),
+                 download::download_error);
 }
 
 // 19.11: a FIFO as --request blocked forever, a directory was "larger than 64 MiB"

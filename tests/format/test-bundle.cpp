@@ -460,6 +460,37 @@ static const std::vector<bundle_case> & bundle_cases() {
         {"41 dilation growth in pose", "pose",
          [](K & k, T &, B &) { set_kv(k, mb::k_key_dilation_growth, gguf_type::GGUF_TYPE_UINT32, 3); },
          "does not apply"},
+        // learned weights: every F32 element of every component is checked, naming the tensor
+        {"42 NaN pose weight", "pose",
+         [](K &, T & t, B & b) {
+             own_data<float>(t, "_transformer_model.layers.1.linear1.weight", b)[3] = std::numeric_limits<float>::quiet_NaN();
+         },
+         "tensor '_transformer_model.layers.1.linear1.weight' element 3 is not finite"},
+        {"43 +Inf root weight", "root",
+         [](K &, T & t, B & b) {
+             own_data<float>(t, "_proj_num_token_output_logit.bias", b)[0] = std::numeric_limits<float>::infinity();
+         },
+         "tensor '_proj_num_token_output_logit.bias' element 0 is not finite"},
+        {"44 -Inf last vq-decoder codebook element", "vq-decoder",
+         [](K &, T & t, B & b) {
+             float * p = own_data<float>(t, "quantizer.vq._codebook.embed", b);
+             for (auto & w : t) {
+                 if (w.name == "quantizer.vq._codebook.embed") p[w.ne[0] * w.ne[1] - 1] = -std::numeric_limits<float>::infinity();
+             }
+         },
+         "tensor 'quantizer.vq._codebook.embed' element"},
+        {"45 NaN with a payload in a long (compacted) root name", "root",
+         [](K &, T & t, B & b) {
+             // the longest stored name is a compacted one
+             std::string longest;
+             for (const auto & w : t) {
+                 if (w.name.size() > longest.size()) longest = w.name;
+             }
+             float *        p    = own_data<float>(t, longest, b);
+             const uint32_t bits = 0x7fc01234u;
+             std::memcpy(&p[1], &bits, 4);
+         },
+         "element 1 is not finite"},
     };
     return cases;
 }
@@ -474,8 +505,9 @@ TEST(bundle, corrupt_bundles_are_rejected) {
         std::string msg;
         try {
             mb::bundle_load(dir.path.string());
-        } catch (const std::runtime_error & e) {
+        } catch (const mb::error & e) {
             msg = e.what();
+            EXPECT_EQ(e.code(), mb::status::invalid_format) << c.name << ": " << msg;
         }
         EXPECT_NE(msg, "") << c.name << ": accepted";
         EXPECT_NE(msg.find(c.expect), std::string::npos) << c.name << ": message lacks '" << c.expect << "': " << msg;
@@ -502,7 +534,7 @@ TEST(bundle, corrupt_component_file_names_the_file) {
     try {
         mb::bundle_load(dir.path.string());
         FAIL() << "accepted a truncated vq-decoder.gguf";
-    } catch (const mb::gguf_error & e) {
+    } catch (const mb::error & e) {
         EXPECT_NE(std::string(e.what()).find("vq-decoder.gguf"), std::string::npos) << e.what();
     }
 }

@@ -11,9 +11,9 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <vector>
 
-using mb::gguf_error;
 using mb::gguf_file;
 using mb::gguf_type;
 using mb::test::gguf_bytes;
@@ -49,7 +49,8 @@ struct sample {
     }
 };
 
-// the message of the gguf_error that opening `bytes` throws ("" when it opens)
+// the message of the mb::error that opening `bytes` throws ("" when it opens); a malformed file is
+// always invalid_format, never another status
 std::string open_error(const temp_dir & dir, const std::string & bytes) {
     std::string path = dir.file("case.gguf");
     mb::test::write_bytes(path, bytes);
@@ -63,9 +64,20 @@ std::string open_error(const temp_dir & dir, const std::string & bytes) {
         }
         (void) sink;
         return "";
-    } catch (const gguf_error & e) {
+    } catch (const mb::error & e) {
+        if (e.code() != mb::status::invalid_format) return std::string("WRONG STATUS: ") + e.what();
         return e.what();
     }
+}
+
+// the status of the mb::error that f() throws (nullopt when it returns)
+template <class F> std::optional<mb::status> status_thrown(F && f) {
+    try {
+        f();
+    } catch (const mb::error & e) {
+        return e.code();
+    }
+    return std::nullopt;
 }
 
 } // namespace
@@ -87,9 +99,9 @@ TEST(gguf, round_trip) {
     EXPECT_EQ(f->kv("test.bool")->u, 1u);
     EXPECT_EQ(*f->get_string("test.utf8"), "h\xc3\xa9llo \xe2\x82\xac");
     EXPECT_FALSE(f->get_u32("absent").has_value());
-    EXPECT_THROW(f->get_u32("test.u64"), gguf_error);            // wrong type is an error, not absent
+    EXPECT_THROW(f->get_u32("test.u64"), mb::error);            // wrong type is an error, not absent
     EXPECT_EQ(*f->meta_uint("test.u64"), 1ull << 40);
-    EXPECT_THROW(f->meta_uint("test.i32"), gguf_error);
+    EXPECT_THROW(f->meta_uint("test.i32"), mb::error);
     EXPECT_EQ(f->alignment(), 32u);
 
     ASSERT_EQ(f->tensors().size(), 3u);
@@ -144,7 +156,8 @@ TEST(gguf, writer_is_deterministic_and_atomic) {
     mb::gguf_write(dir.file("one.gguf"), s.kvs(), s.tensors());
     auto bad = s.tensors();
     bad[1].name = "alpha";
-    EXPECT_THROW(mb::gguf_write(dir.file("one.gguf"), s.kvs(), bad), gguf_error);
+    EXPECT_EQ(status_thrown([&] { mb::gguf_write(dir.file("one.gguf"), s.kvs(), bad); }),
+              std::optional<mb::status>(mb::status::invalid_argument));
     EXPECT_EQ(one, mb::test::read_bytes(dir.file("one.gguf")));
     EXPECT_FALSE(std::filesystem::exists(dir.file("one.gguf.tmp")));
 }
@@ -155,18 +168,18 @@ TEST(gguf, writer_rejects_bad_input) {
     std::string p = dir.file("w.gguf");
     auto        t = s.tensors();
     t[0].name = std::string(64, 'x');
-    EXPECT_THROW(mb::gguf_write(p, s.kvs(), t), gguf_error);
+    EXPECT_THROW(mb::gguf_write(p, s.kvs(), t), mb::error);
     t = s.tensors();
     t[0].ne = {4, 0, 2};
-    EXPECT_THROW(mb::gguf_write(p, s.kvs(), t), gguf_error);
+    EXPECT_THROW(mb::gguf_write(p, s.kvs(), t), mb::error);
     t = s.tensors();
     t[0].ne = {1, 1, 1, 1, 24};
-    EXPECT_THROW(mb::gguf_write(p, s.kvs(), t), gguf_error);
+    EXPECT_THROW(mb::gguf_write(p, s.kvs(), t), mb::error);
     auto kv = s.kvs();
     kv.push_back(kv[0]);
-    EXPECT_THROW(mb::gguf_write(p, kv, s.tensors()), gguf_error);
-    EXPECT_THROW(mb::gguf_write(p, s.kvs(), s.tensors(), 24), gguf_error);   // not a power of two
-    EXPECT_THROW(mb::gguf_write(p, s.kvs(), s.tensors(), 64), gguf_error);   // disagrees with general.alignment
+    EXPECT_THROW(mb::gguf_write(p, kv, s.tensors()), mb::error);
+    EXPECT_THROW(mb::gguf_write(p, s.kvs(), s.tensors(), 24), mb::error);   // not a power of two
+    EXPECT_THROW(mb::gguf_write(p, s.kvs(), s.tensors(), 64), mb::error);   // disagrees with general.alignment
     EXPECT_FALSE(std::filesystem::exists(p));
 }
 
@@ -197,6 +210,7 @@ TEST(gguf, truncation_at_every_offset_is_rejected) {
     for (size_t n = 0; n < full.size(); ++n) {
         std::string msg = open_error(dir, full.substr(0, n));
         ASSERT_NE(msg, "") << "prefix of " << n << " bytes was accepted";
+        EXPECT_EQ(msg.find("WRONG STATUS"), std::string::npos) << msg;
         EXPECT_NE(msg.find("offset"), std::string::npos) << msg;
         EXPECT_NE(msg.find("case.gguf"), std::string::npos) << msg;
     }
@@ -204,11 +218,13 @@ TEST(gguf, truncation_at_every_offset_is_rejected) {
 
 TEST(gguf, missing_and_special_files) {
     temp_dir dir;
-    EXPECT_THROW(gguf_file::open(dir.file("absent.gguf")), gguf_error);
-    EXPECT_THROW(gguf_file::open(dir.path.string()), gguf_error);   // a directory
+    // what cannot be opened as a regular file is an I/O error, not a format error
+    const auto io = std::optional<mb::status>(mb::status::io_error);
+    EXPECT_EQ(status_thrown([&] { gguf_file::open(dir.file("absent.gguf")); }), io);
+    EXPECT_EQ(status_thrown([&] { gguf_file::open(dir.path.string()); }), io);   // a directory
     // a FIFO without a writer: rejected at once instead of blocking in open()
     ASSERT_EQ(mkfifo(dir.file("fifo").c_str(), 0600), 0);
-    EXPECT_THROW(gguf_file::open(dir.file("fifo")), gguf_error);
+    EXPECT_EQ(status_thrown([&] { gguf_file::open(dir.file("fifo")); }), io);
 }
 
 // one hand-made corrupt file: what it is, its bytes, and a phrase the error must contain
@@ -352,6 +368,7 @@ TEST(gguf, corrupt_corpus) {
     for (const auto & c : k_cases) {
         std::string msg = open_error(dir, c.make());
         EXPECT_NE(msg, "") << c.name << ": accepted";
+        EXPECT_EQ(msg.find("WRONG STATUS"), std::string::npos) << c.name << ": " << msg;
         EXPECT_NE(msg.find(c.field), std::string::npos) << c.name << ": message lacks '" << c.field << "': " << msg;
         EXPECT_NE(msg.find("case.gguf"), std::string::npos) << c.name << ": message lacks the file: " << msg;
         EXPECT_NE(msg.find("offset"), std::string::npos) << c.name << ": message lacks an offset: " << msg;
@@ -405,7 +422,7 @@ TEST(tensor_names, find_tries_the_compacted_name) {
 
 TEST(gguf, random_mutations_fail_cleanly) {
     // a deterministic stand-in for the fuzzer in builds without clang: byte flips and
-    // overwrites of a valid file either open or raise gguf_error, never anything else
+    // overwrites of a valid file either open or raise mb::error, never anything else
     temp_dir dir;
     sample   s;
     mb::gguf_write(dir.file("base.gguf"), s.kvs(), s.tensors());
@@ -435,7 +452,7 @@ TEST(gguf, random_mutations_fail_cleanly) {
             auto f = gguf_file::open(path);
             for (const auto & t : f->tensors()) ASSERT_EQ(f->find(t.name), &t);
             ++opened;
-        } catch (const gguf_error &) {
+        } catch (const mb::error &) {
             ++rejected;
         }
     }

@@ -73,6 +73,23 @@ expect_reject "truncated root.gguf" --json "$work/bad"
 cp "$b/root.gguf" "$work/bad/root.gguf"
 cp "$b/pose.gguf" "$work/bad/vq-decoder.gguf"
 expect_reject "pose file in the vq-decoder slot" "$work/bad"
+cp "$b/vq-decoder.gguf" "$work/bad/vq-decoder.gguf"
+
+# a NaN learned weight: inspect validates like the loader and names the tensor; dump still lists the file
+w="_transformer_model.layers.0.linear1.weight"
+"$bin" dump --json "$b/pose.gguf" > "$work/pose-dump.json"
+"$py" - "$work/pose-dump.json" "$work/bad/pose.gguf" "$w" <<'PY'
+import json, struct, sys
+j = json.load(open(sys.argv[1]))
+off = [t["offset"] for t in j["tensors"] if t["name"] == sys.argv[3]][0]
+with open(sys.argv[2], "r+b") as f:
+    f.seek(off + 4 * 5)
+    f.write(struct.pack("<f", float("nan")))
+PY
+expect_reject "NaN pose weight" "$work/bad"
+grep -q "pose.gguf: tensor '$w' element 5 is not finite" "$work/err.txt" || { echo "FAIL: NaN not named"; exit 1; }
+"$bin" dump "$work/bad/pose.gguf" | grep -q "$w" || { echo "FAIL: dump of a NaN pose.gguf"; exit 1; }
+cp "$b/pose.gguf" "$work/bad/pose.gguf"
 
 # dump: every key and tensor of one file
 "$bin" dump --json "$b/root.gguf" > "$work/dump.json"

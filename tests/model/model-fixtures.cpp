@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -65,6 +66,43 @@ diff_stats compare(const std::vector<float> & got, const std::vector<float> & re
 void reference_small_test::SetUp() {
     dir_ = shared_path("fixtures/reference-small");
     if (dir_.empty()) GTEST_SKIP() << "skipped: ../shared/fixtures/reference-small not found";
+}
+
+} // namespace mb::test
+
+namespace mb::test {
+
+tap_fn tap_record::fn() {
+    return [this](std::string_view name, const float * data, const std::vector<int64_t> & shape) {
+        int64_t count = 1;
+        for (int64_t d : shape) count *= d;
+        for (array & a : arrays_) {
+            if (a.name != name) continue;
+            if (shape.empty() || a.shape.size() != shape.size() ||
+                !std::equal(shape.begin() + 1, shape.end(), a.shape.begin() + 1)) {
+                throw std::runtime_error("tap '" + a.name + "' repeated with another shape");
+            }
+            a.shape[0] += shape[0];
+            a.data.insert(a.data.end(), data, data + count);
+            return;
+        }
+        arrays_.push_back({std::string(name), shape, std::vector<float>(data, data + count)});
+    };
+}
+
+const std::vector<float> & tap_record::at(const std::string & name, const std::vector<int64_t> & shape) const {
+    for (const array & a : arrays_) {
+        if (a.name != name) continue;
+        if (a.shape != shape) throw std::runtime_error("tap '" + name + "' has another shape");
+        return a.data;
+    }
+    throw std::runtime_error("no tap '" + name + "'");
+}
+
+std::vector<std::string> tap_record::names() const {
+    std::vector<std::string> n;
+    for (const array & a : arrays_) n.push_back(a.name);
+    return n;
 }
 
 } // namespace mb::test

@@ -2,6 +2,7 @@
 // slicing of the fixtures' padded arrays and tolerance checks
 #pragma once
 
+#include "model/layers.h"
 #include "support/npz.h"
 #include "support/reference-small.h"
 #include "support/safetensors-source.h"
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,31 @@ diff_stats compare(const std::vector<float> & got, const std::vector<float> & re
 // MB_SHOW_DIFFS=1 in the environment prints every comparison's figures
 ::testing::AssertionResult near_rel(const std::vector<float> & got, const std::vector<float> & ref, double rel,
                                     const std::string & what);
+
+// a backend buffer holding a copy of v
+template <class T> std::unique_ptr<backend_buffer> upload(backend & be, const std::vector<T> & v) {
+    std::unique_ptr<backend_buffer> b = be.alloc(v.size() * sizeof(T));
+    be.set(b->as<T>(), v.data(), (int64_t) v.size());
+    return b;
+}
+
+// records a forward pass's taps by name; a name tapped again (once per decoding step) is
+// stacked along its leading axis
+class tap_record {
+public:
+    tap_fn fn();
+    // the array named `name`; throws std::runtime_error when absent or of another shape
+    const std::vector<float> & at(const std::string & name, const std::vector<int64_t> & shape) const;
+    std::vector<std::string> names() const;     // in first-tap order
+
+private:
+    struct array {
+        std::string          name;
+        std::vector<int64_t> shape;
+        std::vector<float>   data;
+    };
+    std::vector<array> arrays_;
+};
 
 // a test over ../shared/fixtures/reference-small: skips with the standard message when
 // the directory is absent; dir_ is its path

@@ -27,11 +27,12 @@ constexpr int64_t k_hd  = 8;    // token heads
 constexpr int64_t k_cd  = 10;   // codes per head
 
 struct pose_env {
-    safetensors_source src;
-    pose_planner       net;
+    safetensors_source       src;
+    std::unique_ptr<backend> loader = backend_cpu_create(1);
+    pose_planner             net;
     explicit pose_env(const std::string & dir)
         : src(dir + "/weights/pose.safetensors", "backbone_net.", {{"motionbricks.n_head", 4}}),
-          net(pose_planner::load(src)) {}
+          net(pose_planner::load(src, *loader)) {}
 };
 
 class pose_planner_parity : public reference_small_test {};
@@ -60,7 +61,7 @@ TEST_F(pose_planner_parity, hparams_from_shapes) {
 TEST_F(pose_planner_parity, every_step_of_every_case) {
     pose_env           env(dir_);
     auto               be = backend_cpu_create(1);
-    pose_planner_state st(env.net.hp);
+    pose_planner_state st(*be, env.net.hp);
     const int64_t      E = env.net.hp.n_embd;
 
     for (const reference_case & rc : reference_cases(dir_)) {
@@ -80,10 +81,11 @@ TEST_F(pose_planner_parity, every_step_of_every_case) {
             const pose_cond_inputs in{n, root_cond.data(), pose_cond.data(), has_cond.data()};
 
             std::vector<float> logits((size_t) (n * k_hd * k_cd));
-            env.net.logits(*be, st, in, tokens_in.data(), logits.data());
+            tap_record         taps;
+            env.net.logits(*be, st, in, tokens_in.data(), logits.data(), taps.fn());
 
-            const std::vector<float> tf_in(st.tf_in.begin(), st.tf_in.begin() + n * E);
-            const std::vector<float> tf_out(st.x.begin(), st.x.begin() + n * E);
+            const std::vector<float> & tf_in  = taps.at("pose_tf_in", {n, E});
+            const std::vector<float> & tf_out = taps.at("pose_tf_out", {n, E});
             EXPECT_TRUE(near_rel(tf_in, span_f32(z.get("dbg_pose_tf_in"), s * k_n * E, n * E), k_rel_tf, "tf_in"));
             EXPECT_TRUE(near_rel(tf_out, span_f32(z.get("dbg_pose_tf_out"), s * k_n * E, n * E), k_rel_tf, "tf_out"));
             EXPECT_TRUE(near_rel(logits, span_f32(z.get("mid_step_pose_logits"), s * k_n * k_hd * k_cd, n * k_hd * k_cd),
@@ -95,7 +97,7 @@ TEST_F(pose_planner_parity, every_step_of_every_case) {
 TEST_F(pose_planner_parity, masked_decoding_loop) {
     pose_env           env(dir_);
     auto               be = backend_cpu_create(1);
-    pose_planner_state st(env.net.hp);
+    pose_planner_state st(*be, env.net.hp);
 
     for (const reference_case & rc : reference_cases(dir_)) {
         SCOPED_TRACE(rc.name);
@@ -123,17 +125,18 @@ TEST_F(pose_planner_parity, masked_decoding_loop) {
         }
 
         std::vector<int32_t> tokens((size_t) (n * k_hd));
-        pose_decode_trace    trace;
-        env.net.decode(*be, st, in, opt, tokens.data(), &trace);
+        tap_record           taps;
+        env.net.decode(*be, st, in, opt, tokens.data(), taps.fn());
+        const std::vector<float> & tokens_in   = taps.at("step_pose_tokens_in", {S, n, k_hd});
+        const std::vector<float> & remask_prob = taps.at("step_remask_prob_in", {S, n, k_hd});
 
         // discrete outputs: exactly equal on the valid tokens
         for (int64_t s = 0; s < S; ++s) {
-            const std::vector<int32_t> got(trace.tokens_in.begin() + s * n * k_hd,
-                                           trace.tokens_in.begin() + (s + 1) * n * k_hd);
+            const std::vector<int32_t> got(tokens_in.begin() + s * n * k_hd, tokens_in.begin() + (s + 1) * n * k_hd);
             EXPECT_EQ(got, span_i32(z.get("mid_step_pose_tokens_in"), s * k_n * k_hd, n * k_hd))
                 << "tokens fed to step " << s;
-            const std::vector<float> prob(trace.remask_prob.begin() + s * n * k_hd,
-                                          trace.remask_prob.begin() + (s + 1) * n * k_hd);
+            const std::vector<float> prob(remask_prob.begin() + s * n * k_hd,
+                                          remask_prob.begin() + (s + 1) * n * k_hd);
             EXPECT_TRUE(near_rel(prob, span_f32(z.get("mid_remask_prob_in"), s * k_n * k_hd, n * k_hd), k_rel_prob,
                                  "remask probabilities of step " + std::to_string(s)));
         }

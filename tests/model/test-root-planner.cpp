@@ -23,11 +23,12 @@ constexpr double k_rel_logits = 1e-5;
 constexpr double k_rel_root   = 1e-4;
 
 struct root_env {
-    safetensors_source src;
-    root_planner       net;
+    safetensors_source       src;
+    std::unique_ptr<backend> loader = backend_cpu_create(1);
+    root_planner             net;
     explicit root_env(const std::string & dir)
         : src(dir + "/weights/root.safetensors", "backbone_net.", {{"motionbricks.n_head", 4}}),
-          net(root_planner::load(src)) {}
+          net(root_planner::load(src, *loader)) {}
 };
 
 class root_planner_parity : public reference_small_test {};
@@ -96,8 +97,9 @@ TEST_F(root_planner_parity, hparams_from_shapes) {
 TEST_F(root_planner_parity, missing_tensor_is_named) {
     // the stats file has none of the root tensors
     safetensors_source src(dir_ + "/weights/stats.safetensors");
+    auto               be = backend_cpu_create(1);
     try {
-        root_planner::load(src);
+        root_planner::load(src, *be);
         FAIL() << "expected an error";
     } catch (const std::runtime_error & e) {
         EXPECT_NE(std::string(e.what()).find("_shared_transformer_model"), std::string::npos) << e.what();
@@ -109,7 +111,7 @@ TEST_F(root_planner_parity, every_case) {
     const root_hparams & hp = env.net.hp;
     const int64_t E = hp.n_embd;
     auto be = backend_cpu_create(1);
-    root_planner_state st(env.net);
+    root_planner_state st(*be, env.net);
     double worst[8] = {0};
     const char * names[8] = {"logits", "shared_tf_in", "shared_tf_out", "token_tf_in", "token_tf_out", "conv_in",
                              "conv_ext", "global_root"};
@@ -124,13 +126,25 @@ TEST_F(root_planner_parity, every_case) {
         const case_inputs ci(z);
         root_inputs in = ci.inputs();
         in.allow_out_of_reach = rc.allow_out_of_reach;
-        root_trace tr;
-        const root_result res = env.net.run(*be, st, in, &tr);
+        tap_record        taps;
+        const root_result res = env.net.run(*be, st, in, taps.fn());
 
         // duration: exact
         const int64_t n = z.get("out_pred_num_tokens", {1}).to_i64()[0];
         ASSERT_EQ(res.n, n);
         const int64_t F = 4 * n;
+        struct {
+            const std::vector<float> & shared_tf_in, & shared_tf_out, & token_tf_in, & token_tf_out, & conv_ext;
+            std::vector<float>         conv_tgt;
+            std::vector<uint8_t>       conv_has_tgt;
+        } tr{taps.at("root_shared_tf_in", {9, E}),
+             taps.at("root_shared_tf_out", {9, E}),
+             taps.at("root_token_tf_in", {9 + n, E}),
+             taps.at("root_token_tf_out", {9 + n, E}),
+             taps.at("root_conv_ext", {F, E}),
+             taps.at("root_conv_tgt", {F, 5}),
+             {}};
+        for (float v : taps.at("root_conv_has_tgt", {F})) tr.conv_has_tgt.push_back(uint8_t(v));
 
         // masked logits: −inf in the same places, finite ones close
         const std::vector<float> ref_logits = z.get("mid_num_token_logits", {1, 12}).to_f32();
@@ -189,7 +203,7 @@ TEST_F(root_planner_parity, every_case) {
 TEST_F(root_planner_parity, forced_count_and_masks) {
     root_env env(dir_);
     auto be = backend_cpu_create(1);
-    root_planner_state st(env.net);
+    root_planner_state st(*be, env.net);
     npz_file z(dir_ + "/cases/idle_pred_argmax.npz");
     const case_inputs ci(z);
     root_inputs in = ci.inputs();
@@ -204,7 +218,7 @@ TEST_F(root_planner_parity, forced_count_and_masks) {
     EXPECT_THROW({
         in.num_tokens = 17;
         env.net.run(*be, st, in);
-    }, std::invalid_argument);
+    }, mb::error);
 
     // a single allowed count is always chosen
     in.num_tokens = 0;

@@ -22,11 +22,12 @@ constexpr int64_t k_f  = 64;    // padded frame grid
 constexpr int64_t k_hd = 8;     // token heads
 
 struct vq_env {
-    safetensors_source src;
-    vq_decoder         net;
+    safetensors_source       src;
+    std::unique_ptr<backend> loader = backend_cpu_create(1);
+    vq_decoder               net;
     explicit vq_env(const std::string & dir)
         : src(dir + "/weights/vqvae.safetensors", "pose_net.", {{"motionbricks.dilation_growth", 3}}),
-          net(vq_decoder::load(src)) {}
+          net(vq_decoder::load(src, *loader)) {}
 };
 
 // the recorded decoder inputs of a case over its first `frames` frames
@@ -68,7 +69,7 @@ TEST_F(vq_decoder_parity, hparams_from_shapes) {
 TEST_F(vq_decoder_parity, codes_and_decoder_every_case) {
     vq_env           env(dir_);
     auto             be = backend_cpu_create(1);
-    vq_decoder_state st(env.net.hp, env.net.dec.hp, k_n);
+    vq_decoder_state st(*be, env.net.hp, env.net.dec.hp, k_n);
     const int64_t    D = env.net.hp.code_dim, O = env.net.hp.out_dim;
 
     for (const reference_case & rc : reference_cases(dir_)) {
@@ -76,12 +77,8 @@ TEST_F(vq_decoder_parity, codes_and_decoder_every_case) {
         npz_file      z(rc.file);
         const int64_t n = z.get("out_pred_num_tokens").to_i64().at(0);
 
-        // dequantisation is a copy: exactly equal
         const auto           tokens = span_i32(z.get("mid_pred_pose_tokens", {1, k_n, k_hd}), 0, n * k_hd);
         const decoder_inputs in(z, D, 4 * n);
-        std::vector<float>   got_codes((size_t) (n * D));
-        env.net.dequantise(tokens.data(), n, got_codes.data());
-        EXPECT_EQ(got_codes, in.codes) << "decoder codes";
 
         // decoder on the n valid tokens, from the recorded codes and conditions
         std::vector<float> y((size_t) (4 * n * O));
@@ -89,9 +86,11 @@ TEST_F(vq_decoder_parity, codes_and_decoder_every_case) {
         EXPECT_TRUE(near_rel(y, span_f32(z.get("mid_decoder_recon_state", {1, k_f, O}), 0, 4 * n * O), k_rel_recon,
                              "recon_state"));
 
-        // the full tokens path gives the same frames
+        // the full tokens path: dequantisation is a copy (exactly equal codes), then the same frames
         std::vector<float> y2((size_t) (4 * n * O));
-        env.net.decode(*be, st, tokens.data(), n, in.ext.data(), in.tgt.data(), in.has.data(), y2.data());
+        tap_record         taps;
+        env.net.decode(*be, st, tokens.data(), n, in.ext.data(), in.tgt.data(), in.has.data(), y2.data(), taps.fn());
+        EXPECT_EQ(taps.at("decoder_codes", {n, D}), in.codes) << "decoder codes";
         EXPECT_EQ(y2, y) << "decode(tokens) vs decode_codes(codes)";
     }
 }
@@ -100,7 +99,7 @@ TEST_F(vq_decoder_parity, padded_grid_with_token_mask) {
     // upstream's fixed 16-token formulation: padded positions are masked, padded frames are 0
     vq_env           env(dir_);
     auto             be = backend_cpu_create(2);
-    vq_decoder_state st(env.net.hp, env.net.dec.hp, k_n);
+    vq_decoder_state st(*be, env.net.hp, env.net.dec.hp, k_n);
     const int64_t    D = env.net.hp.code_dim, O = env.net.hp.out_dim;
 
     for (const reference_case & rc : reference_cases(dir_)) {
@@ -110,8 +109,11 @@ TEST_F(vq_decoder_parity, padded_grid_with_token_mask) {
 
         const decoder_inputs in(z, D, k_f);
         std::vector<float>   y((size_t) (k_f * O));
-        env.net.dec.forward(*be, in.codes.data(), k_n, n, in.ext.data(), in.tgt.data(), in.has.data(), y.data(),
-                            st.dec);
+        const auto           codes = upload(*be, in.codes), ext = upload(*be, in.ext), tgt = upload(*be, in.tgt);
+        const auto           has = upload(*be, in.has), out = be->alloc(y.size() * sizeof(float));
+        env.net.dec.forward(*be, codes->as<const float>(), k_n, n, ext->as<const float>(), tgt->as<const float>(),
+                            has->as<const uint8_t>(), out->as<float>(), st.dec);
+        be->get(out->as<const float>(), y.data(), (int64_t) y.size());
         EXPECT_TRUE(near_rel(y, span_f32(z.get("mid_decoder_recon_state", {1, k_f, O}), 0, k_f * O), k_rel_recon,
                              "recon_state on the padded grid"));
         for (int64_t i = 4 * n * O; i < k_f * O; ++i) ASSERT_EQ(y[(size_t) i], 0.0f) << "padded frame value " << i;
@@ -120,12 +122,16 @@ TEST_F(vq_decoder_parity, padded_grid_with_token_mask) {
 
 TEST_F(vq_decoder_parity, rejects_bad_tokens) {
     vq_env               env(dir_);
+    auto                 be = backend_cpu_create(1);
+    vq_decoder_state     st(*be, env.net.hp, env.net.dec.hp, k_n);
     std::vector<int32_t> tokens(6 * k_hd, 0);
-    std::vector<float>   codes((size_t) (6 * env.net.hp.code_dim));
+    std::vector<float>   ext(24 * 2), y((size_t) (24 * env.net.hp.out_dim));
     tokens[5] = 10;   // [MASK] is not a code
-    EXPECT_THROW(env.net.dequantise(tokens.data(), 6, codes.data()), std::invalid_argument);
+    EXPECT_THROW(env.net.decode(*be, st, tokens.data(), 6, ext.data(), nullptr, nullptr, y.data()),
+                 mb::error);
     tokens[5] = -1;
-    EXPECT_THROW(env.net.dequantise(tokens.data(), 6, codes.data()), std::invalid_argument);
+    EXPECT_THROW(env.net.decode(*be, st, tokens.data(), 6, ext.data(), nullptr, nullptr, y.data()),
+                 mb::error);
 }
 
 } // namespace

@@ -71,9 +71,11 @@ TEST(predict, every_reference_case) {
         std::map<std::string, std::vector<float>> tr;
         const predict_result res = rm.model->predict(req, [&](std::string_view name, const float * d,
                                                               const std::vector<int64_t> & shape) {
+            // "step_" arrays come once per step: stacked along their leading axis
             int64_t count = 1;
             for (int64_t s : shape) count *= s;
-            tr[std::string(name)].assign(d, d + count);
+            std::vector<float> & v = tr[std::string(name)];
+            v.insert(v.end(), d, d + count);
         });
 
         // discrete outputs: exact
@@ -145,7 +147,7 @@ TEST(predict, rejects_invalid_requests) {
     auto expect_bad = [&](predict_request r, const char * what) {
         const std::string e = rm.model->validate(r);
         EXPECT_NE(e, "") << what;
-        EXPECT_THROW(rm.model->predict(r), std::invalid_argument) << what;
+        EXPECT_THROW(rm.model->predict(r), mb::error) << what;
     };
     { predict_request r = good; r.global_root[7] = std::nanf(""); expect_bad(r, "NaN"); }
     { predict_request r = good; r.poses[100] = INFINITY; expect_bad(r, "Inf"); }

@@ -173,7 +173,7 @@ class DumpTest(unittest.TestCase):
             with open(bad, "wb") as f:
                 f.write(read_bytes(os.path.join(out, "root.gguf"))[:100])
             rc, _, err = run_cli("dump", bad)
-            self.assertEqual(rc, 1)
+            self.assertEqual(rc, 2)
             self.assertRegex(err, "^convert: error: .*bad.gguf: truncated")
 
 
@@ -192,7 +192,7 @@ class BadInputTest(unittest.TestCase):
         args, _ = write_sources(self.tmp.name, sds or self.sds, stats or self.stats)
         out = out or os.path.join(self.tmp.name, "out")
         rc, _, err = run_cli("bundle", *args, "--out", out, "--quiet", *extra)
-        self.assertEqual(rc, 1, err)
+        self.assertEqual(rc, 2, err)
         self.assertRegex(err, "^convert: error: .*" + pattern)
         self.assertNotIn("Traceback", err)
         if os.path.isdir(out):
@@ -261,13 +261,13 @@ class BadInputTest(unittest.TestCase):
         st = os.path.join(self.tmp.name, "stats.safetensors")
         write_safetensors(st, {"mean": self.stats[0]})
         rc, _, err = run_cli("bundle", *args[:6], "--stats", st, "--out", os.path.join(self.tmp.name, "o"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("missing tensor 'std'", err)
         rc, _, err = run_cli("bundle", *args, "--stats", st, "--out", os.path.join(self.tmp.name, "o"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("either --stats", err)
         rc, _, err = run_cli("bundle", *args[:8], "--out", os.path.join(self.tmp.name, "o"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("--mean and --std go together", err)
 
     def test_bad_npy(self):
@@ -275,11 +275,11 @@ class BadInputTest(unittest.TestCase):
         with open(paths["mean"], "wb") as f:
             f.write(b"\x93NUMPY garbage")
         rc, _, err = run_cli("bundle", *args, "--out", os.path.join(self.tmp.name, "o"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("mean.npy", err)
         np.save(paths["mean"], np.array([{"a": 1}], dtype=object))
         rc, _, err = run_cli("bundle", *args, "--out", os.path.join(self.tmp.name, "o"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("not a plain .npy", err)
 
     def test_bad_options(self):
@@ -298,14 +298,14 @@ class BadInputTest(unittest.TestCase):
             f.write("x")
         args, _ = write_sources(self.tmp.name, self.sds, self.stats)
         rc, _, err = run_cli("bundle", *args, "--out", out)
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("exists and is not a directory", err)
 
     def test_missing_input(self):
         args, _ = write_sources(self.tmp.name, self.sds, self.stats)
         args[1] = os.path.join(self.tmp.name, "nope.ckpt")
         rc, _, err = run_cli("bundle", *args, "--out", os.path.join(self.tmp.name, "o"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertRegex(err, "nope.ckpt: cannot (open|read): No such file")
 
     def test_corrupt_safetensors(self):
@@ -314,7 +314,7 @@ class BadInputTest(unittest.TestCase):
         with open(paths["root"], "wb") as f:
             f.write(raw[:len(raw) // 2])
         rc, _, err = run_cli("bundle", *args, "--out", os.path.join(self.tmp.name, "o"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("out of range", err)
 
 

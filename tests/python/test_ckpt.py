@@ -59,12 +59,12 @@ def _torch_sd(sd):
     return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in sd.items()}
 
 
-@unittest.skipUnless(has_torch(), "skipped: python3-torch not installed")
-class CkptTest(unittest.TestCase):
+class TorchSaveCase(unittest.TestCase):
+    """A temporary directory and torch.save into it (no tests of its own)."""
+
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.dir = self.tmp.name
-        self.marker = os.path.join(self.dir, MARKER)
 
     def tearDown(self):
         self.tmp.cleanup()
@@ -74,6 +74,13 @@ class CkptTest(unittest.TestCase):
         p = os.path.join(self.dir, name)
         torch.save(obj, p)
         return p
+
+
+@unittest.skipUnless(has_torch(), "skipped: python3-torch not installed")
+class CkptTest(TorchSaveCase):
+    def setUp(self):
+        super().setUp()
+        self.marker = os.path.join(self.dir, MARKER)
 
     def assert_payload_is_live(self, path):
         """The premise: a normal torch.load / pickle.load of the file runs the command."""
@@ -136,7 +143,7 @@ class CkptTest(unittest.TestCase):
         self.assert_payload_is_live(p)
         args, _ = write_sources(self.dir)
         rc, _, err = run_cli("bundle", "--pose", p, *args[2:], "--out", os.path.join(self.dir, "o"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("is not a tensor", err)
         self.assertNotIn("Traceback", err)
         self.assertFalse(os.path.exists(self.marker))
@@ -203,7 +210,7 @@ class CkptTest(unittest.TestCase):
         torch.save({"state_dict": {}}, legacy, _use_new_zipfile_serialization=False)
         args, _ = write_sources(self.dir)
         rc, _, err = run_cli("bundle", "--pose", legacy, *args[2:], "--out", os.path.join(self.dir, "o"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("legacy", err)
 
     def test_omegaconf_like_hyper_parameters(self):
@@ -227,14 +234,14 @@ class CkptTest(unittest.TestCase):
         joints[7, 1] += 0.01
         torch.save(joints, os.path.join(skel, "joints.p"))
         rc, _, err = run_cli("bundle", *args, "--skeleton", skel, "--out", os.path.join(self.dir, "bad"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("joint 7 (left_toe_base)", err)
         joints[7, 1] -= 0.01
         torch.save(joints, os.path.join(skel, "joints.p"))
         parents[5] = 3
         torch.save(parents, os.path.join(skel, "parents.p"))
         rc, _, err = run_cli("bundle", *args, "--skeleton", skel, "--out", os.path.join(self.dir, "bad"))
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("differs from the G1Skeleton34 parents", err)
 
     def test_storage_bounds(self):
@@ -357,3 +364,87 @@ class HyperParameterTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(has_torch(), "skipped: python3-torch not installed")
+class CkptBombTest(TorchSaveCase):
+    """A checkpoint cannot expand into more data than it stores (issue 19.6): overlapping strides
+    (stride 0 = torch.expand) are refused, and what a conversion may materialise is capped."""
+
+    def test_overlapping_strides_are_refused(self):
+        import torch
+        one = torch.zeros(1)
+        for what, t in (("stride 0 (expand)", one.expand(4096, 4096)),
+                        ("stride 0 in one dim", torch.zeros(8).expand(3, 8)),
+                        ("overlapping rows", torch.zeros(20).as_strided((4, 8), (2, 1))),
+                        ("overlapping permuted", torch.zeros(20).as_strided((8, 4), (1, 3)))):
+            p = self.save("x.ckpt", {"state_dict": {"w": t}})
+            with self.assertRaisesRegex(ConvertError, "overlap", msg=what):
+                state_dict_tensors(p)
+        # permuted, gapped and size-1 dims are fine; an empty tensor has no layout to check
+        base = torch.arange(60, dtype=torch.float32)
+        fine = {"t": base.reshape(6, 10).t(), "gap": base.as_strided((3, 4), (20, 2)),
+                "one": base.as_strided((1, 5), (0, 1)), "empty": base.as_strided((0, 5), (0, 0))}
+        tensors, _ = state_dict_tensors(self.save("ok.ckpt", {"state_dict": fine}))
+        for k, v in fine.items():
+            np.testing.assert_array_equal(tensors[k].load(), v.numpy(), k)
+
+    def test_stride0_ckpt_is_not_a_bomb(self):
+        # a few-KB .ckpt whose pose weights are expanded views used to become a 540 MB pose.gguf
+        import torch
+        sds = random_state_dicts(5)
+        args, _ = write_sources(self.dir, sds)
+        sd = _torch_sd(sds["pose"])
+        for k in sd:
+            if sd[k].dim() == 2:
+                sd[k] = torch.zeros(1).expand(*sd[k].shape)
+        pose = self.save("pose.ckpt", {"state_dict": sd})
+        self.assertLess(os.path.getsize(pose), 200 * 1024)
+        out = os.path.join(self.dir, "out")
+        rc, _, err = run_cli("bundle", "--pose", pose, *args[2:], "--out", out, "--quiet")
+        self.assertEqual(rc, 2, err)
+        self.assertIn("overlap", err)
+        self.assertFalse(os.path.exists(os.path.join(out, "pose.gguf")))
+
+
+class ArchitectureCapTest(unittest.TestCase):
+    """Widths and total size of what the converter accepts: a sane multiple of the release."""
+
+    def test_release_and_small_presets_pass(self):
+        from motionbricks import architecture
+        for preset in ("full", "small"):
+            for role, hp in architecture.PRESETS[preset].items():
+                shapes = architecture.expected_shapes(role, hp)
+                self.assertEqual(architecture.check_inventory(role, shapes), hp, (preset, role))
+        release = sum(architecture.parameter_count(architecture.expected_shapes(r, hp))
+                      for r, hp in architecture.PRESET_FULL.items())
+        self.assertEqual(release, 183148382)   # the inference parameters of the release bundle
+        self.assertGreaterEqual(architecture.MAX_CONVERT_BYTES, 4 * 4 * release)
+
+    def test_wide_architecture_is_refused(self):
+        from motionbricks import architecture
+        for role, key, factor in ((C.COMPONENT_POSE, "n_embd", 8), (C.COMPONENT_POSE, "n_layer", 5),
+                                  (C.COMPONENT_ROOT, "width", 8), (C.COMPONENT_VQ_DECODER, "depth", 5)):
+            hp = dict(architecture.PRESET_FULL[role])
+            hp[key] *= factor
+            shapes = architecture.expected_shapes(role, hp)
+            with self.assertRaisesRegex(ConvertError, "%s .* more than" % key, msg=(role, key)):
+                architecture.check_inventory(role, shapes)
+
+    def test_total_bytes_are_capped(self):
+        # every component within its widths, the conversion as a whole over the cap: refused before
+        # anything is read or written
+        from unittest import mock
+        from motionbricks import architecture, cli, converter
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        args, _ = write_sources(tmp.name)
+        out = os.path.join(tmp.name, "out")
+        ns = cli.build_parser().parse_args(["bundle", *args, "--out", out, "--quiet", "--pose-heads", "4",
+                                            "--root-heads", "4"])
+        with mock.patch.object(architecture, "MAX_CONVERT_BYTES", 1000000):
+            with self.assertRaisesRegex(ConvertError, "more than the 1000000 bytes"):
+                converter.convert(ns)
+        self.assertFalse(os.path.exists(out))
+        converter.convert(ns)   # the same sources convert under the real cap
+        self.assertTrue(os.path.exists(os.path.join(out, "pose.gguf")))

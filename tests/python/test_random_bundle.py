@@ -119,10 +119,10 @@ class RandomBundleSmallTest(unittest.TestCase):
             self.assertNotIn(C.KEY_N_HEAD, g.meta)
             self.assertEqual(g.meta[C.KEY_DILATION_GROWTH], 2)
         rc, _, err = run_cli("random-bundle", "--preset", "small", "--out", out, "--pose-heads", "5")
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("not divisible by 5 heads", err)
         rc, _, err = run_cli("random-bundle", "--preset", "small", "--out", out, "--seed", "-1")
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 2)
         self.assertIn("--seed", err)
 
     def test_option_errors(self):
@@ -134,7 +134,7 @@ class RandomBundleSmallTest(unittest.TestCase):
                                (["--root-heads", "0"], "--root-heads must be positive (got 0)"),
                                (["--dilation-growth", "-1"], "--dilation-growth must be positive (got -1)")):
             rc, _, err = run_cli("random-bundle", "--preset", "small", "--out", out, "--quiet", *extra)
-            self.assertEqual(rc, 1, extra)
+            self.assertEqual(rc, 2, extra)
             self.assertIn(message, err)
             self.assertNotIn("Traceback", err)
             self.assertFalse(os.path.exists(out), "nothing written")

@@ -12,6 +12,7 @@ import numpy as np
 from helpers import require_shared, run_cli
 from motionbricks import constants as C
 from motionbricks import style as S
+from motionbricks.errors import ConvertError
 
 TOL = 1e-5
 
@@ -178,6 +179,34 @@ class BadInputTest(unittest.TestCase):
         self.assertEqual(meta[C.KEY_STYLE_FRAMES], 20)
         self.assertLessEqual(np.abs(arrays[C.STYLE_HEADINGS]).max(), 1e-6)
 
+    def test_magnitudes_are_bounded(self):
+        # the writer applies the runtime's bounds (src/format/style.h), in float32 as the reader does
+        q = np.zeros((10, 36))
+        q[:, 2] = 0.79
+        q[:, 3] = 1.0
+        buffers = S.style_buffers(q)
+        mask = np.ones(11, dtype=np.int32)
+        ok = os.path.join(self.d, "ok.mbstyle")
+        edge = {k: np.array(v, copy=True) for k, v in buffers.items()}
+        edge["joint_positions"][3, 5, 1] = -C.STYLE_MAX_JOINT_OFFSET
+        edge["root_positions"][2, 0] = C.STYLE_MAX_ROOT_DISTANCE
+        edge["headings"][4] = np.float32(C.STYLE_MAX_HEADING)
+        S.write_style(ok, "edge", C.STYLE_MAX_SPEED, edge, mask, "0" * 64)
+        for what, key, idx, value, needle in (
+                ("joint 1e38", "joint_positions", (3, 5, 1), 1e38, "global_joint_positions"),
+                ("joint 5.5 m off", "joint_positions", (3, 5, 1), 5.5, "global_joint_positions"),
+                ("root 1e38", "root_positions", (2, 2), 1e38, "global_root_positions"),
+                ("heading 1e38", "headings", (4,), 1e38, "global_headings"),
+                ("heading -13 rad", "headings", (4,), -13.0, "global_headings")):
+            b = {k: np.array(v, copy=True) for k, v in buffers.items()}
+            b[key][idx] = value
+            with self.assertRaisesRegex(ConvertError, needle, msg=what):
+                S.write_style(self.out, "bad", 1.0, b, mask, "0" * 64)
+        for speed in (10.5, 3.4e38):
+            with self.assertRaisesRegex(ConvertError, "within 0..10 m/s"):
+                S.write_style(self.out, "bad", speed, buffers, mask, "0" * 64)
+        self.assertFalse(os.path.exists(self.out))
+
     def test_rejected(self):
         bad_csv = os.path.join(self.d, "bad.csv")
         with open(bad_csv, "w") as f:
@@ -189,6 +218,11 @@ class BadInputTest(unittest.TestCase):
         write_csv(nan_csv, q)
         zq_csv = os.path.join(self.d, "zq.csv")
         write_csv(zq_csv, np.zeros((10, 36)))
+        far_csv = os.path.join(self.d, "far.csv")
+        q = np.zeros((10, 36))
+        q[:, 3] = 1
+        q[:, 0] = np.linspace(0, 2e4, 10)   # the root travels 20 km in a third of a second
+        write_csv(far_csv, q)
         cases = [
             ("35 columns", ("--qpos-csv", bad_csv), "36"),
             ("NaN", ("--qpos-csv", nan_csv), "non-finite"),
@@ -201,6 +235,8 @@ class BadInputTest(unittest.TestCase):
             ("negative speed", ("--speed", "-1"), "speed"),
             ("NaN speed", ("--speed", "nan"), "speed"),
             ("huge speed", ("--speed", "1e300"), "speed"),
+            ("speed over 10 m/s", ("--speed", "10.5"), "within 0..10 m/s"),
+            ("root travels 20 km", ("--qpos-csv", far_csv), "global_root_positions"),
             ("negative index", ("--index", "-1"), "index"),
             ("zero fps", ("--fps", "0"), "--fps"),
             ("bad source hash", ("--source-sha256", "ABC"), "sha256"),
@@ -209,7 +245,7 @@ class BadInputTest(unittest.TestCase):
         ]
         for what, extra, needle in cases:
             rc, _, err = self.run_style(*extra)
-            self.assertEqual(rc, 1, "%s: exit %d, stderr %s" % (what, rc, err))
+            self.assertEqual(rc, 2, "%s: exit %d, stderr %s" % (what, rc, err))
             self.assertIn(needle, err, what)
             self.assertEqual(err.count("\n"), 1, "%s: one line: %r" % (what, err))
         self.assertFalse(os.path.exists(self.out))
@@ -255,13 +291,13 @@ class LibraryTest(unittest.TestCase):
             bad = os.path.join(d, "bad.npz")
             np.savez(bad, num_frames_per_clip=np.zeros(3, dtype=np.int32))
             rc, _, err = run_cli("styles", "--clips", bad, "--out", os.path.join(d, "o"))
-            self.assertEqual(rc, 1)
+            self.assertEqual(rc, 2)
             self.assertIn("lacks", err)
             junk = os.path.join(d, "junk.ckpt")
             with open(junk, "wb") as f:
                 f.write(b"not a checkpoint")
             rc, _, err = run_cli("styles", "--clips", junk, "--out", os.path.join(d, "o"))
-            self.assertEqual(rc, 1)
+            self.assertEqual(rc, 2)
             self.assertIn("junk.ckpt", err)
 
 

@@ -7,8 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <thread>
+#include <unistd.h>
 
 namespace {
 
@@ -142,6 +148,72 @@ TEST(ServeHttp, StaticFilesAreConfinedToTheWebRoot) {
     }
 }
 
+// issue 19.13b: the whole web/ tree was served (node_modules, package.json, scripts/)
+TEST(ServeHttp, OnlyTheViewersFilesAreServed) {
+    MB_REQUIRE_SERVE_ASSETS();
+    namespace fs = std::filesystem;
+    const std::string web = mb::test::get_serve_assets().dir + "/web-tree";
+    fs::create_directories(web + "/vendor");
+    fs::create_directories(web + "/node_modules/three");
+    fs::create_directories(web + "/scripts");
+    for (const char * f : {"/index.html", "/app.js", "/style.css", "/favicon.svg", "/vendor/three.module.js", "/package.json",
+                           "/package-lock.json", "/README.md", "/scripts/vendor.mjs", "/scripts/x.js", "/node_modules/three/index.js",
+                           "/vendor/VERSION"}) {
+        std::ofstream(web + f) << "x";
+    }
+    mb::serve::server_options opt;
+    opt.web_root = web;
+    test_server s(opt);
+    for (const char * ok : {"/", "/index.html", "/app.js", "/style.css", "/favicon.svg", "/vendor/three.module.js"}) {
+        EXPECT_EQ(mb::test::http_get(s.port(), ok).status, 200) << ok;
+    }
+    for (const char * no : {"/package.json", "/package-lock.json", "/README.md", "/scripts/vendor.mjs", "/scripts/x.js",
+                            "/node_modules/three/index.js", "/vendor/VERSION", "/scripts/", "/vendor/"}) {
+        EXPECT_EQ(mb::test::http_get(s.port(), no).status, 404) << no;
+    }
+}
+
+// issue 19.13c: each static response read the whole file into memory (20 clients that never
+// read a large file held 1.37 GB). 20 such clients of a 32 MiB file now cost the server process
+// (this one) far less than one copy of the file
+TEST(ServeHttp, StaticFilesAreStreamed) {
+    MB_REQUIRE_SERVE_ASSETS();
+    namespace fs = std::filesystem;
+    const std::string web = mb::test::get_serve_assets().dir + "/web-big";
+    fs::create_directories(web + "/vendor");
+    std::ofstream(web + "/index.html") << "x";
+    {
+        std::ofstream big(web + "/vendor/big.js", std::ios::binary);
+        const std::string mib(size_t(1) << 20, 'x');
+        for (int i = 0; i < 32; ++i) big << mib;
+    }
+    mb::serve::server_options opt;
+    opt.web_root = web;
+    test_server      s(opt);
+    const double     rss0 = mb::test::status_mb(::getpid(), "VmRSS:");
+    std::vector<int> fds;
+    for (int i = 0; i < 20; ++i) {
+        const int fd  = ::socket(AF_INET, SOCK_STREAM, 0);
+        int       buf = 4096;
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+        sockaddr_in a{};
+        a.sin_family      = AF_INET;
+        a.sin_port        = htons(s.port());
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)), 0);
+        const std::string req = "GET /vendor/big.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+        ASSERT_EQ(::send(fd, req.data(), req.size(), 0), ssize_t(req.size()));
+        fds.push_back(fd);   // never read
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    const double grew = mb::test::status_mb(::getpid(), "VmRSS:") - rss0;
+    EXPECT_LT(grew, 24.0) << "RSS grew by " << grew << " MB with 20 stalled downloads of a 32 MiB file";
+    std::printf("20 stalled downloads of 32 MiB: RSS +%.1f MB\n", grew);
+    for (int fd : fds) ::close(fd);
+    EXPECT_EQ(mb::test::http_get(s.port(), "/vendor/big.js", "HEAD").header("Content-Length"), std::to_string(32u << 20));
+    EXPECT_EQ(mb::test::http_get(s.port(), "/vendor/big.js").body.size(), size_t(32) << 20);
+}
+
 TEST(ServeStream, HelloSnapshotAndFrames) {
     MB_REQUIRE_SERVE_ASSETS();
     test_server s;
@@ -247,6 +319,16 @@ TEST(ServeStream, SupersededDuplicateAndRejected) {
     EXPECT_TRUE(o.ack(o.seq, "duplicate").has_value());
     o.c.send_json({{"type", "pause"}, {"seq", 1}});
     EXPECT_TRUE(o.ack(1, "duplicate").has_value());
+
+    // issue 19.13e: 2^53-1 used up the sequence space; it now wraps to 1
+    o.c.send_json({{"type", "pause"}, {"seq", mb::serve::k_max_seq}});
+    EXPECT_TRUE(o.ack(mb::serve::k_max_seq, "applied").has_value());
+    o.seq = 0;
+    const int64_t w1 = o.send({{"type", "pause"}});
+    EXPECT_TRUE(o.ack(w1, "applied").has_value());
+    o.c.send_json({{"type", "pause"}, {"seq", w1}});
+    EXPECT_TRUE(o.ack(w1, "duplicate").has_value());
+    o.seq = 100;
 
     // rejected: bad values, unknown style, unavailable features
     const std::vector<json> bad = {
@@ -460,6 +542,37 @@ TEST(ServeLimits, ForeignHostGetsNoSocketAndNoApi) {
         o.origin = "http://" + h;
         EXPECT_TRUE(c.connect(s.port(), o)) << h << ": HTTP " << c.http_status();
     }
+}
+
+// issue 19.13d: peers that only ping held every slot for good. A viewer turned away now takes the
+// slot of the spectator silent longest, once it has been silent spectator_idle_seconds; without
+// anyone waiting, silent spectators stay, and the owner is never the one to go
+TEST(ServeLimits, IdleSpectatorGivesWayToARefusedViewer) {
+    MB_REQUIRE_SERVE_ASSETS();
+    mb::serve::server_options opt;
+    opt.hub.max_peers              = 2;
+    opt.hub.spectator_idle_seconds = 1;
+    test_server s(opt);
+    owner_conn  o(s.port());
+    ws_client   idle;
+    ASSERT_TRUE(idle.connect(s.port()));
+    ASSERT_TRUE(idle.wait_for("hello", k_wait).has_value());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    EXPECT_FALSE(idle.closed());   // nobody waits: it stays
+    ws_client late;
+    EXPECT_FALSE(late.connect(s.port()));
+    EXPECT_EQ(late.http_status(), 503);
+    EXPECT_TRUE(idle.wait_closed(k_wait)) << "the idle spectator kept its slot";
+    bool in = false;
+    for (int i = 0; i < 100 && !in; ++i) {
+        ws_client retry;
+        in = retry.connect(s.port());
+        if (!in) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(in) << "the refused viewer never got the freed slot";
+    EXPECT_FALSE(o.c.closed());
+    const int64_t p = o.send({{"type", "pause"}});
+    EXPECT_TRUE(o.ack(p, "applied").has_value());
 }
 
 TEST(ServeLimits, OriginVersionAndMaxPeers) {

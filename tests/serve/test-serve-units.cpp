@@ -3,6 +3,7 @@
 #include "tools/serve/http-routes.h"
 #include "tools/serve/protocol.h"
 #include "tools/serve/static-files.h"
+#include "tools/serve/timeline.h"
 #include "tools/serve/tokens.h"
 #include "tools/serve/viewer-queue.h"
 
@@ -136,10 +137,13 @@ TEST(ServeStatic, Resolution) {
     EXPECT_EQ(resolve_static(root, "/").status, 200);
     EXPECT_EQ(resolve_static(root, "/?x=1").status, 200);
     EXPECT_EQ(resolve_static(root, "/a.css").content_type, "text/css; charset=utf-8");
-    EXPECT_EQ(resolve_static(root, "/sub/").status, 200);
-    EXPECT_EQ(resolve_static(root, "/sub").status, 200);
-    EXPECT_EQ(resolve_static(root, "/link.txt").status, 403);
-    EXPECT_EQ(resolve_static(root, "/up/out.txt").status, 403);
+    // only the viewer's files: top level and vendor/, page file kinds (issue 19.13b)
+    EXPECT_EQ(resolve_static(root, "/sub/").status, 404);
+    EXPECT_EQ(resolve_static(root, "/sub").status, 404);
+    EXPECT_EQ(resolve_static(root, "/link.txt").status, 404);
+    EXPECT_EQ(resolve_static(root, "/up/out.txt").status, 404);
+    fs::create_symlink(dir + "/out.txt", dir + "/web/link.js");
+    EXPECT_EQ(resolve_static(root, "/link.js").status, 403);   // a symlink out of the root
     EXPECT_NE(resolve_static(root, "/../out.txt").status, 200);
     EXPECT_NE(resolve_static(root, "/%2e%2e/out.txt").status, 200);
     EXPECT_NE(resolve_static(root, "/sub/%2E%2E/%2E%2E/out.txt").status, 200);
@@ -149,6 +153,46 @@ TEST(ServeStatic, Resolution) {
     EXPECT_EQ(resolve_static(root, "/missing").status, 404);
     EXPECT_EQ(resolve_static(root, "//a.css").status, 404);
     fs::remove_all(dir);
+}
+
+// the timeline on its own (moved out of the hub): splice with the eased crossfade, the held
+// frame past the end, dropping old frames, sampling
+TEST(ServeTimeline, SpliceCrossfadeAndSample) {
+    auto frame = [](float x) {
+        timeline_frame f{};
+        f.root[0] = x;
+        for (int j = 0; j < k_joints; ++j) f.rotations[j * 4 + 3] = 1;   // identity, x y z w
+        f.qpos[0] = x;
+        return f;
+    };
+    timeline t;
+    t.reset({frame(0), frame(1), frame(2), frame(3)});
+    EXPECT_EQ(t.end(), 4);
+    EXPECT_EQ(t.at(-5).root[0], 0);
+    EXPECT_EQ(t.at(99).root[0], 3);
+    // a plan at frame 2 of roots 10, 11, ...: frames 0, 1 stay, the first 8 are eased
+    std::vector<timeline_frame> plan;
+    for (int k = 0; k < 12; ++k) plan.push_back(frame(10.0f + float(k)));
+    t.splice(2, plan);
+    EXPECT_EQ(t.end(), 14);
+    EXPECT_EQ(t.at(1).root[0], 1);
+    for (int k = 0; k < 12; ++k) {
+        const float old = k == 0 ? 2.0f : 3.0f;   // replaced frames 2, 3, then the held 3
+        const float u   = float(k + 1) / float(k_crossfade + 1);
+        const float w   = k < k_crossfade ? u * u * (3 - 2 * u) : 1.0f;
+        EXPECT_NEAR(t.at(2 + k).root[0], old + (10.0f + float(k) - old) * w, 1e-5f) << k;
+        EXPECT_EQ(t.at(2 + k).qpos[0], 10.0f + float(k)) << k;   // qpos is the plan's
+    }
+    float root[3], rot[k_joints * 4];
+    t.sample(0, 0.25f, root, rot);
+    EXPECT_FLOAT_EQ(root[0], 0.25f);
+    EXPECT_FLOAT_EQ(rot[3], 1.0f);
+    // past the end: the last frame is held just before the boundary
+    t.splice(20, {frame(50)});
+    EXPECT_EQ(t.end(), 21);
+    EXPECT_EQ(t.at(19).root[0], 21.0f);
+    t.drop_before(100);
+    EXPECT_EQ(t.at(0).root[0], t.at(20).root[0]);   // one frame always stays
 }
 
 TEST(ServeTokens, RandomHex) {

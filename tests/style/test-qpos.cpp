@@ -292,14 +292,14 @@ TEST(qpos, quaternion_branch_rule) {
 TEST(qpos, rejects_models_that_do_not_map_onto_g1skel34) {
     mjcf_model m = mjcf_g1();
     m.hinges.pop_back();
-    EXPECT_THROW(qpos_converter{m}, std::invalid_argument);
+    EXPECT_THROW(qpos_converter{m}, mb::error);
     m = mjcf_g1();
     m.hinges[3].joint = "left_kneecap_joint";
-    EXPECT_THROW(qpos_converter{m}, std::invalid_argument);
+    EXPECT_THROW(qpos_converter{m}, mb::error);
     m = mjcf_g1();
     m.hinges[4].parent = 1;   // ankle pitch hanging off the hip
-    EXPECT_THROW(qpos_converter{m}, std::invalid_argument);
+    EXPECT_THROW(qpos_converter{m}, mb::error);
     m = mjcf_g1();
     m.hinges[1].quat = {0, 0, 0, 0};
-    EXPECT_THROW(qpos_converter{m}, std::invalid_argument);
+    EXPECT_THROW(qpos_converter{m}, mb::error);
 }

@@ -164,6 +164,22 @@ TEST(style, write_read_round_trip_is_identical) {
     std::remove(path2.c_str());
 }
 
+// the largest magnitudes a style may hold are accepted; the bounds are the documented ones
+TEST(style, magnitudes_at_the_bounds_are_accepted) {
+    style_asset s = make_style(8);
+    EXPECT_EQ(mb::k_style_max_speed, 10.0f);
+    EXPECT_EQ(mb::k_style_max_joint_offset, 5.0f);
+    EXPECT_EQ(mb::k_style_max_root_distance, 1e4f);
+    EXPECT_NEAR(mb::k_style_max_heading, 4 * 3.14159265f, 1e-5f);
+    s.speed              = mb::k_style_max_speed;
+    s.joint_positions[4] = -mb::k_style_max_joint_offset;
+    s.root_positions[3]  = mb::k_style_max_root_distance;
+    s.headings[7]        = mb::k_style_max_heading;
+    EXPECT_EQ(mb::style_validate(s), "");
+    s.speed = std::nextafter(mb::k_style_max_speed, 100.0f);
+    EXPECT_NE(mb::style_validate(s).find("style speed"), std::string::npos) << mb::style_validate(s);
+}
+
 TEST(style, writer_refuses_invalid_styles) {
     const std::string path = temp_path("bad-write.mbstyle");
     style_asset s = make_style(8);
@@ -262,6 +278,15 @@ TEST(style, rejects_broken_files) {
              }
          }},
         {"40 missing skeleton", [](raw_style & r) { r.drop_kv("motionbricks.skeleton"); }},
+        // magnitudes beyond anything physical (they used to pass and fail every plan as a bad script)
+        {"46 speed 3.4e38", [](raw_style & r) { r.kv("motionbricks.style_speed").f = 3.4e38; }},
+        {"47 speed 10.5 m/s", [](raw_style & r) { r.kv("motionbricks.style_speed").f = 10.5; }},
+        {"48 joint position 1e38", [](raw_style & r) { r.s.joint_positions[77] = 1e38f; }},
+        {"49 joint 5.5 m from the root", [](raw_style & r) { r.s.joint_positions[3 * 40 + 1] = -5.5f; }},
+        {"50 root position 1e38", [](raw_style & r) { r.s.root_positions[6] = 1e38f; }},
+        {"51 root 10.5 km away", [](raw_style & r) { r.s.root_positions[2] = 10500.0f; }},
+        {"52 heading 1e38", [](raw_style & r) { r.s.headings[3] = 1e38f; }},
+        {"53 heading beyond 4 pi", [](raw_style & r) { r.s.headings[3] = -13.0f; }},
     };
     const std::string path = temp_path("broken.mbstyle");
     for (const auto & [what, mutate] : cases) {
@@ -271,9 +296,10 @@ TEST(style, rejects_broken_files) {
         try {
             style_read(path);
             ADD_FAILURE() << what << ": accepted";
-        } catch (const std::runtime_error & e) {
-            // the message names the file
+        } catch (const mb::error & e) {
+            // the message names the file; a malformed file is a format error
             EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << what << ": " << e.what();
+            EXPECT_EQ(e.code(), mb::status::invalid_format) << what << ": " << e.what();
             std::printf("  %-32s → %s\n", what.c_str(), std::string(e.what()).substr(path.size() + 2).c_str());
         }
     }

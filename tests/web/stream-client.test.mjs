@@ -73,6 +73,16 @@ test('owner hello stores the token and sends resume; commands get increasing seq
     assert.deepEqual(made[0].sent.map((m) => m.seq), [42, 43, 44]);
 });
 
+test('seq wraps to 1 after 2^53 - 1, as the server accepts', () => {
+    const { c, made } = setup();
+    c.connect();
+    made[0].open();
+    made[0].recv(hello({ last_seq: Number.MAX_SAFE_INTEGER - 1 }));
+    assert.deepEqual(made[0].sent[0], { type: 'resume', seq: Number.MAX_SAFE_INTEGER });
+    assert.equal(c.send({ type: 'control', move: [0, 1] }), 1);
+    assert.equal(c.send({ type: 'control', move: [0, 0] }), 2);
+});
+
 test('a spectator hello clears a stale token; reconnect uses a stored token', () => {
     const { c, storage, made } = setup();
     storage.setItem(TOKEN_KEY, TOKEN);

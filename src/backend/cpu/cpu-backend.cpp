@@ -2,16 +2,23 @@
 // matrices, so a plan is bound by reading the weights once: the default kernel
 // (cpu-gemm.cpp) streams each weight row once and threads split the output
 // columns; OpenBLAS sgemm stays selectable for comparison. Other ops are plain loops.
+// Buffers are host memory; every op that does float arithmetic runs with FTZ/DAZ
+// (fp-mode.h) and restores the caller's mode when it returns.
 #include "backend/cpu/cpu-backend.h"
 
 #include "backend/cpu/cpu-gemm.h"
+#include "backend/cpu/fp-mode.h"
 #include "backend/cpu/thread-pool.h"
+#include "backend/token-select.h"
 
 #include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <numeric>
 #include <thread>
 #include <vector>
 
@@ -20,6 +27,26 @@ namespace {
 
 // below this many multiply-adds one thread is faster than waking the others
 constexpr int64_t k_min_parallel_fma = 1 << 16;
+
+// host memory: owned (aligned, zeroed) or an alias of caller memory (weights)
+class cpu_buffer final : public backend_buffer {
+public:
+    cpu_buffer(void * p, size_t n, bool owned) : p_(p), n_(n), owned_(owned) {}
+    ~cpu_buffer() override {
+        if (owned_) std::free(p_);
+    }
+    size_t size() const override { return n_; }
+    void * base() override { return p_; }
+
+private:
+    void * p_;
+    size_t n_;
+    bool   owned_;
+};
+
+template <class T> T * raw(bptr<T> p) {
+    return p.p;
+}
 
 class cpu_backend final : public backend {
 public:
@@ -39,8 +66,108 @@ public:
     }
     int          n_threads() const override { return n_threads_; }
 
-    void linear(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
-                float * y) override {
+    // ---- memory
+
+    std::unique_ptr<backend_buffer> alloc(size_t bytes) override {
+        const size_t n = (bytes + 63) / 64 * 64;
+        void *       p = std::aligned_alloc(64, n == 0 ? 64 : n);
+        if (!p) throw std::bad_alloc();
+        std::memset(p, 0, n == 0 ? 64 : n);
+        return std::make_unique<cpu_buffer>(p, bytes, true);
+    }
+    std::unique_ptr<backend_buffer> alloc_from_host(const void * host, size_t bytes) override {
+        return std::make_unique<cpu_buffer>(const_cast<void *>(host), bytes, false);
+    }
+    void set_bytes(void * dst, const void * host, size_t bytes) override {
+        if (bytes) std::memcpy(dst, host, bytes);
+    }
+    void get_bytes(const void * src, void * host, size_t bytes) override {
+        if (bytes) std::memcpy(host, src, bytes);
+    }
+
+    // ---- elementwise
+
+    void fill_f32(int64_t n, float v, bptr<float> y) override {
+        std::fill(raw(y), raw(y) + n, v);
+    }
+    void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) override {
+        std::fill(raw(y), raw(y) + n, v);
+    }
+    void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y) override {
+        const cpu::fp_flush_scope fp;
+        const float * pa = raw(a);
+        const float * pb = raw(b);
+        float *       py = raw(y);
+        for (int64_t i = 0; i < n; ++i) py[i] = pa[i] + pb[i];
+    }
+    void relu(bptr<const float> x, int64_t n, bptr<float> y) override {
+        const float * px = raw(x);
+        float *       py = raw(y);
+        for (int64_t i = 0; i < n; ++i) py[i] = px[i] < 0.0f ? 0.0f : px[i];
+    }
+    void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) override {
+        const cpu::fp_flush_scope fp;
+        const float * px = raw(x);
+        float *       py = raw(y);
+        for (int64_t i = 0; i < n; ++i) py[i] = px[i] < 0.0f ? px[i] * slope : px[i];
+    }
+
+    // ---- layout
+
+    void copy_rows(bptr<const float> x, int64_t ldx, int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
+        for (int64_t i = 0; i < n; ++i) std::memcpy(raw(y) + i * ldy, raw(x) + i * ldx, size_t(d) * sizeof(float));
+    }
+    void where_rows(bptr<const uint8_t> sel, bptr<const float> a, int64_t lda, bptr<const float> b, int64_t ldb,
+                    int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
+        for (int64_t i = 0; i < n; ++i) {
+            const float * src = raw(sel)[i] ? raw(a) + i * lda : raw(b) + i * ldb;
+            std::memcpy(raw(y) + i * ldy, src, size_t(d) * sizeof(float));
+        }
+    }
+    void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y) override {
+        const float * px = raw(x);
+        float *       py = raw(y);
+        for (int64_t i = 0; i < r; ++i)
+            for (int64_t j = 0; j < c; ++j) py[j * r + i] = px[i * c + j];
+    }
+    void mask_cols(int64_t c, int64_t t, int64_t n_valid, bptr<float> x) override {
+        if (n_valid >= t) return;
+        const int64_t v = std::max<int64_t>(0, n_valid);
+        for (int64_t i = 0; i < c; ++i) std::fill(raw(x) + i * t + v, raw(x) + (i + 1) * t, 0.0f);
+    }
+    void upsample2(bptr<const float> x, int64_t c, int64_t t, bptr<float> y) override {
+        const float * px = raw(x);
+        float *       py = raw(y);
+        for (int64_t i = 0; i < c; ++i)
+            for (int64_t j = 0; j < t; ++j) py[i * 2 * t + 2 * j] = py[i * 2 * t + 2 * j + 1] = px[i * t + j];
+    }
+    void embed_heads(bptr<const float> table, int64_t n_head, int64_t rows_per_head, int64_t d,
+                     bptr<const int32_t> idx, int64_t n, bptr<float> y) override {
+        for (int64_t i = 0; i < n; ++i) {
+            const float * e = raw(table) + ((i % n_head) * rows_per_head + raw(idx)[i]) * d;
+            std::memcpy(raw(y) + i * d, e, size_t(d) * sizeof(float));
+        }
+    }
+    void replace_frames(bptr<const float> src, bptr<const uint8_t> sel, int64_t t, int64_t f, int64_t w,
+                        bptr<float> h) override {
+        float * ph = raw(h);
+        for (int64_t g = 0; g < t * f; ++g) {
+            if (!raw(sel)[g]) continue;
+            const int64_t p = g / f, j = g % f;
+            const float * s = raw(src) + g * w;
+            for (int64_t k = 0; k < w; ++k) ph[(j * w + k) * t + p] = s[k];
+        }
+    }
+
+    // ---- network layers
+
+    void linear(bptr<const float> xb, int64_t n, int64_t n_in, bptr<const float> wb, bptr<const float> bb,
+                int64_t n_out, bptr<float> yb) override {
+        const cpu::fp_flush_scope fp;
+        const float * x = raw(xb);
+        const float * w = raw(wb);
+        const float * b = raw(bb);
+        float *       y = raw(yb);
         if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) {
             // y = x · wᵀ (+ b broadcast over rows)
             if (b) {
@@ -53,8 +180,13 @@ public:
         gemm_columns(x, n, n_in, n_in, w, b, n_out, y);
     }
 
-    void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const float * g, const float * b,
-                        float eps) override {
+    void add_layer_norm(bptr<float> xb, bptr<const float> rb, int64_t n, int64_t d, bptr<const float> gb,
+                        bptr<const float> bb, float eps) override {
+        const cpu::fp_flush_scope fp;
+        float *       x = raw(xb);
+        const float * r = raw(rb);
+        const float * g = raw(gb);
+        const float * b = raw(bb);
         for (int64_t i = 0; i < n; ++i) {
             float * row = x + i * d;
             if (r) {
@@ -77,10 +209,14 @@ public:
         }
     }
 
-    void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask,
-                   float * out) override {
-        const int64_t dh    = d / n_head;
-        const float   scale = 1.0f / std::sqrt((float) dh);
+    void attention(bptr<const float> qkvb, int64_t n, int64_t d, int64_t n_head, bptr<const uint8_t> maskb,
+                   bptr<float> outb) override {
+        const cpu::fp_flush_scope fp;
+        const float *   qkv      = raw(qkvb);
+        const uint8_t * key_mask = raw(maskb);
+        float *         out      = raw(outb);
+        const int64_t   dh       = d / n_head;
+        const float     scale    = 1.0f / std::sqrt((float) dh);
         scores_.resize((size_t) n);
         float * s = scores_.data();
         for (int64_t h = 0; h < n_head; ++h) {
@@ -114,8 +250,13 @@ public:
         }
     }
 
-    void conv1d(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
-                int64_t k, int64_t dilation, float * y) override {
+    void conv1d(bptr<const float> xb, int64_t c_in, int64_t t, bptr<const float> wb, bptr<const float> bb,
+                int64_t c_out, int64_t k, int64_t dilation, bptr<float> yb) override {
+        const cpu::fp_flush_scope fp;
+        const float * x    = raw(xb);
+        const float * w    = raw(wb);
+        const float * b    = raw(bb);
+        float *       y    = raw(yb);
         const int64_t half = (k - 1) / 2;
         const int64_t ck   = c_in * k;
         if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) {
@@ -159,6 +300,38 @@ public:
         }
     }
 
+    // ---- sampling
+
+    void sample_codes(bptr<const float> logits, int64_t m, int64_t n_code, bptr<const float> u, bptr<int32_t> tokens,
+                      bptr<float> prob) override {
+        const cpu::fp_flush_scope fp;
+        for (int64_t r = 0; r < m; ++r) {
+            const float * l = raw(logits) + r * n_code;
+            const int32_t t = u ? gumbel_argmax(l, raw(u) + r * n_code, n_code) : argmax_first(l, n_code);
+            float         mx = l[0];
+            for (int64_t c = 1; c < n_code; ++c) mx = std::max(mx, l[c]);
+            float sum = 0.0f;
+            for (int64_t c = 0; c < n_code; ++c) sum += std::exp(l[c] - mx);
+            raw(tokens)[r] = t;
+            raw(prob)[r]   = std::exp(l[t] - mx) * (1.0f / sum);
+        }
+    }
+
+    void remask_lowest(bptr<const float> prob, int64_t m, int64_t n_mask, int32_t mask_id,
+                       bptr<int32_t> tokens) override {
+        // ascending by probability, lower index first on ties, NaN last (torch.sort); the
+        // index tie-break makes std::sort's order unique
+        const float * p = raw(prob);
+        order_.resize(size_t(m));
+        std::iota(order_.begin(), order_.end(), 0);
+        const auto key = [p](int32_t i) { return std::isnan(p[i]) ? INFINITY : p[i]; };
+        std::sort(order_.begin(), order_.end(), [&key](int32_t a, int32_t b) {
+            const float ka = key(a), kb = key(b);
+            return ka < kb || (ka == kb && a < b);
+        });
+        for (int64_t k = 0; k < n_mask && k < m; ++k) raw(tokens)[order_[size_t(k)]] = mask_id;
+    }
+
 private:
     // y[m, n_out] = x[m, k]·wᵀ + b with threads splitting the output columns in chunks of
     // 16-float (cache-line) multiples, so each weight row is read by exactly one thread
@@ -179,13 +352,14 @@ private:
         pool_.run(n_chunks, job);
     }
 
-    int                n_threads_;
-    cpu_gemm           gemm_;
-    cpu::gemm_isa      isa_;        // own kernel's instruction set
-    cpu::thread_pool   pool_;
-    std::vector<float> col_;        // im2col scratch, grown once to the largest conv
-    std::vector<float> yt_;         // transposed conv output scratch
-    std::vector<float> scores_;     // attention scores of one query
+    int                  n_threads_;
+    cpu_gemm             gemm_;
+    cpu::gemm_isa        isa_;        // own kernel's instruction set
+    cpu::thread_pool     pool_;
+    std::vector<float>   col_;        // im2col scratch, grown once to the largest conv
+    std::vector<float>   yt_;         // transposed conv output scratch
+    std::vector<float>   scores_;     // attention scores of one query
+    std::vector<int32_t> order_;      // re-masking sort scratch
 };
 
 int resolve_threads(int n_threads) {

@@ -1,5 +1,7 @@
 #include "backend/cpu/thread-pool.h"
 
+#include "backend/cpu/fp-mode.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define MB_CPU_RELAX() _mm_pause()
@@ -43,6 +45,8 @@ void thread_pool::work_on(uint32_t gen) {
 }
 
 void thread_pool::worker() {
+    // workers only ever compute backend ops: flush subnormals for the thread's lifetime
+    fp_mode_set(fp_mode_get() | fp_mode_flush_bits());
     uint32_t seen = 0;
     for (;;) {
         // wait for a new generation: spin, then sleep

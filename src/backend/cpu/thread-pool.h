@@ -2,7 +2,8 @@
 // once for every chunk c in [0, n_chunks); the caller and the workers claim chunks
 // from a shared counter, so a worker the OS has not scheduled yet never delays the
 // op (the caller simply takes its chunks). Workers spin briefly between jobs (ops
-// come in quick succession during a plan), then sleep on a futex.
+// come in quick succession during a plan), then sleep on a futex. Workers run with
+// FTZ/DAZ set (fp-mode.h).
 #pragma once
 
 #include <atomic>

@@ -1,7 +1,7 @@
 // motionbricks download: the published G1 F32 bundle and styles, verified (see
-// src/tools/serve/download.h for what is pinned and what MANIFEST.json vouches for)
+// src/tools/download/download.h for what is pinned and what MANIFEST.json vouches for)
 #include "tools/cli/commands.h"
-#include "tools/serve/download.h"
+#include "tools/download/download.h"
 
 #include <cstdio>
 #include <string>
@@ -9,7 +9,7 @@
 namespace mb::cli {
 
 int cmd_download(int argc, char ** argv) {
-    serve::download_options o;
+    download::download_options o;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--quiet") {
@@ -37,8 +37,8 @@ int cmd_download(int argc, char ** argv) {
         }
     }
     try {
-        serve::check_url_allowed(o.base_url + "/");
-        serve::download_release(o);
+        download::check_url_allowed(o.base_url + "/");
+        download::download_release(o);
     } catch (const std::exception & e) {
         std::fprintf(stderr, "motionbricks download: error: %s\n", e.what());
         return 1;

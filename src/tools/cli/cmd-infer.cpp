@@ -4,19 +4,15 @@
 // compute or non-finite results, I/O), 2 bad usage, bad request, or a bundle that is malformed or
 // whose components do not fit together. Nothing is written unless the whole call succeeds; the
 // result is renamed into place.
-//
-// --trace is the one remaining use of the internal API by a program: the intermediates come from
-// a second, traced run of the internal predict (same request, same seed) until the C ABI has trace
-// taps; the result still comes from the C ABI.
-#include "format/bundle.h"
+// --trace writes the library's taps of the same inference (mb_model_infer_traced).
 #include "format/regular-file.h"
-#include "motion/predict.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/load-model.h"
 #include "tools/cli/infer-request.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -43,6 +39,16 @@ constexpr int          k_global_features   = 414;
 constexpr int          k_joints            = int(MB_G1_JOINT_COUNT);
 
 using json = nlohmann::json;
+
+// the arrays --trace writes (the library taps more): predict's stage boundaries, the root
+// planner's transformer outputs and the pose decoder's per-step records
+constexpr const char * k_trace_names[] = {
+    "norm_global_root_values", "norm_local_root_values", "norm_local_poses", "root_shared_tf_out",
+    "root_token_tf_out", "num_token_logits", "pred_global_root_values", "pred_local_root_values", "pose_cond",
+    "has_pose_cond", "pose_root_cond", "step_pose_tokens_in", "step_remask_prob_in", "step_pose_logits",
+    "pred_pose_tokens", "decoder_external_cond", "decoder_has_target_cond", "decoder_codes", "decoder_recon_state",
+    "pred_local_poses", "pred_global_poses_before_reapply", "pred_global_poses", "joint_positions",
+};
 
 // ---- output ----------------------------------------------------------------------------------
 
@@ -212,12 +218,43 @@ int cmd_infer(int argc, char ** argv) {
         return 2;
     }
 
-    int                               load_exit = 0;
-    std::optional<motionbricks::model> model    = load_model("infer", model_dir, n_threads, load_exit);
+    int                                load_exit = 0;
+    std::optional<motionbricks::model> model     = load_model("infer", model_dir, n_threads, load_exit);
     if (!model) return load_exit;
+
+    // --trace: the library's taps of the same inference (mb_model_infer_traced), filtered to the
+    // arrays the trace format lists; "step_" arrays come once per decoding step, [1, …], and are
+    // stacked into one [steps, …] file
+    std::vector<trace_array> traced;
+    const auto tap = [](void * user, const char * name, const float * data, const uint64_t * shape, uint32_t n_dims) {
+        auto & out = *static_cast<std::vector<trace_array> *>(user);
+        if (std::find_if(std::begin(k_trace_names), std::end(k_trace_names),
+                         [&](const char * n) { return std::strcmp(n, name) == 0; }) == std::end(k_trace_names)) {
+            return;
+        }
+        std::vector<int64_t> dims(shape, shape + n_dims);
+        int64_t              count = 1;
+        for (int64_t d : dims) count *= d;
+        for (trace_array & t : out) {
+            if (t.name != name || t.shape.empty() || dims.empty()) continue;
+            t.shape[0] += dims[0];
+            t.data.insert(t.data.end(), data, data + count);
+            return;
+        }
+        out.push_back({std::string(name), dims, std::vector<float>(data, data + count)});
+    };
     std::optional<motionbricks::motion> res;
     try {
-        res = motionbricks::infer(*model, to_abi_request(req));
+        const motionbricks::inference_request q = to_abi_request(req);
+        if (trace_dir.empty()) {
+            res = motionbricks::infer(*model, q);
+        } else {
+            mb_motion * out = nullptr;
+            char        message[512];
+            const mb_status st = mb_model_infer_traced(model->get(), q.get(), tap, &traced, &out, message, sizeof message);
+            if (st != MB_OK) throw motionbricks::error(st, message);
+            res.emplace(out);
+        }
     } catch (const motionbricks::error & e) {
         if (e.status() == MB_INVALID_ARGUMENT) {
             std::fprintf(stderr, "motionbricks infer: bad request: %s\n", e.what());
@@ -225,22 +262,6 @@ int cmd_infer(int argc, char ** argv) {
         }
         std::fprintf(stderr, "motionbricks infer: inference failed: %s\n", e.what());
         return 1;
-    }
-
-    // the intermediates of the same inference, from the internal API (see the top of the file)
-    std::vector<trace_array> traced;
-    if (!trace_dir.empty()) {
-        const trace_fn trace = [&](std::string_view name, const float * data, const std::vector<int64_t> & shape) {
-            int64_t count = 1;
-            for (int64_t d : shape) count *= d;
-            traced.push_back({std::string(name), shape, std::vector<float>(data, data + count)});
-        };
-        try {
-            motion_model::create(bundle_load(model_dir), n_threads)->predict(req, trace);
-        } catch (const std::exception & e) {
-            std::fprintf(stderr, "motionbricks infer: trace failed: %s\n", e.what());
-            return 1;
-        }
     }
 
     try {

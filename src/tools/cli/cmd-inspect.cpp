@@ -34,9 +34,10 @@ nlohmann::ordered_json decoder_json(const cond_decoder & dec) {
 
 // every hyperparameter the networks derive from the bundle (shapes + metadata)
 nlohmann::ordered_json hparams_json(const model_bundle & b) {
-    pose_planner pose = pose_planner::load(*b.pose);
-    root_planner root = root_planner::load(*b.root);
-    vq_decoder   vq   = vq_decoder::load(*b.vq_decoder);
+    const std::unique_ptr<backend> be = backend_cpu_create(1);    // the CPU aliases the weights: no copy
+    pose_planner pose = pose_planner::load(*b.pose, *be);
+    root_planner root = root_planner::load(*b.root, *be);
+    vq_decoder   vq   = vq_decoder::load(*b.vq_decoder, *be);
 
     const pose_hparams & p = pose.hp;
     const root_hparams & r = root.hp;

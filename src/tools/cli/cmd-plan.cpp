@@ -370,8 +370,9 @@ int cmd_plan(int argc, char ** argv) {
         shown.finish(*model);
         out.commit();
     } catch (const mbx::error & e) {
-        std::fprintf(stderr, "motionbricks plan: planning failed: %s\n", e.what());
-        return 1;
+        const bool bad = e.status() == MB_INVALID_ARGUMENT;   // a command the library refuses
+        std::fprintf(stderr, "motionbricks plan: %s: %s\n", bad ? "bad script" : "planning failed", e.what());
+        return bad ? 2 : 1;
     } catch (const std::exception & e) {
         std::fprintf(stderr, "motionbricks plan: %s\n", e.what());
         return 1;

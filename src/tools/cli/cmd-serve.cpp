@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] "
-                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...]\n");
+                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60]\n");
     return 2;
 }
 
@@ -115,6 +115,12 @@ int cmd_serve(int argc, char ** argv) {
                 return 2;
             }
             opt.allow_hosts.push_back(h);
+        } else if (a == "--spectator-idle-seconds") {
+            if (!parse_int(v, 1, 86400, n)) {
+                std::fprintf(stderr, "motionbricks serve: --spectator-idle-seconds must be an integer 1..86400\n");
+                return 2;
+            }
+            opt.hub.spectator_idle_seconds = n;
         } else if (a == "--reclaim-seconds") {   // testing: the owner reclaim grace period
             if (!parse_int(v, 0, 3600, n)) {
                 std::fprintf(stderr, "motionbricks serve: --reclaim-seconds must be an integer 0..3600\n");

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace mb::serve {
@@ -14,6 +15,7 @@ namespace http = boost::beast::http;
 
 using http_request  = http::request<http::string_body>;
 using http_response = http::response<http::string_body>;
+using file_response = http::response<http::file_body>;   // a static file, read in bounded chunks while sent
 
 struct route_context {
     std::string web_root;       // the viewer's files ("" = none)
@@ -28,8 +30,9 @@ bool host_allowed(const http_request & req, const std::vector<std::string> & all
 // no-store, nosniff, no-referrer and a same-origin CSP
 void add_security_headers(http::response_header<> & h);
 
-// answers one plain HTTP request (the socket path is handled before this)
-http_response handle_http(const http_request & req, const route_context & ctx);
+// answers one plain HTTP request (the socket path is handled before this): a small response
+// built in memory, or a viewer file streamed from disk (never read whole into memory)
+std::variant<http_response, file_response> handle_http(const http_request & req, const route_context & ctx);
 
 // a small JSON error response with the security headers
 http_response make_http_error(const http_request & req, http::status status, const std::string & why);

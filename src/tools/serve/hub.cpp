@@ -21,31 +21,9 @@ constexpr double  k_frames_per_tick = 0.6;                            // 30 fps 
 constexpr int64_t k_lead          = 12;                               // frames between request and boundary
 constexpr int64_t k_replan        = 16;
 constexpr float   k_jump_speed    = 5.0f;                              // m/s
-constexpr int     k_crossfade     = 8;                                 // frames eased from the old timeline into a new plan
 
 int64_t frame_floor(int64_t tick) { return (tick * 3) / 5; }
 int64_t frame_ceil(int64_t tick) { return (tick * 3 + 4) / 5; }
-
-void slerp(const float * a, const float * b, float t, float * out) {
-    double d = 0;
-    for (int i = 0; i < 4; ++i) d += double(a[i]) * b[i];
-    const double sign = d < 0 ? -1.0 : 1.0;
-    d *= sign;
-    double wa = 1 - t, wb = t * sign;
-    if (d < 0.9995) {
-        const double th = std::acos(std::min(1.0, d)), s = std::sin(th);
-        wa = std::sin((1 - t) * th) / s;
-        wb = std::sin(t * th) / s * sign;
-    }
-    double q[4], n = 0;
-    for (int i = 0; i < 4; ++i) {
-        q[i] = wa * a[i] + wb * b[i];
-        n += q[i] * q[i];
-    }
-    n = n > 0 ? 1.0 / std::sqrt(n) : 0.0;
-    for (int i = 0; i < 4; ++i) out[i] = float(q[i] * n);
-}
-
 } // namespace
 
 hub::hub(planner & p, hub_options opt) : planner_(p), opt_(opt) {
@@ -78,6 +56,8 @@ bool hub::try_reserve_peer() {
     while (n < opt_.max_peers) {
         if (peers_.compare_exchange_weak(n, n + 1)) return true;
     }
+    refused_.fetch_add(1);   // the hub may free a slot held by an idle spectator
+    cv_.notify_all();
     return false;
 }
 
@@ -139,6 +119,7 @@ void hub::run() {
             batch.swap(inbox_);
         }
         for (event & e : batch) handle(e);
+        evict_idle_spectator(clock::now());
         advance_clock(clock::now());
         maybe_plan();
         std::lock_guard<std::mutex> lk(mu_);
@@ -198,6 +179,7 @@ void hub::on_attach(event & e) {
         v.owner = true;
     }
     if (v.owner) owner_id_ = e.id;
+    v.active       = now;
     viewers_[e.id] = v;
     v.link->send_reliable(std::make_shared<const std::string>(make_hello(v.owner, owner_token_, last_seq_, epoch_)));
     // snapshot: targets and the last frame
@@ -205,6 +187,24 @@ void hub::on_attach(event & e) {
     if (last_frame_) v.link->send_pose(last_frame_);
     std::fprintf(stderr, "serve: viewer %llu connected as %s (%zu connected)\n", (unsigned long long) e.id,
                  v.owner ? "owner" : "spectator", viewers_.size());
+}
+
+// issue 19.13d: 8 peers that only ping held every slot for good. When a viewer was turned away,
+// the spectator silent longest (pings do not count) gives up its slot if silent for at least
+// spectator_idle_seconds; one at a time, and the owner never. The refused viewer's client
+// retries (the web viewer reconnects after 750 ms) and finds the slot
+void hub::evict_idle_spectator(clock::time_point now) {
+    const uint64_t r = refused_.load();
+    if (r == refused_seen_) return;
+    refused_seen_ = r;
+    viewer * idle = nullptr;
+    for (auto & v : viewers_) {
+        if (v.second.evicting) return;   // a slot is already on its way
+        if (!v.second.owner && (!idle || v.second.active < idle->active)) idle = &v.second;
+    }
+    if (!idle || now - idle->active < std::chrono::duration<double>(opt_.spectator_idle_seconds)) return;
+    idle->evicting = true;
+    idle->link->close("idle spectator: the slot went to a waiting viewer");
 }
 
 void hub::on_detach(uint64_t id) {
@@ -220,12 +220,17 @@ void hub::on_detach(uint64_t id) {
 }
 
 void hub::on_message(uint64_t id, const client_message & m, const std::string & rejected) {
-    if (!viewers_.count(id)) return;
+    auto vit = viewers_.find(id);
+    if (vit == viewers_.end()) return;
+    vit->second.active = clock::now();
     if (id != owner_id_) {
         ack(id, m.seq, "rejected", "spectator cannot control simulation");
         return;
     }
-    if (m.seq <= last_seq_) {
+    // the sequence space wraps: after 2^53-1 counting starts again at 1 (a seq that high used
+    // to leave the owner with nothing it could send)
+    const bool wrapped = last_seq_ == k_max_seq && m.seq >= 1;
+    if (m.seq <= last_seq_ && !wrapped) {
         ack(id, m.seq, "duplicate", "seq must be strictly increasing");
         return;
     }
@@ -288,8 +293,7 @@ void hub::reset_world() {
     // stale results of the old epoch are discarded when they arrive
     ++epoch_;
     tick_ = 0;
-    timeline_.assign(planner_.initial().begin(), planner_.initial().end());
-    tl_base_        = 0;
+    timeline_.reset(planner_.initial());
     next_plan_      = k_lead;
     plan_seed_      = 0;
     last_plan_idle_ = false;
@@ -311,12 +315,6 @@ void hub::reset_world() {
     style_marks_.clear();
     shown_style_ = planner_.find_style("idle") >= 0 ? "idle" : planner_.styles().front().name;
     deadline_    = clock::now() + k_tick;
-}
-
-const timeline_frame & hub::frame_at(int64_t i) const {
-    if (i < tl_base_) i = tl_base_;
-    if (i >= timeline_end()) i = timeline_end() - 1;
-    return timeline_[size_t(i - tl_base_)];
 }
 
 bool hub::control_zero() const { return std::hypot(ctl_move_[0], ctl_move_[1]) < 1e-3f; }
@@ -364,10 +362,7 @@ void hub::advance_clock(clock::time_point now) {
                 style_marks_.pop_front();
             }
             // drop frames well behind the clock (one frame always stays)
-            while (timeline_.size() > 1 && tl_base_ < f - 8) {
-                timeline_.pop_front();
-                ++tl_base_;
-            }
+            timeline_.drop_before(f);
         }
         if (n > 0 && !holding_now()) {
             emit_frame();
@@ -379,18 +374,15 @@ void hub::advance_clock(clock::time_point now) {
 }
 
 bool hub::holding_now() const {
-    return !in_flight_ && hold_mode() && frame_floor(tick_) + 1 >= timeline_end() - 1;
+    return !in_flight_ && hold_mode() && frame_floor(tick_) + 1 >= timeline_.end() - 1;
 }
 
 void hub::emit_frame() {
     const double  fr  = double(tick_) * k_frames_per_tick;
     const int64_t f0  = frame_floor(tick_);
     const float   w   = float(fr - double(f0));
-    const timeline_frame & a = frame_at(f0);
-    const timeline_frame & b = frame_at(f0 + 1);
     float root[3], rot[k_joints * 4];
-    for (int c = 0; c < 3; ++c) root[c] = a.root[c] + (b.root[c] - a.root[c]) * w;
-    for (int j = 0; j < k_joints; ++j) slerp(&a.rotations[j * 4], &b.rotations[j * 4], w, &rot[j * 4]);
+    timeline_.sample(f0, w, root, rot);
     const bool holding = holding_now();
     const bool jumping = jump_at_ >= 0 && f0 >= jump_at_ && f0 < jump_end_;
 
@@ -494,7 +486,7 @@ void hub::maybe_plan() {
     req.at    = at;
     req.context.resize(size_t(k_context_frames) * k_qpos_values);
     for (int f = 0; f < k_context_frames; ++f) {
-        const timeline_frame & t = frame_at(at + f);
+        const timeline_frame & t = timeline_.at(at + f);
         std::copy(t.qpos, t.qpos + k_qpos_values, req.context.begin() + long(f) * k_qpos_values);
     }
     req.facing[0] = ctl_facing_[0];
@@ -571,31 +563,9 @@ void hub::on_result(plan_result & r) {
         emit_frame();
         return;
     }
-    // the reference's 8-frame eased crossfade from the replaced frames into the plan (on top of
-    // the agent's 4-frame seam blend); qpos stays the plan's (the next context lies beyond it)
-    const int64_t at = r.at;
-    for (int k = 0; k < k_crossfade && k < int(r.frames.size()); ++k) {
-        const timeline_frame & old = frame_at(at + k);
-        timeline_frame &       nf  = r.frames[size_t(k)];
-        const float            t   = float(k + 1) / float(k_crossfade + 1);
-        const float            w   = t * t * (3 - 2 * t);   // weight of the new plan
-        for (int c = 0; c < 3; ++c) nf.root[c] = old.root[c] + (nf.root[c] - old.root[c]) * w;
-        for (int j = 0; j < k_joints; ++j) slerp(&old.rotations[j * 4], &nf.rotations[j * 4], w, &nf.rotations[j * 4]);
-    }
-    // splice: the plan replaces the timeline from its boundary on
-    if (at > timeline_end()) {
-        // held past the end: keep the held frame just before the boundary
-        timeline_frame held = timeline_.back();
-        timeline_.assign(1, held);
-        tl_base_ = at - 1;
-    }
-    while (timeline_end() > at && timeline_.size() > 1) timeline_.pop_back();
-    if (timeline_end() > at) {   // the boundary is the only frame left (cannot happen with the 12-frame lead)
-        timeline_.clear();
-        tl_base_ = at;
-    }
+    const int64_t at     = r.at;
     const int64_t frames = int64_t(r.frames.size());
-    for (auto & f : r.frames) timeline_.push_back(f);
+    timeline_.splice(at, std::move(r.frames));   // eased into from the replaced frames
     if (jump) {
         jump_at_   = at;
         jump_end_  = at + frames - k_context_frames;

@@ -6,6 +6,7 @@
 
 #include "tools/serve/planner.h"
 #include "tools/serve/protocol.h"
+#include "tools/serve/timeline.h"
 #include "tools/serve/viewer-queue.h"
 
 #include <atomic>
@@ -25,6 +26,7 @@ namespace mb::serve {
 struct hub_options {
     double reclaim_seconds = 30;    // after the owner left, a new connection may claim ownership
     int    max_peers       = 8;     // WebSocket viewers at once
+    double spectator_idle_seconds = 60;   // a spectator silent this long (pings aside) gives its slot to a refused viewer
 };
 
 struct hub_stats {
@@ -68,6 +70,8 @@ private:
     struct viewer {
         std::shared_ptr<viewer_link> link;
         bool                         owner = false;
+        clock::time_point            active{};          // attach, or its last message other than a ping
+        bool                         evicting = false;  // closed to free its slot, not yet detached
     };
     struct pending_cmd {
         client_message msg;
@@ -88,6 +92,8 @@ private:
     std::thread             thread_;
     std::atomic<uint64_t>   next_id_{1};
     std::atomic<int>        peers_{0};
+    std::atomic<uint64_t>   refused_{0};     // viewers turned away because every slot was taken
+    uint64_t                refused_seen_ = 0;   // hub thread: refusals already answered
     hub_stats               stats_;          // guarded by mu_ (copied from the loop)
 
     // ---- loop state (hub thread only) ----
@@ -107,8 +113,7 @@ private:
     clock::time_point deadline_{};
     clock::time_point last_sent_{};
 
-    std::deque<timeline_frame> timeline_;
-    int64_t     tl_base_ = 0;                // absolute frame of timeline_[0]
+    timeline    timeline_;
     int64_t     next_plan_ = 12;
     bool        in_flight_ = false;
     int64_t     in_flight_at_ = 0;
@@ -138,6 +143,7 @@ private:
     void on_detach(uint64_t id);
     void on_message(uint64_t id, const client_message & m, const std::string & rejected);
     void on_result(plan_result & r);
+    void evict_idle_spectator(clock::time_point now);
     void advance_clock(clock::time_point now);
     void maybe_plan();
     void reset_world();
@@ -147,8 +153,6 @@ private:
     void broadcast_reliable(const message_ptr & m);
     void broadcast_pose(const message_ptr & m);
     void ack(uint64_t id, int64_t seq, const char * state, const std::string & error);
-    const timeline_frame & frame_at(int64_t i) const;
-    int64_t timeline_end() const { return tl_base_ + int64_t(timeline_.size()); }
     bool    control_zero() const;
     bool    hold_mode() const;
     message_ptr make_targets(const plan_result * r);

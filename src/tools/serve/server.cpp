@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <sys/resource.h>
 #include <thread>
+#include <variant>
 
 namespace mb::serve {
 
@@ -148,9 +149,10 @@ private:
             return write(make_http_error(req, http::status::forbidden, "host not allowed"), false);
         }
         if (websocket::is_upgrade(req)) return upgrade(std::move(req));
-        http_response res = handle_http(req, st_.routes);
-        const bool    ka  = res.keep_alive();
-        write(std::move(res), ka);
+        std::visit([this](auto && res) {
+            const bool ka = res.keep_alive();
+            write(std::move(res), ka);
+        }, handle_http(req, st_.routes));
     }
 
     void upgrade(http_request req) {
@@ -169,9 +171,10 @@ private:
         ws->run(std::move(req), std::move(token));
     }
 
-    void write(http_response res, bool keep_alive) {
+    template <class Response>
+    void write(Response res, bool keep_alive) {
         res.keep_alive(keep_alive);
-        auto sp = std::make_shared<http_response>(std::move(res));
+        auto sp = std::make_shared<Response>(std::move(res));
         stream_.expires_after(std::chrono::seconds(10));
         http::async_write(stream_, *sp, [self = shared_from_this(), sp, keep_alive](beast::error_code ec, size_t) {
             if (ec || !keep_alive) return self->shutdown();

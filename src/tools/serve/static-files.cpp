@@ -3,6 +3,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <sys/stat.h>
 
 namespace mb::serve {
@@ -37,6 +38,25 @@ bool real_path(const std::string & p, std::string & out) {
     if (!::realpath(p.c_str(), buf)) return false;
     out = buf;
     return true;
+}
+
+// the viewer's files only (issue 19.13b: the whole web/ tree was served, node_modules,
+// package.json and scripts/ included): files at the top level or in vendor/, of the kinds a
+// page loads. Everything else is 404, as if absent
+bool viewer_file(const std::string & decoded) {
+    static const char * k_dirs[] = {"/", "/vendor/"};
+    static const char * k_exts[] = {".html", ".js", ".css", ".svg", ".ico", ".png"};
+    const size_t        slash    = decoded.rfind('/');
+    const std::string   dir      = decoded.substr(0, slash + 1);
+    const std::string   name     = decoded.substr(slash + 1);
+    bool                dir_ok   = false;
+    for (const char * d : k_dirs) dir_ok = dir_ok || dir == d;
+    if (!dir_ok) return false;
+    for (const char * e : k_exts) {
+        const size_t n = std::strlen(e);
+        if (name.size() > n && name.compare(name.size() - n, n, e) == 0) return true;
+    }
+    return false;
 }
 
 } // namespace
@@ -85,6 +105,7 @@ static_file resolve_static(const std::string & root, const std::string & target)
         }
         i = j + 1;
     }
+    if (!viewer_file(decoded)) return r;   // 404
     std::string real_root, real_file;
     if (!real_path(root, real_root) || !real_path(root + decoded, real_file)) return r;   // 404
     if (real_file.compare(0, real_root.size() + 1, real_root + "/") != 0) {
@@ -93,15 +114,7 @@ static_file resolve_static(const std::string & root, const std::string & target)
     }
     struct stat st {};
     if (::stat(real_file.c_str(), &st) != 0) return r;
-    if (S_ISDIR(st.st_mode)) {
-        std::string index;
-        if (!real_path(real_file + "/index.html", index) || ::stat(index.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return r;
-        if (index.compare(0, real_root.size() + 1, real_root + "/") != 0) {
-            r.status = 403;
-            return r;
-        }
-        real_file = index;
-    } else if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st.st_mode)) {
         r.status = 403;
         return r;
     }

@@ -12,8 +12,9 @@ struct static_file {
 };
 
 // `target` is the request target (path, maybe with a query). Percent-decoding, no "..",
-// NUL or backslash segments, no dot-files, "/" → index.html, and the real path (symlinks
-// resolved) must stay under the real root and be a regular file
+// NUL or backslash segments, no dot-files, "/" → index.html; only the viewer's files are
+// served (.html .js .css .svg .ico .png at the top level or in vendor/; anything else is 404),
+// and the real path (symlinks resolved) must stay under the real root and be a regular file
 static_file resolve_static(const std::string & root, const std::string & target);
 
 const char * content_type_for(const std::string & path);

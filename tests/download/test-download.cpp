@@ -1,7 +1,7 @@
 // motionbricks download against a local HTTP server (Beast, in process): good files,
 // corrupted bytes, truncated transfers resumed with Range, a redirect, a hostile manifest,
 // offline and non-loopback plain http
-#include "tools/serve/download.h"
+#include "tools/download/download.h"
 
 #include "format/sha256.h"
 
@@ -27,7 +27,7 @@ namespace http  = beast::http;
 namespace net   = boost::asio;
 namespace fs    = std::filesystem;
 using tcp       = net::ip::tcp;
-using namespace mb::serve;
+using namespace mb::download;
 
 // serves files by path; per path a mode: good, corrupt (one byte flipped), truncate (the
 // first response stops half-way; Range requests are honoured), redirect

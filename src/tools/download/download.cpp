@@ -1,7 +1,9 @@
 // motionbricks download: HTTPS client (Boost.Beast + OpenSSL), pinned hashes, atomic
 // resumable writes. Synchronous I/O; a watchdog shuts the socket down when no byte moves
 // for the timeout, so a dead network never hangs the command
-#include "tools/serve/download.h"
+#include "tools/download/download.h"
+
+#include "format/json-bounded.h"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -9,8 +11,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include "format/json-bounded.h"
-
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
@@ -30,7 +30,7 @@
 #include <set>
 #include <thread>
 
-namespace mb::serve {
+namespace mb::download {
 
 const char * const k_release_repo     = "LocalAI-io/MotionBricks-G1-GGML";
 const char * const k_release_revision = "cc2a47603dbc203a4f18f35dd06ed3611833f506";
@@ -561,4 +561,4 @@ int download_release(const download_options & o) {
     return written;
 }
 
-} // namespace mb::serve
+} // namespace mb::download

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace mb::serve {
+namespace mb::download {
 
 extern const char * const k_release_repo;        // "LocalAI-io/MotionBricks-G1-GGML"
 extern const char * const k_release_revision;    // pinned commit
@@ -61,4 +61,4 @@ bool download_file(const download_options & o, const remote_file & f);
 // MANIFEST.json, the bundle and the styles; returns the number of files written
 int download_release(const download_options & o);
 
-} // namespace mb::serve
+} // namespace mb::download
