@@ -57,10 +57,17 @@ void agent_plan_bench(benchmark::State & state) {
         state.SkipWithError(s.why.c_str());
         return;
     }
-    agent a(*s.model, s.styles);
+    const style_asset * walk = &s.styles[0];
+    const style_asset * idle = &s.styles[0];
+    for (const style_asset & st : s.styles) {
+        if (st.name == "walk") walk = &st;
+        if (st.name == "idle") idle = &st;
+    }
+    agent a(*s.model);
+    a.reset(*idle);
     agent_command cmd;
-    cmd.style       = std::max(0, a.find_style("walk"));
-    cmd.movement[0] = 1;
+    cmd.style       = walk;
+    cmd.movement[2] = 1;   // forward
     int frames = 0;
     for (auto _ : state) {
         a.advance(k_agent_replan);

@@ -9,7 +9,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 fuzz_begin "${1:?usage: run-style-fuzz.sh WORK_DIR [SECONDS]}" "${2:-}"
 lib=("$root/src/format/style.cpp" "$root/src/format/gguf.cpp" "$root/src/format/tensor-names.cpp"
      "$root/src/format/sha256.cpp" "$root/src/format/tensor.cpp" "$root/src/motion/mjcf.cpp"
-     "$root/src/motion/qpos.cpp" "$root/src/motion/motion-rep.cpp" "$root/src/format/bundle.cpp"
+     "$root/src/motion/qpos.cpp" "$root/src/motion/g1.cpp" "$root/src/motion/motion-rep.cpp" "$root/src/format/bundle.cpp"
      "$root/src/format/regular-file.cpp")
 echo "building $work/style-fuzz"
 "$cxx" "${flags[@]}" -fsanitize=fuzzer "$here/style-fuzz.cpp" "${lib[@]}" -lcrypto -o "$work/style-fuzz"

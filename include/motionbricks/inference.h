@@ -124,6 +124,38 @@ MB_API mb_status mb_inference_request_set_boundary_poses(mb_inference_request * 
                                                          const float * local_xyzw, uint64_t rotation_count,
                                                          char * error, uint64_t error_capacity);
 
+/* (Not in the reference runtime.) Forces the duration: `count` pose tokens (6..16, 4 frames each)
+ * instead of the argmax over the allowed durations; 0 (default) predicts it. Other values →
+ * MB_INVALID_ARGUMENT. request must not be NULL. */
+MB_API mb_status mb_inference_request_set_token_count(mb_inference_request * request, uint32_t count, char * error,
+                                                      uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Sets the number of masked-decoding steps of the pose-token planner,
+ * 1..16 (default 1, as upstream's demo), else MB_INVALID_ARGUMENT. request must not be NULL. */
+MB_API mb_status mb_inference_request_set_inference_steps(mb_inference_request * request, uint32_t steps,
+                                                          char * error, uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Supplies the Gumbel noise explicitly, for replaying a reference run:
+ * `count` = steps * 16 * 8 * 10 uniforms in [0, 1] ([steps, 16 tokens, 8 heads, 10 codes]), copied;
+ * count 0 clears them (the seed's generator is used). mb_model_infer then needs Gumbel sampling and
+ * `steps` equal to the request's inference steps. Errors (the request is left unchanged):
+ * MB_INVALID_ARGUMENT for a NULL request, data NULL with count > 0, a count that is not a multiple of
+ * 1280 or above 16 * 1280, or a value outside [0, 1] (NaN included). */
+MB_API mb_status mb_inference_request_set_gumbel_uniforms(mb_inference_request * request, const float * data,
+                                                          uint64_t count, char * error, uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Upstream's skip_ending_target_cond: 1 drops the target frames'
+ * conditioning from the pose planner, 0 (default) keeps it. Other values → MB_INVALID_ARGUMENT.
+ * request must not be NULL. */
+MB_API mb_status mb_inference_request_set_skip_ending_target_cond(mb_inference_request * request, uint32_t enabled,
+                                                                  char * error, uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Upstream's allow_out_of_reach: 1 lets the root planner answer "out of
+ * reach" (mb_model_infer then fails with MB_COMPUTE_FAILED), 0 (default) masks that choice. Other values
+ * → MB_INVALID_ARGUMENT. request must not be NULL. */
+MB_API mb_status mb_inference_request_set_allow_out_of_reach(mb_inference_request * request, uint32_t enabled,
+                                                             char * error, uint64_t error_capacity);
+
 /* ==== inference ================================================================================= */
 
 /* Runs stateless inference. The request is validated completely before anything runs: all three

@@ -106,6 +106,11 @@ typedef uint32_t mb_device;
 #define MB_DEVICE_VULKAN UINT32_C(2) /* Vulkan: mb_model_load answers MB_BACKEND_UNAVAILABLE in this build */
 #define MB_DEVICE_CUDA   UINT32_C(3) /* an NVIDIA GPU (compute capability 7.5+), in builds with CUDA */
 
+/* The G1 (not in the reference runtime): joints per frame of G1Skeleton34, and floats per MuJoCo qpos
+ * frame (root position, root quaternion w x y z, 29 hinge angles). */
+#define MB_G1_JOINT_COUNT UINT32_C(34)
+#define MB_G1_QPOS_SIZE   UINT32_C(36)
+
 /* ==== handles =================================================================================== */
 
 typedef struct mb_runtime_options mb_runtime_options; /* how to load a model (device, threads) */
@@ -199,8 +204,11 @@ MB_API mb_status mb_command_set_style(mb_command * value, const mb_style * style
 MB_API mb_status mb_command_get_style(const mb_command * value, const mb_style ** output, char * error,
                                       uint64_t error_capacity);
 
-/* Sets the world-space travel direction (Y is ignored by planners; (0,0,0) means stand still). Every
- * component must be finite, else MB_INVALID_ARGUMENT. value must not be NULL. */
+/* Sets the world-space travel direction (Y is ignored by planners; (0,0,0) means stand still). Only the
+ * direction counts, not the length: a plan normalises the ground-plane (x, z) part, so (0,0,10) moves as
+ * far as (0,0,1) (upstream's demo controllers only ever send unit directions); a ground-plane length
+ * below 1e-5 turns in place, as (0,0,0) does. Every component must be finite with |v| <= 1e6, else
+ * MB_INVALID_ARGUMENT. value must not be NULL. */
 MB_API mb_status mb_command_set_movement_direction(mb_command * value, float x, float y, float z, char * error,
                                                    uint64_t error_capacity);
 
@@ -208,8 +216,9 @@ MB_API mb_status mb_command_set_movement_direction(mb_command * value, float x, 
 MB_API mb_status mb_command_get_movement_direction(const mb_command * value, float * x, float * y, float * z,
                                                    char * error, uint64_t error_capacity);
 
-/* Sets the world-space direction the body should face. Components must be finite and the vector must
- * not be zero (squared length <= 1e-12 is rejected), else MB_INVALID_ARGUMENT. value must not be NULL. */
+/* Sets the world-space direction the body should face (its length does not matter). Components must be
+ * finite with |v| <= 1e6 and the vector must not be zero (squared length <= 1e-12 is rejected), else
+ * MB_INVALID_ARGUMENT. value must not be NULL. */
 MB_API mb_status mb_command_set_facing_direction(mb_command * value, float x, float y, float z, char * error,
                                                  uint64_t error_capacity);
 
@@ -357,7 +366,8 @@ MB_API mb_status mb_agent_set_context(mb_agent * value, const float * root_xyz, 
 /* Gives the agent the side-step styles of upstream's blend-space remap: when a plan's style is named
  * "walk" or "slow_walk" and its movement points more than 45 degrees (and less than 135) to the left or
  * right of the spring's target heading, the target poses come from `walk_left` or `walk_right` instead
- * (the duration mask stays the command style's, as upstream's demo does). Both styles are copied; both
+ * (the duration mask stays the command style's, as upstream's demo does; mb_motion_get_style_name
+ * names the style the targets came from). Both styles are copied; both
  * NULL removes them (then, as in the reference runtime, a plan uses only its command's style). Errors:
  * MB_INVALID_ARGUMENT (value NULL, or exactly one of walk_left / walk_right NULL); the agent is then
  * unchanged. */
@@ -387,6 +397,45 @@ MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command
  * plan starts from the 4 frames at the cursor. Call it with the number of frames played since the last
  * plan. Without a history (new agent, reset with NULL) it does nothing. value must not be NULL. */
 MB_API mb_status mb_agent_advance(mb_agent * value, uint32_t frames, char * error, uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Replaces the agent's history with MuJoCo qpos frames of the G1
+ * [frames, 36] (root position, metres, Z up; root quaternion w, x, y, z; the 29 hinge angles in the
+ * joint order of the G1 MJCF), the form mb_motion_get_mujoco_qpos returns. frames >= 4; every value
+ * finite and every root quaternion's norm within 1 +- 0.01, else MB_INVALID_ARGUMENT and the agent is
+ * unchanged. As mb_agent_set_context, the next plan starts from the LAST 4 frames. The array is copied.
+ * value and qpos must not be NULL. */
+MB_API mb_status mb_agent_set_context_qpos(mb_agent * value, const float * qpos, uint64_t frames, char * error,
+                                           uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Writes the agent's cursor (the history frame the next plan starts
+ * from; 0 after a plan, a reset or a context) to *output. value and output must not be NULL. */
+MB_API mb_status mb_agent_get_cursor(const mb_agent * value, uint64_t * output, char * error,
+                                     uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Writes the agent's whole history as a new motion to *output: its
+ * frames (the last plan, or the seeded clip padded to 64 frames, or the 4 context frames; 0 frames
+ * without a history) with root translations, local rotations, joint positions and MuJoCo qpos, and no
+ * target frames. The motion is owned by the caller (free with mb_motion_free) and does not change when
+ * the agent does. Errors: MB_INVALID_ARGUMENT (value or output NULL; *output is then NULL when output
+ * is not), MB_OUT_OF_MEMORY. */
+MB_API mb_status mb_agent_get_history(const mb_agent * value, mb_motion ** output, char * error,
+                                      uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Writes the ground-plane facing of the history frame at the cursor
+ * (the pelvis's forward axis, Y zeroed, unit length up to 1e-5) to *x, *y, *z; (0, 0, 1) without a
+ * history. Pass it to mb_command_set_facing_direction to keep the current facing. No pointer may be
+ * NULL. */
+MB_API mb_status mb_agent_get_facing_direction(const mb_agent * value, float * x, float * y, float * z,
+                                               char * error, uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Upstream's demo replan rule: writes 1 to *output when the cursor has
+ * reached frame 16 or the history's last frame, unless the last plan and `command` both play the idle
+ * role (their style is named "idle": the history then plays out and holds its last frame), else 0.
+ * A program that shows one frame per step and plans when this says so plays what upstream's demo plays.
+ * Errors: MB_INVALID_ARGUMENT (a NULL pointer, or a command without a style). The agent is not
+ * changed. */
+MB_API mb_status mb_agent_get_replan_due(const mb_agent * value, const mb_command * command, uint32_t * output,
+                                         char * error, uint64_t error_capacity);
 
 /* ==== motions =================================================================================== */
 
@@ -446,6 +495,56 @@ MB_API mb_status mb_motion_get_target_root_translations(const mb_motion * value,
 MB_API mb_status mb_motion_get_target_local_rotations_xyzw(const mb_motion * value, const float ** output,
                                                            uint64_t * values, char * error,
                                                            uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Writes the target joint positions [target frames, 34, 3] (world,
+ * metres, Y up: the placed style poses an agent plan aimed at) and their float count; *output is NULL
+ * and *values 0 when the motion has no target frames. Borrowed until mb_motion_free. No pointer may be
+ * NULL. */
+MB_API mb_status mb_motion_get_target_joint_positions(const mb_motion * value, const float ** output,
+                                                      uint64_t * values, char * error, uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Writes the name of the style whose poses an agent plan aimed at
+ * (after the side-step remap; "" for stateless inference and agent histories) to *output: a
+ * NUL-terminated string borrowed from the motion until mb_motion_free. No pointer may be NULL. */
+MB_API mb_status mb_motion_get_style_name(const mb_motion * value, const char ** output, char * error,
+                                          uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Writes the number of pose tokens n (frames / 4; 0 for agent
+ * histories) to *output. value and output must not be NULL. */
+MB_API mb_status mb_motion_get_token_count(const mb_motion * value, uint64_t * output, char * error,
+                                           uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Writes a pointer to the sampled pose tokens [n, 8] (one code 0..9 per
+ * tokenizer head) and their count (n * 8); *output is NULL and *values 0 for agent histories. Borrowed
+ * until mb_motion_free. No pointer may be NULL. */
+MB_API mb_status mb_motion_get_tokens(const mb_motion * value, const int32_t ** output, uint64_t * values,
+                                      char * error, uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Stateless inference only: writes a pointer to the duration logits the
+ * duration was chosen from [12] (-inf where a duration was not allowed) and their count; *output is
+ * NULL and *values 0 for agent plans. Borrowed until mb_motion_free. No pointer may be NULL. */
+MB_API mb_status mb_motion_get_duration_logits(const mb_motion * value, const float ** output, uint64_t * values,
+                                               char * error, uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Stateless inference only: writes a pointer to upstream's predict
+ * output, the raw 414-d global features [frames, 414] the motion was decoded from, and their count;
+ * *output is NULL and *values 0 for agent plans. Borrowed until mb_motion_free. No pointer may be NULL. */
+MB_API mb_status mb_motion_get_global_features(const mb_motion * value, const float ** output, uint64_t * values,
+                                               char * error, uint64_t error_capacity);
+
+/* Stages of one inference, carried as uint32_t (for mb_motion_get_stage_time_ms). */
+#define MB_STAGE_PREPARE UINT32_C(0) /* validation, recentring, normalisation */
+#define MB_STAGE_ROOT    UINT32_C(1) /* root planner */
+#define MB_STAGE_POSE    UINT32_C(2) /* pose-token planner */
+#define MB_STAGE_DECODER UINT32_C(3) /* VQ decoder */
+#define MB_STAGE_FINISH  UINT32_C(4) /* local to global, forward kinematics */
+#define MB_STAGE_TOTAL   UINT32_C(5) /* the whole inference */
+
+/* (Not in the reference runtime.) Writes the wall time in milliseconds that `stage` (MB_STAGE_*) of the
+ * inference behind this motion took (0 for agent histories) to *output. Errors: MB_INVALID_ARGUMENT (a
+ * NULL pointer or an unknown stage). */
+MB_API mb_status mb_motion_get_stage_time_ms(const mb_motion * value, uint32_t stage, float * output, char * error,
+                                             uint64_t error_capacity);
 
 #ifdef __cplusplus
 }

@@ -307,6 +307,29 @@ public:
     float_view mujoco_qpos() const { return get_view(mb_motion_get_mujoco_qpos); }
     float_view target_root_translations() const { return get_view(mb_motion_get_target_root_translations); }
     float_view target_local_rotations_xyzw() const { return get_view(mb_motion_get_target_local_rotations_xyzw); }
+    float_view target_joint_positions() const { return get_view(mb_motion_get_target_joint_positions); }
+    float_view duration_logits() const { return get_view(mb_motion_get_duration_logits); }
+    float_view global_features() const { return get_view(mb_motion_get_global_features); }
+    uint64_t   token_count() const { return get_u64(mb_motion_get_token_count); }
+    // [n, 8] pose tokens, borrowed like the float views
+    std::pair<const int32_t *, uint64_t> tokens() const {
+        const int32_t * data = nullptr;
+        uint64_t        size = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_motion_get_tokens(p_.get(), &data, &size, e, n); });
+        return {data, size};
+    }
+    // the style of an agent plan's targets ("" for stateless inference)
+    std::string style_name() const {
+        const char * s = nullptr;
+        detail::check([&](char * e, uint64_t n) { return mb_motion_get_style_name(p_.get(), &s, e, n); });
+        return s != nullptr ? std::string(s) : std::string();
+    }
+    // ms of one MB_STAGE_*
+    float stage_time_ms(uint32_t stage) const {
+        float v = 0.0f;
+        detail::check([&](char * e, uint64_t n) { return mb_motion_get_stage_time_ms(p_.get(), stage, &v, e, n); });
+        return v;
+    }
 
     const mb_motion * get() const noexcept { return p_.get(); }
     mb_motion *       release() noexcept { return p_.release(); }
@@ -348,11 +371,11 @@ public:
     // roots [frames, 3] and local_xyzw [frames, 34, 4], frames >= 4; the last 4 frames are used
     void set_context(const std::vector<float> & roots, const std::vector<float> & local_xyzw) {
         const uint64_t frames = roots.size() / 3;
-        if (roots.size() != frames * 3 || local_xyzw.size() != frames * 34 * 4) {
+        if (roots.size() != frames * 3 || local_xyzw.size() != frames * MB_G1_JOINT_COUNT * 4) {
             throw error(MB_INVALID_ARGUMENT, "set_context: roots must hold frames * 3 floats and local_xyzw frames * 136");
         }
         detail::check([&](char * e, uint64_t n) {
-            return mb_agent_set_context(p_.get(), roots.data(), local_xyzw.data(), frames, 34, e, n);
+            return mb_agent_set_context(p_.get(), roots.data(), local_xyzw.data(), frames, MB_G1_JOINT_COUNT, e, n);
         });
     }
     // upstream's walk → walk_left / walk_right remap (styles copied); clear_sidestep_styles() removes it
@@ -363,6 +386,33 @@ public:
     }
     void clear_sidestep_styles() {
         detail::check([&](char * e, uint64_t n) { return mb_agent_set_sidestep_styles(p_.get(), nullptr, nullptr, e, n); });
+    }
+    // MuJoCo qpos [frames, 36], frames >= 4; the last 4 frames are used
+    void set_context_qpos(const float * qpos, uint64_t frames) {
+        detail::check([&](char * e, uint64_t n) { return mb_agent_set_context_qpos(p_.get(), qpos, frames, e, n); });
+    }
+    uint64_t cursor() const {
+        uint64_t v = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_agent_get_cursor(p_.get(), &v, e, n); });
+        return v;
+    }
+    // a copy of the whole history as a motion
+    motion history() const {
+        mb_motion * out = nullptr;
+        detail::check([&](char * e, uint64_t n) { return mb_agent_get_history(p_.get(), &out, e, n); });
+        return motion(out);
+    }
+    std::array<float, 3> facing_direction() const {
+        std::array<float, 3> v{};
+        detail::check([&](char * e, uint64_t n) {
+            return mb_agent_get_facing_direction(p_.get(), &v[0], &v[1], &v[2], e, n);
+        });
+        return v;
+    }
+    bool replan_due(const command & c) const {
+        uint32_t v = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_agent_get_replan_due(p_.get(), c.get(), &v, e, n); });
+        return v != 0;
     }
     motion plan(const command & c) {
         mb_motion * out = nullptr;
@@ -462,6 +512,30 @@ public:
         uint32_t v = 0;
         detail::check([&](char * e, uint64_t n) { return mb_inference_request_get_sampling_argmax(p_.get(), &v, e, n); });
         return v != 0;
+    }
+    // 0 = predicted, 6..16 forced
+    void set_token_count(uint32_t count) {
+        detail::check([&](char * e, uint64_t n) { return mb_inference_request_set_token_count(p_.get(), count, e, n); });
+    }
+    void set_inference_steps(uint32_t steps) {
+        detail::check([&](char * e, uint64_t n) { return mb_inference_request_set_inference_steps(p_.get(), steps, e, n); });
+    }
+    // [steps, 16, 8, 10] uniforms in [0, 1]; empty clears them
+    void set_gumbel_uniforms(const std::vector<float> & values) {
+        detail::check([&](char * e, uint64_t n) {
+            return mb_inference_request_set_gumbel_uniforms(p_.get(), values.empty() ? nullptr : values.data(),
+                                                            values.size(), e, n);
+        });
+    }
+    void set_skip_ending_target_cond(bool enabled) {
+        detail::check([&](char * e, uint64_t n) {
+            return mb_inference_request_set_skip_ending_target_cond(p_.get(), enabled ? 1u : 0u, e, n);
+        });
+    }
+    void set_allow_out_of_reach(bool enabled) {
+        detail::check([&](char * e, uint64_t n) {
+            return mb_inference_request_set_allow_out_of_reach(p_.get(), enabled ? 1u : 0u, e, n);
+        });
     }
     // boundary 0 = source, 1 = target; roots [4, 3] (12 floats), local_xyzw [4, 34, 4] (544 floats)
     void set_boundary_poses(const model & m, uint32_t boundary, const std::vector<float> & roots,

@@ -18,26 +18,31 @@ namespace mb {
 constexpr int k_agent_context = 4;      // context and target frames per plan
 constexpr int k_agent_replan  = 16;     // frames shown per plan in the upstream demo (generate_dt 2 × 8/30 s)
 
-// what one plan should do; directions are MuJoCo world vectors (x forward, y left, z up; z ignored)
+// what one plan should do. The one input contract: every vector is in motion space (Y up, metres;
+// x left, z forward), converted to MuJoCo once, inside agent_prepare. Style roles are explicit
 struct agent_command {
-    int      style        = 0;              // index into the agent's styles
-    float    movement[3]  = {0, 0, 0};      // movement direction (any length; zero turns in place)
-    float    facing[3]    = {1, 0, 0};      // facing direction
+    const style_asset * style          = nullptr;  // the main style: duration mask, speed, target clip (borrowed)
+    const style_asset * sidestep_left  = nullptr;  // both or neither: upstream's blend-space remap takes
+    const style_asset * sidestep_right = nullptr;  //   the targets from these when moving sideways (borrowed)
+    bool     idle         = false;          // the idle role: spring from the current velocity, targets held
+    float    movement[3]  = {0, 0, 0};      // travel direction; y ignored, normalised on the ground plane;
+                                            //   shorter than 1e-5 turns in place (upstream's rule)
+    float    facing[3]    = {0, 0, 1};      // facing direction (y ignored)
     float    target_speed = -1.0f;          // m/s; negative: the style's configured speed
     uint64_t seed         = 0;              // target clip frame k = seed mod (style frames − 4)
     bool     argmax       = true;           // pose tokens by argmax (else Gumbel with the seed)
     bool     has_target   = false;          // a world target replaces the spring's goal (upstream
-    float    target[3]    = {0, 0, 0};      //   specific_target_positions: MuJoCo world, z ignored)
-    float    target_heading = 0;            //   and its heading (rad about MuJoCo z, like the root yaw)
+    float    target[3]    = {0, 0, 0};      //   specific_target_positions: world position, y ignored)
+    float    target_heading = 0;            //   and its heading (rad about +Y)
 };
 
 // every intermediate of one plan in upstream's canonical frame (tests compare these)
 struct agent_trace {
-    std::array<float, k_agent_context * 36> context_raw{};    // [4, 36] context qpos, world
-    std::array<float, k_agent_context * 36> context_canon{};  // [4, 36] after canonicalisation
+    std::array<float, k_agent_context * k_qpos_dim> context_raw{};    // [4, 36] context qpos, world
+    std::array<float, k_agent_context * k_qpos_dim> context_canon{};  // [4, 36] after canonicalisation
     double yaw0 = 0;                                // context frame 0 yaw (rad about MuJoCo z)
     double p0[3] = {0, 0, 0};                       // context frame 0 position with z = 0
-    double movement_canon[3] = {0, 0, 0};           // command directions, canonical
+    double movement_canon[3] = {0, 0, 0};           // command directions, MuJoCo, canonical
     double facing_canon[3]   = {0, 0, 0};
     std::vector<float> context_pos;                 // [4, 34, 3] canonical context transforms
     std::vector<float> context_rot;                 // [4, 34, 9]
@@ -45,7 +50,7 @@ struct agent_trace {
     double target_pos[4][2]{};
     double start_heading[4]{};                      // heading spring (rad about +Y)
     double target_heading[4]{};
-    int    style_final = 0;                         // after the walk → walk_left/right remap
+    const style_asset * style_final = nullptr;      // the style of the targets, after the side-step remap
     int    clip_frame  = 0;                         // k
     std::vector<float> target_joint_pos;            // [4, 34, 3] realigned clip frames (root-relative xz)
     std::vector<float> target_joint_rot;            // [4, 34, 9]
@@ -60,8 +65,10 @@ struct agent_trace {
 
 struct agent_plan {
     int                frames = 0;          // 4n (24..64)
-    int                style  = 0;          // style that supplied the targets (after the remap)
+    const style_asset * style = nullptr;    // style that supplied the targets (after the remap), borrowed
     int                num_tokens = 0;      // n
+    std::vector<int32_t> tokens;            // [n, 8] pose tokens
+    predict_timings    timings;             // predict's stage times
     std::vector<float> qpos;                // [frames, 36] world, seam-blended, quaternion w first
     std::vector<float> root_translations;   // [frames, 3] pelvis position, world, motion space (Y up, m)
     std::vector<float> local_rotations_xyzw;// [frames, 34, 4] parent-relative rotations (root: world)
@@ -76,75 +83,54 @@ struct agent_plan {
 // [frames, 34, 9] (the root's parent is the world; pytorch3d branch rule)
 void local_rotations_xyzw(const float * global_rotations, int64_t frames, float * out);
 
-// the styles one plan may use, borrowed: cmd.style indexes it, and the idle rule and the walk →
-// walk_left/right remap look styles up in it by name
-using style_refs = std::vector<const style_asset *>;
-style_refs refs_of(const std::vector<style_asset> & styles);
-
 // steps (a)–(e): canonicalisation, springs, remap, targets, realignment and the predict
 // request; `context` is [4, 36] world qpos; throws std::invalid_argument on a bad command
-void agent_prepare(const style_refs & styles, const qpos_converter & conv, const float * context,
-                   const agent_command & cmd, agent_trace & t);
-inline void agent_prepare(const std::vector<style_asset> & styles, const qpos_converter & conv, const float * context,
-                          const agent_command & cmd, agent_trace & t) {
-    agent_prepare(refs_of(styles), conv, context, cmd, t);
-}
+void agent_prepare(const qpos_converter & conv, const float * context, const agent_command & cmd, agent_trace & t);
 
 // steps (f)–(g): predict output → canonical qpos → world qpos (t.qpos_uncanon) → the plan
 // with the seam blended against the raw context; reads t.result
 agent_plan agent_finish(const qpos_converter & conv, agent_trace & t);
 
+// the history (a buffer of world qpos frames and a cursor) and the planner
 class agent {
 public:
-    // `model` is borrowed and must outlive the agent; styles are copied. The initial buffer
-    // is the "idle" style's clip (else style 0) as upstream's reset builds it
-    agent(const motion_model & model, std::vector<style_asset> styles);
-    // an agent without styles of its own, for callers that pass styles with each plan (the C
-    // ABI): no buffer until reset(style), set_context or the first plan (from its style's clip)
+    // `model` is borrowed and must outlive the agent. No history until reset(style),
+    // set_context or the first plan (which starts from its style's clip)
     explicit agent(const motion_model & model);
 
     // predict on `st` (borrowed: it must outlive the agent and its copies; copies share it, so
     // only one of them plans at a time); null, the default, borrows a state from the model's pool
     void use_state(predict_state * st) { state_ = st; }
 
-    const std::vector<style_asset> & styles() const { return styles_; }
-    int find_style(const std::string & name) const;     // -1 when absent
-
-    // back to the initial buffer, cursor 0
-    void reset();
-    // the initial buffer from `initial`'s clip instead of the idle style's, cursor 0
+    // the history from `initial`'s clip as upstream's reset builds it (padded to 64 frames), cursor 0
     void reset(const style_asset & initial);
-    // no buffer: the next plan starts from its style's clip
+    // no history: the next plan starts from its style's clip
     void clear();
     bool has_context() const { return !buffer_.empty(); }
     // replaces the buffer with `frames` ≥ 4 world qpos frames [frames, 36]; cursor 0
     void set_context(const float * qpos, int frames);
-    // plans from the 4 buffer frames at the cursor; the plan becomes the buffer, cursor 0
+    // plans from the 4 buffer frames at the cursor; the plan becomes the buffer, cursor 0.
+    // Throws std::invalid_argument for a bad command, std::runtime_error when the plan is not finite
     agent_plan plan(const agent_command & cmd, agent_trace * trace = nullptr);
-    // the same with the caller's styles (cmd.style indexes `styles`; the agent's own are unused)
-    agent_plan plan(const style_refs & styles, const agent_command & cmd, agent_trace * trace = nullptr);
-    agent_plan plan(const std::vector<style_asset> & styles, const agent_command & cmd, agent_trace * trace = nullptr) {
-        return plan(refs_of(styles), cmd, trace);
-    }
     // moves the cursor (clamped to the buffer's last frame)
     void advance(int frames);
     // upstream's replan rule: the cursor reached frame 16 or the buffer's last frame, unless
-    // the last plan and `cmd` are both idle (then the buffer plays out and holds its last frame)
+    // the last plan and `cmd` both play the idle role (then the buffer plays out and holds its last frame)
     bool replan_due(const agent_command & cmd) const;
-    // the style of the last plan (after the remap), -1 before the first
-    int last_style() const { return last_style_; }
+    // the ground-plane facing of the buffer frame at the cursor, motion space (x, 0, z), unit
+    // up to upstream's 1e-5; (0, 0, 1) without a history
+    void facing(float * out) const;
 
     int                        cursor() const { return cursor_; }
     const std::vector<float> & buffer() const { return buffer_; }   // [frames, 36]
 
 private:
-    const motion_model &     model_;
-    predict_state *          state_ = nullptr;  // borrowed; null = the model's pool
-    std::vector<style_asset> styles_;
-    qpos_converter           conv_;
-    std::vector<float>       buffer_;      // [frames, 36] world qpos
-    int                      cursor_     = 0;
-    int                      last_style_ = -1;
+    const motion_model & model_;
+    predict_state *      state_ = nullptr;   // borrowed; null = the model's pool
+    qpos_converter       conv_;
+    std::vector<float>   buffer_;            // [frames, 36] world qpos
+    int                  cursor_    = 0;
+    bool                 last_idle_ = false; // the last plan played the idle role
 };
 
 } // namespace mb

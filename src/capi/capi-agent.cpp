@@ -23,27 +23,38 @@ namespace {
 
 constexpr double   k_quat_norm_tol = 0.01;   // |‖q‖ − 1| accepted in a context pose
 
-// the C command (motion space: Y up, x left, z forward) → the agent's (MuJoCo: x forward, y left)
-mb::agent_command to_agent_command(const mb_command & c) {
+// the roles the C ABI gives by name (motionbricks.h): a style named "idle" plays the idle role, and
+// the agent's side-step styles serve commands whose style is "walk" or "slow_walk"
+bool plays_idle(const mb::style_asset & s) {
+    return s.name == "idle";
+}
+
+bool takes_sidesteps(const mb::style_asset & s) {
+    return s.name == "walk" || s.name == "slow_walk";
+}
+
+// the C command → the agent's (both motion space; the agent converts to MuJoCo itself)
+mb::agent_command to_agent_command(const mb_agent & agent, const mb_command & c) {
     if (c.style == nullptr) {
         fail(MB_INVALID_ARGUMENT, "the command has no style (mb_command_set_style)");
     }
     mb::agent_command a;
-    a.style          = 0;
-    a.movement[0]    = c.movement[2];
-    a.movement[1]    = c.movement[0];
-    a.movement[2]    = 0;
-    a.facing[0]      = c.facing[2];
-    a.facing[1]      = c.facing[0];
-    a.facing[2]      = 0;
+    a.style = &c.style->styles.at(0);
+    a.idle  = plays_idle(*a.style);
+    if (agent.sidesteps.size() == 2 && takes_sidesteps(*a.style)) {
+        a.sidestep_left  = &agent.sidesteps[0];
+        a.sidestep_right = &agent.sidesteps[1];
+    }
+    for (int i = 0; i < 3; ++i) {
+        a.movement[i] = c.movement[size_t(i)];
+        a.facing[i]   = c.facing[size_t(i)];
+        a.target[i]   = c.world_target[size_t(i)];
+    }
     a.target_speed   = c.target_speed;
     a.seed           = c.seed;
     a.argmax         = c.sampling_argmax == 1;
     a.has_target     = c.world_target_enabled == 1;
-    a.target[0]      = c.world_target[2];
-    a.target[1]      = c.world_target[0];
-    a.target[2]      = c.world_target[1];
-    a.target_heading = c.world_target_heading;   // about +Y = about MuJoCo z, same sign
+    a.target_heading = c.world_target_heading;
     return a;
 }
 
@@ -53,12 +64,16 @@ std::unique_ptr<mb_motion> motion_from_plan(mb::agent_plan && p) {
     const size_t t = size_t(mb::k_agent_context);
     if (p.frames <= 0 || p.root_translations.size() != f * 3 || p.local_rotations_xyzw.size() != f * k_n_joints * 4 ||
         p.target_positions.size() != t * k_n_joints * 3 || p.target_local_rotations_xyzw.size() != t * k_n_joints * 4 ||
-        p.joint_positions.size() != f * k_n_joints * 3 || p.qpos.size() != f * mb::k_qpos_dim) {
+        p.joint_positions.size() != f * k_n_joints * 3 || p.qpos.size() != f * mb::k_qpos_dim || p.style == nullptr) {
         fail(MB_INTERNAL_ERROR, "the agent returned a plan of inconsistent shapes (" + std::to_string(p.frames) +
                                     " frames)");
     }
     auto m                  = std::make_unique<mb_motion>();
     m->frames               = uint64_t(f);
+    m->token_count          = uint64_t(p.num_tokens);
+    m->tokens               = std::move(p.tokens);
+    m->style_name           = p.style->name;
+    m->timings              = p.timings;
     m->root_translations    = std::move(p.root_translations);
     m->local_rotations_xyzw = std::move(p.local_rotations_xyzw);
     m->joint_positions      = std::move(p.joint_positions);
@@ -70,25 +85,17 @@ std::unique_ptr<mb_motion> motion_from_plan(mb::agent_plan && p) {
             m->target_root_translations[i * 3 + c] = p.target_positions[i * k_n_joints * 3 + c];   // joint 0
         }
     }
+    m->target_joint_positions      = std::move(p.target_positions);
     m->target_local_rotations_xyzw = std::move(p.target_local_rotations_xyzw);
-    const auto finite = [](const std::vector<float> & v) {
-        return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
-    };
-    if (!finite(m->root_translations) || !finite(m->local_rotations_xyzw) || !finite(m->joint_positions) ||
-        !finite(m->mujoco_qpos) || !finite(m->target_root_translations) ||
-        !finite(m->target_local_rotations_xyzw)) {
-        fail(MB_COMPUTE_FAILED, "the plan has non-finite values");
-    }
+    mb::capi::check_motion(*m, "the plan");
     return m;
 }
 
 // plans one agent; the agent is unchanged unless a motion is returned (on its own state)
-std::unique_ptr<mb_motion> plan_one(mb_agent & a, const mb::agent_command & cmd, const mb_style & style) {
-    mb::style_refs styles = {&style.styles.at(0)};   // cmd.style = 0
-    for (const mb::style_asset & s : a.sidesteps) styles.push_back(&s);
+std::unique_ptr<mb_motion> plan_one(mb_agent & a, const mb::agent_command & cmd) {
     auto backup = std::make_unique<mb::agent>(*a.core);
     try {
-        mb::agent_plan p = a.core->plan(styles, cmd);
+        mb::agent_plan p = a.core->plan(cmd);
         return motion_from_plan(std::move(p));
     } catch (...) {
         a.core = std::move(backup);
@@ -277,10 +284,7 @@ MB_API mb_status mb_agent_set_sidestep_styles(mb_agent * value, const mb_style *
         }
         std::vector<mb::style_asset> sidesteps;
         if (walk_left != nullptr) {
-            // renamed copies: the remap finds its targets by these names
-            sidesteps = {walk_left->styles.at(0), walk_right->styles.at(0)};
-            sidesteps[0].name = "walk_left";
-            sidesteps[1].name = "walk_right";
+            sidesteps = {walk_left->styles.at(0), walk_right->styles.at(0)};   // [left, right]
         }
         value->sidesteps = std::move(sidesteps);
         return MB_OK;
@@ -294,8 +298,8 @@ MB_API mb_status mb_agent_plan(mb_agent * value, const mb_command * command, mb_
         *output = nullptr;
         require(value, "agent");
         require(command, "command");
-        const mb::agent_command cmd = to_agent_command(*command);
-        std::unique_ptr<mb_motion> m = plan_one(*value, cmd, *command->style);
+        const mb::agent_command    cmd = to_agent_command(*value, *command);
+        std::unique_ptr<mb_motion> m   = plan_one(*value, cmd);
         *output = m.release();
         return MB_OK;
     });
@@ -326,7 +330,7 @@ MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command
                 fail(MB_INVALID_ARGUMENT, lane_message("agents", i, "uses a different model than agents[0]"));
             }
             try {
-                lanes.push_back(to_agent_command(*commands[i]));
+                lanes.push_back(to_agent_command(*agents[i], *commands[i]));
             } catch (const mb::error & e) {
                 fail(e.code(), lane_message("commands", i, e.what()));
             }
@@ -342,7 +346,7 @@ MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command
             size_t i = 0;
             try {
                 for (; i < size_t(count); ++i) {
-                    motions[i] = plan_one(*agents[i], lanes[i], *commands[i]->style);
+                    motions[i] = plan_one(*agents[i], lanes[i]);
                 }
             } catch (...) {
                 for (size_t k = 0; k < i; ++k) {
@@ -369,6 +373,87 @@ MB_API mb_status mb_agent_advance(mb_agent * value, uint32_t frames, char * erro
             // the cursor clamps to the history's last frame; a bound keeps the int sum from overflowing
             value->core->advance(int(std::min<uint32_t>(frames, uint32_t(1) << 24)));
         }
+        return MB_OK;
+    });
+}
+
+// ---- agent extras (not in the reference runtime) -----------------------------------------------
+
+MB_API mb_status mb_agent_set_context_qpos(mb_agent * value, const float * qpos, uint64_t frames, char * error,
+                                           uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        constexpr uint64_t d = uint64_t(mb::k_qpos_dim);
+        require(value, "agent");
+        require(qpos, "qpos");
+        if (frames < uint64_t(mb::k_agent_context)) {
+            fail(MB_INVALID_ARGUMENT, "a context needs at least 4 frames, got " + std::to_string(frames));
+        }
+        if (frames > UINT64_MAX / (d * sizeof(float))) {
+            fail(MB_INVALID_ARGUMENT, "frames " + std::to_string(frames) + " is too large");
+        }
+        for (uint64_t f = 0; f < frames; ++f) {
+            const float * q = &qpos[f * d];
+            double        n = 0;
+            for (uint64_t c = 0; c < d; ++c) {
+                if (!std::isfinite(q[c])) {
+                    fail(MB_INVALID_ARGUMENT, "qpos[" + std::to_string(f) + "][" + std::to_string(c) + "] is not finite");
+                }
+            }
+            for (int c = 3; c < 7; ++c) n += double(q[c]) * q[c];
+            if (std::fabs(std::sqrt(n) - 1.0) > k_quat_norm_tol) {
+                fail(MB_INVALID_ARGUMENT, "the root quaternion of qpos frame " + std::to_string(f) + " has norm " +
+                                              std::to_string(std::sqrt(n)) + " (needs 1 +- 0.01)");
+            }
+        }
+        value->core->set_context(&qpos[(frames - uint64_t(mb::k_agent_context)) * d], mb::k_agent_context);
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_agent_get_cursor(const mb_agent * value, uint64_t * output, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "agent");
+        require(output, "output");
+        *output = uint64_t(value->core->cursor());
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_agent_get_history(const mb_agent * value, mb_motion ** output, char * error,
+                                      uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(output, "output");
+        *output = nullptr;
+        require(value, "agent");
+        const std::vector<float> & b = value->core->buffer();
+        *output = mb::capi::motion_from_qpos(b.data(), int64_t(b.size() / size_t(mb::k_qpos_dim))).release();
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_agent_get_facing_direction(const mb_agent * value, float * x, float * y, float * z, char * error,
+                                               uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "agent");
+        require(x, "x");
+        require(y, "y");
+        require(z, "z");
+        float f[3];
+        value->core->facing(f);
+        *x = f[0];
+        *y = f[1];
+        *z = f[2];
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_agent_get_replan_due(const mb_agent * value, const mb_command * command, uint32_t * output,
+                                         char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "agent");
+        require(command, "command");
+        require(output, "output");
+        *output = value->core->replan_due(to_agent_command(*value, *command)) ? 1u : 0u;
         return MB_OK;
     });
 }

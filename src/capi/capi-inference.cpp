@@ -114,13 +114,14 @@ mb::predict_request to_predict_request(const mb_model & model, const mb_inferenc
     p.local_root_mask  = r.local_root_mask;
     p.poses            = r.poses;
     p.pose_mask        = r.pose_mask;
-    p.num_tokens       = 0;   // predicted: argmax over the allowed durations
+    p.num_tokens       = int(r.token_count);   // 0: predicted, the argmax over the allowed durations
     p.allowed_num_tokens = r.durations;
     p.sampling = r.sampling_argmax != 0 ? mb::sampling_mode::SAMPLING_MODE_ARGMAX : mb::sampling_mode::SAMPLING_MODE_GUMBEL;
     p.seed     = r.seed;
-    p.num_inference_steps     = 1;
-    p.skip_ending_target_cond = false;
-    p.allow_out_of_reach      = false;
+    p.gumbel_uniforms         = r.gumbel_uniforms;
+    p.num_inference_steps     = int(r.inference_steps);
+    p.skip_ending_target_cond = r.skip_ending_target_cond != 0;
+    p.allow_out_of_reach      = r.allow_out_of_reach != 0;
 
     const std::string problem = model.net->validate(p);
     if (!problem.empty()) {
@@ -404,6 +405,84 @@ MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference
         for (size_t i = 0; i < motions.size(); ++i) {
             outputs[i] = motions[i].release();
         }
+        return MB_OK;
+    });
+}
+
+// ---- request extras (not in the reference runtime) ---------------------------------------------
+
+namespace {
+
+uint32_t check_flag(const char * what, uint32_t enabled) {
+    if (enabled > 1) {
+        fail(MB_INVALID_ARGUMENT, std::string(what) + " must be 0 or 1, got " + std::to_string(enabled));
+    }
+    return enabled;
+}
+
+} // namespace
+
+MB_API mb_status mb_inference_request_set_token_count(mb_inference_request * request, uint32_t count, char * error,
+                                                      uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(request, "request");
+        if (count != 0 && (count < uint32_t(mb::k_min_tokens) || count > uint32_t(mb::k_max_tokens))) {
+            fail(MB_INVALID_ARGUMENT, "token count must be 0 (predicted) or 6..16, got " + std::to_string(count));
+        }
+        request->token_count = count;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_inference_request_set_inference_steps(mb_inference_request * request, uint32_t steps,
+                                                          char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(request, "request");
+        if (steps < 1 || steps > 16) {
+            fail(MB_INVALID_ARGUMENT, "inference steps must be 1..16, got " + std::to_string(steps));
+        }
+        request->inference_steps = steps;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_inference_request_set_gumbel_uniforms(mb_inference_request * request, const float * data,
+                                                          uint64_t count, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(request, "request");
+        constexpr uint64_t per_step = uint64_t(mb::k_max_tokens) * mb::k_token_heads * mb::k_token_codes;
+        if (count == 0) {
+            request->gumbel_uniforms.clear();
+            return MB_OK;
+        }
+        require(data, "data");
+        if (count % per_step != 0 || count / per_step > 16) {
+            fail(MB_INVALID_ARGUMENT, "gumbel uniforms need steps * 1280 floats (steps 1..16), got " + std::to_string(count));
+        }
+        for (uint64_t i = 0; i < count; ++i) {
+            if (!(data[i] >= 0.0f && data[i] <= 1.0f)) {
+                fail(MB_INVALID_ARGUMENT, "gumbel uniform [" + std::to_string(i) + "] is outside [0, 1]");
+            }
+        }
+        request->gumbel_uniforms.assign(data, data + count);
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_inference_request_set_skip_ending_target_cond(mb_inference_request * request, uint32_t enabled,
+                                                                  char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(request, "request");
+        request->skip_ending_target_cond = check_flag("skip_ending_target_cond", enabled);
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_inference_request_set_allow_out_of_reach(mb_inference_request * request, uint32_t enabled,
+                                                             char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(request, "request");
+        request->allow_out_of_reach = check_flag("allow_out_of_reach", enabled);
         return MB_OK;
     });
 }

@@ -23,8 +23,19 @@ bool valid_device(mb_device d) {
     return d == MB_DEVICE_AUTO || d == MB_DEVICE_CPU || d == MB_DEVICE_VULKAN || d == MB_DEVICE_CUDA;
 }
 
+constexpr float k_max_direction = 1.0e6f;   // |component| of a direction (a direction, not a distance)
+
 bool finite3(float x, float y, float z) {
     return std::isfinite(x) && std::isfinite(y) && std::isfinite(z);
+}
+
+void check_direction(const char * what, float x, float y, float z) {
+    if (!finite3(x, y, z)) {
+        fail(MB_INVALID_ARGUMENT, std::string(what) + " direction must be finite");
+    }
+    if (std::fabs(x) > k_max_direction || std::fabs(y) > k_max_direction || std::fabs(z) > k_max_direction) {
+        fail(MB_INVALID_ARGUMENT, std::string(what) + " direction components must be within 1e6 (its length does not matter)");
+    }
 }
 
 void check_joint(const mb_model * m, uint32_t joint) {
@@ -90,20 +101,56 @@ std::unique_ptr<mb_motion> motion_from_result(predict_result && r) {
                                     ", roots " + std::to_string(r.root_translations.size()) + ", rotations " +
                                     std::to_string(r.local_rotations_xyzw.size()) + ")");
     }
-    const auto finite = [](float v) { return std::isfinite(v); };
     m->mujoco_qpos.resize(size_t(r.frames) * k_qpos_dim);
     for (int f = 0; f < r.frames; ++f) {
         converter().features_to_qpos(&r.global_features[size_t(f) * k_global_dim], &m->mujoco_qpos[size_t(f) * k_qpos_dim]);
     }
-    if (!std::all_of(r.root_translations.begin(), r.root_translations.end(), finite) ||
-        !std::all_of(r.local_rotations_xyzw.begin(), r.local_rotations_xyzw.end(), finite) ||
-        !std::all_of(r.joint_positions.begin(), r.joint_positions.end(), finite) ||
-        !std::all_of(m->mujoco_qpos.begin(), m->mujoco_qpos.end(), finite)) {
-        fail(MB_COMPUTE_FAILED, "inference produced non-finite motion values");
+    m->token_count          = uint64_t(r.num_tokens);
+    m->tokens               = std::move(r.tokens);
+    m->duration_logits.assign(r.num_token_logits.begin(), r.num_token_logits.end());
+    m->global_features      = std::move(r.global_features);
+    m->timings              = r.timings;
+    m->root_translations    = std::move(r.root_translations);
+    m->local_rotations_xyzw = std::move(r.local_rotations_xyzw);
+    m->joint_positions      = std::move(r.joint_positions);
+    check_motion(*m, "inference");
+    return m;
+}
+
+void check_motion(const mb_motion & m, const char * what) {
+    const std::pair<const char *, const std::vector<float> *> arrays[] = {
+        {"root translations", &m.root_translations},
+        {"local rotations", &m.local_rotations_xyzw},
+        {"joint positions", &m.joint_positions},
+        {"MuJoCo qpos", &m.mujoco_qpos},
+        {"global features", &m.global_features},
+        {"target root translations", &m.target_root_translations},
+        {"target joint positions", &m.target_joint_positions},
+        {"target local rotations", &m.target_local_rotations_xyzw},
+    };
+    for (const auto & [name, v] : arrays) {
+        for (size_t i = 0; i < v->size(); ++i) {
+            if (!std::isfinite((*v)[i])) {
+                fail(MB_COMPUTE_FAILED, std::string(what) + " produced non-finite values (" + name + "[" +
+                                            std::to_string(i) + "]): the model's weights overflow or are not finite");
+            }
+        }
     }
-    m->root_translations     = std::move(r.root_translations);
-    m->local_rotations_xyzw  = std::move(r.local_rotations_xyzw);
-    m->joint_positions       = std::move(r.joint_positions);
+}
+
+std::unique_ptr<mb_motion> motion_from_qpos(const float * qpos, int64_t frames) {
+    auto m    = std::make_unique<mb_motion>();
+    m->frames = uint64_t(frames);
+    m->mujoco_qpos.assign(qpos, qpos + size_t(frames) * k_qpos_dim);
+    std::vector<float> rot(size_t(frames) * k_n_joints * 9);
+    m->joint_positions.resize(size_t(frames) * k_n_joints * 3);
+    converter().qpos_to_transforms(qpos, frames, m->joint_positions.data(), rot.data());
+    m->root_translations.resize(size_t(frames) * 3);
+    for (int64_t f = 0; f < frames; ++f) {
+        for (int c = 0; c < 3; ++c) m->root_translations[size_t(f) * 3 + size_t(c)] = m->joint_positions[size_t(f) * k_n_joints * 3 + size_t(c)];
+    }
+    m->local_rotations_xyzw.resize(size_t(frames) * k_n_joints * 4);
+    local_rotations_xyzw(rot.data(), frames, m->local_rotations_xyzw.data());
     return m;
 }
 
@@ -267,9 +314,7 @@ MB_API mb_status mb_command_set_movement_direction(mb_command * value, float x, 
                                                    uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
         require(value, "command");
-        if (!finite3(x, y, z)) {
-            fail(MB_INVALID_ARGUMENT, "movement direction must be finite");
-        }
+        check_direction("movement", x, y, z);
         value->movement = {x, y, z};
         return MB_OK;
     });
@@ -293,9 +338,7 @@ MB_API mb_status mb_command_set_facing_direction(mb_command * value, float x, fl
                                                  uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
         require(value, "command");
-        if (!finite3(x, y, z)) {
-            fail(MB_INVALID_ARGUMENT, "facing direction must be finite");
-        }
+        check_direction("facing", x, y, z);
         if (double(x) * x + double(y) * y + double(z) * z <= 1.0e-12) {
             fail(MB_INVALID_ARGUMENT, "facing direction must not be zero");
         }
@@ -624,6 +667,74 @@ MB_API mb_status mb_motion_get_target_local_rotations_xyzw(const mb_motion * val
                                                            uint64_t * values, char * error,
                                                            uint64_t error_capacity) {
     return get_buffer(value, output, values, &mb_motion::target_local_rotations_xyzw, error, error_capacity);
+}
+
+// ---- motion extras (not in the reference runtime) ----------------------------------------------
+
+MB_API mb_status mb_motion_get_style_name(const mb_motion * value, const char ** output, char * error,
+                                          uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "motion");
+        require(output, "output");
+        *output = value->style_name.c_str();
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_motion_get_token_count(const mb_motion * value, uint64_t * output, char * error,
+                                           uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "motion");
+        require(output, "output");
+        *output = value->token_count;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_motion_get_tokens(const mb_motion * value, const int32_t ** output, uint64_t * values, char * error,
+                                      uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "motion");
+        require(output, "output");
+        require(values, "values");
+        *output = value->tokens.empty() ? nullptr : value->tokens.data();
+        *values = uint64_t(value->tokens.size());
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_motion_get_duration_logits(const mb_motion * value, const float ** output, uint64_t * values,
+                                               char * error, uint64_t error_capacity) {
+    return get_buffer(value, output, values, &mb_motion::duration_logits, error, error_capacity);
+}
+
+MB_API mb_status mb_motion_get_global_features(const mb_motion * value, const float ** output, uint64_t * values,
+                                               char * error, uint64_t error_capacity) {
+    return get_buffer(value, output, values, &mb_motion::global_features, error, error_capacity);
+}
+
+MB_API mb_status mb_motion_get_target_joint_positions(const mb_motion * value, const float ** output,
+                                                      uint64_t * values, char * error, uint64_t error_capacity) {
+    return get_buffer(value, output, values, &mb_motion::target_joint_positions, error, error_capacity);
+}
+
+MB_API mb_status mb_motion_get_stage_time_ms(const mb_motion * value, uint32_t stage, float * output, char * error,
+                                             uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "motion");
+        require(output, "output");
+        const mb::predict_timings & t = value->timings;
+        switch (stage) {
+            case MB_STAGE_PREPARE: *output = float(t.prepare_ms); break;
+            case MB_STAGE_ROOT:    *output = float(t.root_ms); break;
+            case MB_STAGE_POSE:    *output = float(t.pose_ms); break;
+            case MB_STAGE_DECODER: *output = float(t.decoder_ms); break;
+            case MB_STAGE_FINISH:  *output = float(t.finish_ms); break;
+            case MB_STAGE_TOTAL:   *output = float(t.total_ms); break;
+            default: fail(MB_INVALID_ARGUMENT, "stage " + std::to_string(stage) + " is not an MB_STAGE_* value (0..5)");
+        }
+        return MB_OK;
+    });
 }
 
 } // extern "C"

@@ -47,12 +47,19 @@ struct mb_model {
 
 struct mb_motion {
     uint64_t           frames = 0;                  // F
+    uint64_t           token_count = 0;             // n = F / 4
+    std::vector<int32_t> tokens;                    // [n, 8] pose tokens
+    std::vector<float> duration_logits;             // [12] masked duration logits (stateless; -inf where masked)
+    std::vector<float> global_features;             // [F, 414] predict's output (stateless only)
+    mb::predict_timings timings;                    // predict's stage times (ms)
+    std::string        style_name;                  // agent plans: the style of the targets; "" stateless
     std::vector<float> root_translations;           // [F, 3]
     std::vector<float> local_rotations_xyzw;        // [F, 34, 4]
     std::vector<float> joint_positions;             // [F, 34, 3] world joint positions (FK)
     std::vector<float> mujoco_qpos;                 // [F, 36] MuJoCo world qpos, quaternion w first
     uint64_t           target_frames = 0;           // 4 for agent plans, 0 stateless
     std::vector<float> target_root_translations;    // [target_frames, 3]
+    std::vector<float> target_joint_positions;      // [target_frames, 34, 3]
     std::vector<float> target_local_rotations_xyzw; // [target_frames, 34, 4]
 };
 
@@ -65,8 +72,7 @@ struct mb_agent {
     const mb_model *                   model = nullptr;   // borrowed; outlives the agent
     std::unique_ptr<mb::predict_state> state;             // the agent's own working memory
     std::unique_ptr<mb::agent>         core;              // history, cursor and planner (src/agent), on `state`
-    // none, or copies of the side-step styles named walk_left and walk_right for the remap
-    std::vector<mb::style_asset> sidesteps;
+    std::vector<mb::style_asset>       sidesteps;         // none, or copies of the side-step styles [left, right]
 };
 
 struct mb_inference_request {
@@ -79,6 +85,11 @@ struct mb_inference_request {
     std::array<uint8_t, mb::k_duration_choices>                 durations{};        // [11] 0/1
     uint64_t                                                    seed            = 0;
     uint32_t                                                    sampling_argmax = 0;
+    uint32_t                                                    token_count     = 0;     // 0 predict, 6..16 forced
+    uint32_t                                                    inference_steps = 1;     // 1..16
+    std::vector<float>                                          gumbel_uniforms;         // empty or [steps, 16, 8, 10]
+    uint32_t                                                    skip_ending_target_cond = 0; // 0/1
+    uint32_t                                                    allow_out_of_reach      = 0; // 0/1
     std::array<std::array<bool, 2>, 3>                          supplied{};         // [field][boundary]
 
     mb_inference_request() {
@@ -94,6 +105,13 @@ namespace mb::capi {
 
 // a motion for the C caller from a predict result (stateless: no target frames)
 std::unique_ptr<mb_motion> motion_from_result(predict_result && r);
+
+// the one output check of every call that produces motion (mb_model_infer*, mb_agent_plan*): every
+// float the caller can read is finite, else MB_COMPUTE_FAILED naming `what` and the first bad array
+void check_motion(const mb_motion & m, const char * what);
+
+// a motion of `frames` MuJoCo qpos frames [frames, 36] (FK, local rotations; no targets, no tokens)
+std::unique_ptr<mb_motion> motion_from_qpos(const float * qpos, int64_t frames);
 
 // the G1 qpos converter shared by every handle (immutable after construction)
 const qpos_converter & converter();

@@ -247,6 +247,13 @@ root_result root_planner::run(backend & be, root_planner_state & st, const root_
     res.logits.fill(0.0f);
     be.linear(st.x1, 1, E, proj_logit.weight, proj_logit.bias, hp.n_class, st.logits);
     be.get(bptr<const float>(st.logits), res.logits.data(), hp.n_class);
+    // NaN logits would pick a class at random (often "out of reach"): name the real cause
+    for (int64_t k = 0; k < hp.n_class; ++k) {
+        if (!std::isfinite(res.logits[size_t(k)])) {
+            throw mb::error(mb::status::compute_failed,
+                            "the root planner's duration logits are not finite: its weights overflow or are not finite");
+        }
+    }
 
     // masks: out-of-reach unless allowed, disallowed counts
     const float ninf = -std::numeric_limits<float>::infinity();

@@ -1,6 +1,7 @@
 #include "motion/boundary-poses.h"
 
 #include "motion/qpos.h"
+#include "motion/rotation.h"
 
 #include <cmath>
 #include <numbers>
@@ -15,31 +16,11 @@ constexpr double k_boundary_fps   = 30.0;                   // frame rate of the
 constexpr float  k_max_abs        = 1.0e4f;                 // same bound as raw features
 constexpr double k_quat_norm2_min = 0.99 * 0.99;            // |q| within 1 ± 0.01
 constexpr double k_quat_norm2_max = 1.01 * 1.01;
-constexpr int    k_virtual_joints[] = {7, 14, 25, 33};      // toe and hand endpoints of G1Skeleton34
-
-// upstream wrap: floored modulo into [-pi, pi)
-double wrap_angle(double d) {
-    const double two_pi = 2.0 * std::numbers::pi;
-    double       m      = std::fmod(d + std::numbers::pi, two_pi);
-    if (m < 0.0) {
-        m += two_pi;
-    }
-    return m - std::numbers::pi;
-}
 
 // quaternion (x, y, z, w) → row-major 3x3 (upstream's formula, tolerates non-unit q)
 void quat_xyzw_to_matrix(const float * q, double * m) {
     const double wxyz[4] = {q[3], q[0], q[1], q[2]};
     quat_to_matrix(wxyz, m);
-}
-
-// c = a · b for row-major 3x3
-void matmul3(const double * a, const double * b, double * c) {
-    for (int i = 0; i < 3; ++i) {
-        for (int j = 0; j < 3; ++j) {
-            c[i * 3 + j] = a[i * 3 + 0] * b[0 * 3 + j] + a[i * 3 + 1] * b[1 * 3 + j] + a[i * 3 + 2] * b[2 * 3 + j];
-        }
-    }
 }
 
 void check_values(std::span<const float> v, const char * what) {
@@ -70,7 +51,7 @@ void boundary_forward_kinematics(const model_support & sup, const float * root, 
             continue;
         }
         // G[j] = G[p] · R_local[j]; t[j] = t[p] + G[p] · (neutral[j] − neutral[p])
-        matmul3(global_rot + p * 9, local, global_rot + j * 9);
+        mat_mul(global_rot + p * 9, local, global_rot + j * 9);
         double rel[3];
         for (int a = 0; a < 3; ++a) {
             rel[a] = double(sup.neutral_joints[j * 3 + a]) - double(sup.neutral_joints[p * 3 + a]);
@@ -130,7 +111,7 @@ boundary_features encode_boundary_poses(const model_support & sup, boundary_kind
     // local root [4, 4]: forward differences at 30 fps for frames 0..2, height per frame
     for (int f = 0; f + 1 < k_boundary_frames; ++f) {
         float * l = out.local_root.data() + f * 4;
-        l[0]      = float(k_boundary_fps * wrap_angle(heading[f + 1] - heading[f]));
+        l[0]      = float(k_boundary_fps * wrap_pi(heading[f + 1] - heading[f]));
         l[1]      = float(k_boundary_fps * (pos[f + 1][0] - pos[f][0]));
         l[2]      = float(k_boundary_fps * (pos[f + 1][2] - pos[f][2]));
         l[3]      = float(pos[f][1]);
@@ -170,7 +151,7 @@ boundary_features encode_boundary_poses(const model_support & sup, boundary_kind
             s[4]             = float(m[4]);
             s[5]             = float(m[7]);
         }
-        for (int j : k_virtual_joints) {
+        for (int j : k_g1_virtual_joints) {
             float * s = six + j * 6;
             s[0] = 1.0f, s[1] = 0.0f, s[2] = 0.0f, s[3] = 0.0f, s[4] = 1.0f, s[5] = 0.0f;
         }

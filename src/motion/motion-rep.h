@@ -5,6 +5,7 @@
 #pragma once
 
 #include "format/bundle.h"
+#include "motion/rotation.h"   // 6D and quaternion conversions
 
 #include <array>
 #include <cstdint>
@@ -61,16 +62,5 @@ void local_to_global(const float * local, int64_t n, float * global);
 // adds the start offset (x, z) and heading h0 to global features [n, 414] in place
 // (upstream _reapply_initial_root_info)
 void reapply_start_transform(float * global, int64_t n, float ref_x, float ref_z, float ref_heading);
-
-// upstream cont6d_to_matrix (Gram–Schmidt, no epsilon): six = (R00, R10, R20, R01, R11, R21)
-// → row-major m[9]
-// (float and double: float32 reproduces upstream's rounding, double serves the encoders)
-void cont6d_to_matrix(const float * six, float * m);
-void cont6d_to_matrix(const double * six, double * m);
-
-// upstream matrix_to_quaternion (pytorch3d rule, max(q_abs, 0.1), first max wins, no sign
-// canonicalisation): row-major m[9] → q = (w, x, y, z)
-void matrix_to_quat_wxyz(const float * m, float * q);
-void matrix_to_quat_wxyz(const double * m, double * q);
 
 } // namespace mb

@@ -1,67 +1,13 @@
 // MuJoCo qpos ↔ motion space, after upstream mujoco_qpos_converter (math in double;
 // upstream runs float32, the difference stays below 1e-6 on well-conditioned poses)
 #include "motion/qpos.h"
+#include "motion/rotation.h"
 
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
 namespace mb {
-
-const char * const k_g1_joint_names[k_n_joints] = {
-    "pelvis_skel",              "left_hip_pitch_skel",      "left_hip_roll_skel",       "left_hip_yaw_skel",
-    "left_knee_skel",           "left_ankle_pitch_skel",    "left_ankle_roll_skel",     "left_toe_base",
-    "right_hip_pitch_skel",     "right_hip_roll_skel",      "right_hip_yaw_skel",       "right_knee_skel",
-    "right_ankle_pitch_skel",   "right_ankle_roll_skel",    "right_toe_base",           "waist_yaw_skel",
-    "waist_roll_skel",          "waist_pitch_skel",         "left_shoulder_pitch_skel", "left_shoulder_roll_skel",
-    "left_shoulder_yaw_skel",   "left_elbow_skel",          "left_wrist_roll_skel",     "left_wrist_pitch_skel",
-    "left_wrist_yaw_skel",      "left_hand_roll_skel",      "right_shoulder_pitch_skel", "right_shoulder_roll_skel",
-    "right_shoulder_yaw_skel",  "right_elbow_skel",         "right_wrist_roll_skel",    "right_wrist_pitch_skel",
-    "right_wrist_yaw_skel",     "right_hand_roll_skel",
-};
-
-const int k_g1_parents[k_n_joints] = {
-    -1, 0, 1, 2, 3, 4, 5, 6, 0, 8, 9, 10, 11, 12, 13, 0, 15,
-    16, 17, 18, 19, 20, 21, 22, 23, 24, 17, 26, 27, 28, 29, 30, 31, 32,
-};
-
-// joints.p of upstream out/*/skeleton (float64, motion space)
-const double k_g1_neutral[k_n_joints][3] = {
-    {0, 0, 0},
-    {0.064452, -0.10269999999999996, -3.7115199802428826e-17},
-    {0.116452, -0.13316499999999992, -5.542610814757153e-17},
-    {0.116452, -0.2572849999999999, 0.025000999999999912},
-    {0.11860089999999998, -0.43462499999999993, -0.05327200000000012},
-    {0.11850645499999997, -0.7346349999999999, -0.05327200000000018},
-    {0.11850645499999997, -0.7521929999999999, -0.05327200000000018},
-    {0.11850645499999997, -0.7871929999999999, 0.0867279999999998},
-    {-0.064452, -0.10269999999999996, -8.492762049172589e-18},
-    {-0.116452, -0.13316499999999992, -3.711031482112053e-18},
-    {-0.116452, -0.2572849999999999, 0.025000999999999968},
-    {-0.11860090000000001, -0.43462499999999993, -0.05327200000000007},
-    {-0.11850645500000001, -0.7346349999999999, -0.05327200000000014},
-    {-0.11850645500000001, -0.7521929999999999, -0.05327200000000014},
-    {-0.11850645500000001, -0.7871929999999999, 0.08672799999999986},
-    {0, 0, 0},
-    {-8.800737916203616e-19, 0.04400000000000006, -0.00396349999999999},
-    {-8.800737916203616e-19, 0.04400000000000006, -0.00396349999999999},
-    {0.10022, 0.2917800000000001, -7.199999999956796e-06},
-    {0.13821999999999998, 0.2779490000000001, -7.199999999968305e-06},
-    {0.14446, 0.17474900000000004, -7.199999999992605e-06},
-    {0.14446, 0.09423100000000005, 0.01577579999999999},
-    {0.14634791000000003, 0.08423100000000006, 0.1157758},
-    {0.14634791000000003, 0.08423100000000006, 0.1537758},
-    {0.14634791000000003, 0.08423100000000006, 0.1997758},
-    {0.14634791000000003, 0.08423100000000006, 0.2997758},
-    {-0.10021, 0.2917800000000001, -7.199999999912388e-06},
-    {-0.13820999999999997, 0.2779490000000001, -7.199999999907021e-06},
-    {-0.14445, 0.17474900000000004, -7.19999999992855e-06},
-    {-0.14445, 0.09423100000000005, 0.015775800000000055},
-    {-0.14633790999999996, 0.08423100000000006, 0.11577580000000005},
-    {-0.14633790999999996, 0.08423100000000006, 0.15377580000000005},
-    {-0.14633790999999996, 0.08423100000000006, 0.19977580000000006},
-    {-0.14633790999999996, 0.08423100000000006, 0.2997758000000001},
-};
 
 namespace {
 
@@ -72,45 +18,6 @@ constexpr int k_sigma_inv[3] = {2, 0, 1};
 // MuJoCo hinge axis → the same axis in motion space (x → z, y → x, z → y)
 constexpr int k_axis_to_motion[3] = {2, 0, 1};
 
-void mat_mul(const double * a, const double * b, double * out) {
-    double r[9];
-    for (int i = 0; i < 3; ++i) {
-        for (int j = 0; j < 3; ++j) {
-            r[i * 3 + j] = a[i * 3 + 0] * b[0 * 3 + j] + a[i * 3 + 1] * b[1 * 3 + j] + a[i * 3 + 2] * b[2 * 3 + j];
-        }
-    }
-    for (int i = 0; i < 9; ++i) out[i] = r[i];
-}
-
-// aᵀ b
-void mat_tmul(const double * a, const double * b, double * out) {
-    double r[9];
-    for (int i = 0; i < 3; ++i) {
-        for (int j = 0; j < 3; ++j) {
-            r[i * 3 + j] = a[0 * 3 + i] * b[0 * 3 + j] + a[1 * 3 + i] * b[1 * 3 + j] + a[2 * 3 + i] * b[2 * 3 + j];
-        }
-    }
-    for (int i = 0; i < 9; ++i) out[i] = r[i];
-}
-
-void mat_vec(const double * m, const double * v, double * out) {
-    double r[3];
-    for (int i = 0; i < 3; ++i) r[i] = m[i * 3 + 0] * v[0] + m[i * 3 + 1] * v[1] + m[i * 3 + 2] * v[2];
-    out[0] = r[0];
-    out[1] = r[1];
-    out[2] = r[2];
-}
-
-void set_identity(double * m) {
-    for (int i = 0; i < 9; ++i) m[i] = (i % 4 == 0) ? 1.0 : 0.0;
-}
-
-// M R Mᵀ
-void rot_mujoco_to_motion(const double * mj, double * motion) {
-    for (int a = 0; a < 3; ++a) {
-        for (int b = 0; b < 3; ++b) motion[a * 3 + b] = mj[k_sigma[a] * 3 + k_sigma[b]];
-    }
-}
 
 // Mᵀ R M
 void rot_motion_to_mujoco(const double * motion, double * mj) {
@@ -120,6 +27,12 @@ void rot_motion_to_mujoco(const double * motion, double * mj) {
 }
 
 } // namespace
+
+void rot_mujoco_to_motion(const double * mj, double * motion) {
+    for (int a = 0; a < 3; ++a) {
+        for (int b = 0; b < 3; ++b) motion[a * 3 + b] = mj[k_sigma[a] * 3 + k_sigma[b]];
+    }
+}
 
 void mujoco_to_motion_vec(const double * mj, double * motion) {
     double r[3] = {mj[1], mj[2], mj[0]};
@@ -135,19 +48,6 @@ void motion_to_mujoco_vec(const double * motion, double * mj) {
     mj[2] = r[2];
 }
 
-void quat_to_matrix(const double * q, double * m) {
-    const double r = q[0], i = q[1], j = q[2], k = q[3];
-    const double s = 2.0 / (r * r + i * i + j * j + k * k);
-    m[0] = 1 - s * (j * j + k * k);
-    m[1] = s * (i * j - k * r);
-    m[2] = s * (i * k + j * r);
-    m[3] = s * (i * j + k * r);
-    m[4] = 1 - s * (i * i + k * k);
-    m[5] = s * (j * k - i * r);
-    m[6] = s * (i * k - j * r);
-    m[7] = s * (j * k + i * r);
-    m[8] = 1 - s * (i * i + j * j);
-}
 
 qpos_converter::qpos_converter(const mjcf_model & model) {
     if ((int) model.hinges.size() != k_qpos_hinges) {
@@ -157,8 +57,8 @@ qpos_converter::qpos_converter(const mjcf_model & model) {
     joint_body_.fill(-1);
     joint_body_[0] = 0;
     body_parent_.fill(-1);
-    for (int j = 0; j < k_n_joints; ++j) set_identity(&q2t_[j * 9]);
-    for (int j = 0; j < k_n_joints; ++j) set_identity(&f2q_[j * 9]);
+    for (int j = 0; j < k_n_joints; ++j) mat_identity(&q2t_[j * 9]);
+    for (int j = 0; j < k_n_joints; ++j) mat_identity(&f2q_[j * 9]);
     body_neutral_.fill(0.0);
 
     for (int k = 0; k < k_qpos_hinges; ++k) {
@@ -211,7 +111,7 @@ qpos_converter::qpos_converter(const mjcf_model & model) {
     }
     // every non-virtual skeleton joint must have a hinge
     for (int j = 1; j < k_n_joints; ++j) {
-        const bool is_virtual = j == 7 || j == 14 || j == 25 || j == 33;
+        const bool is_virtual = g1_is_virtual(j);
         if (is_virtual != (joint_body_[j] < 0)) {
             throw mb::error(mb::status::invalid_argument, std::string("qpos converter: skeleton joint '") + k_g1_joint_names[j] +
                                         (is_virtual ? "' must not have a hinge" : "' has no hinge"));
@@ -258,7 +158,7 @@ void qpos_converter::qpos_to_transforms(const float * qpos, float * positions, f
     for (int j = 0; j < k_n_joints; ++j) {
         if (joint_body_[j] >= 0) continue;
         const int p = k_g1_parents[j];
-        set_identity(out_rot[j]);
+        mat_identity(out_rot[j]);
         // upstream casts joints.p to float32 before the difference
         double off[3];
         for (int c = 0; c < 3; ++c) off[c] = (double) (float) k_g1_neutral[j][c] - (double) (float) k_g1_neutral[p][c];

@@ -8,6 +8,7 @@
 // pytorch3d quaternion branch rule (argmax of q_abs, divisor max(q_abs, 0.1))
 #pragma once
 
+#include "motion/g1.h"
 #include "motion/mjcf.h"
 #include "motion/motion-rep.h"
 
@@ -17,22 +18,14 @@
 
 namespace mb {
 
-constexpr int k_qpos_dim     = 36;
-constexpr int k_qpos_hinges  = 29;
-constexpr int k_mj_bodies    = 30;     // floating base + 29 hinge bodies
-
-// g1skel34: names, parents and neutral ("capture" T-pose, motion space, m) joint positions
-extern const char * const k_g1_joint_names[k_n_joints];
-extern const int          k_g1_parents[k_n_joints];
-extern const double       k_g1_neutral[k_n_joints][3];
+constexpr int k_mj_bodies    = k_qpos_hinges + 1;     // floating base + 29 hinge bodies
 
 // M = mujoco_to_motion: motion (x, y, z) = (mj y, mj z, mj x)
 void mujoco_to_motion_vec(const double * mj, double * motion);
 void motion_to_mujoco_vec(const double * motion, double * mj);
+// the same for a rotation: M R Mᵀ (row-major; mj and motion must not alias)
+void rot_mujoco_to_motion(const double * mj, double * motion);
 
-// upstream quaternion_to_matrix (w x y z → row-major 3×3); divides by |q|², so tolerates non-unit q
-// (the inverse, matrix_to_quat_wxyz with the branch rule, and cont6d_to_matrix are in motion-rep.h)
-void quat_to_matrix(const double * q_wxyz, double * m9);
 
 class qpos_converter {
 public:

@@ -1,4 +1,5 @@
 #include "motion/skeleton-fk.h"
+#include "motion/rotation.h"
 
 #include "motion/motion-rep.h"
 
@@ -37,12 +38,7 @@ void skeleton_fk::run(const float * global, int64_t n, float * positions, float 
             if (p < 0) {
                 for (int k = 0; k < 9; ++k) l[k] = g[j][k];
             } else {
-                for (int r = 0; r < 3; ++r) {
-                    for (int c = 0; c < 3; ++c) {
-                        l[r * 3 + c] = g[p][0 * 3 + r] * g[j][0 * 3 + c] + g[p][1 * 3 + r] * g[j][1 * 3 + c] +
-                                       g[p][2 * 3 + r] * g[j][2 * 3 + c];
-                    }
-                }
+                mat_tmul(g[p], g[j], l);
             }
             if (local_xyzw) {
                 float q[4];

@@ -34,17 +34,34 @@ struct agent_fixture {
     std::vector<style_asset> styles;
     int replans = 0;
 
+    const style_asset * named(const std::string & name) const {
+        for (const style_asset & st : styles) {
+            if (st.name == name) return &st;
+        }
+        return nullptr;
+    }
+    // the recorded command in the agent's contract: motion space, explicit roles (upstream finds
+    // them by name: idle, and walk / slow_walk with walk_left / walk_right)
     agent_command command(int r) const {
         agent_command c;
-        c.style = int(run.at("rp_mode_controller").to_i64()[r]);
+        c.style = &styles.at(size_t(run.at("rp_mode_controller").to_i64()[r]));
+        c.idle  = c.style->name == "idle";
+        if (c.style->name == "walk" || c.style->name == "slow_walk") {
+            c.sidestep_left  = named("walk_left");
+            c.sidestep_right = named("walk_right");
+        }
         const auto mv = run.at("rp_movement_world").to_f32();
         const auto fc = run.at("rp_facing_world").to_f32();
+        // MuJoCo (x, y, z) → motion (y, z, x)
         for (int i = 0; i < 3; ++i) {
-            c.movement[i] = mv[r * 3 + i];
-            c.facing[i]   = fc[r * 3 + i];
+            c.movement[i] = mv[r * 3 + (i + 1) % 3];
+            c.facing[i]   = fc[r * 3 + (i + 1) % 3];
         }
         c.seed = uint64_t(run.at("rp_rng_draws").to_i64()[r * 2 + 1]);   // the clip-frame draw
         return c;
+    }
+    const style_asset * final_style(int r) const {
+        return &styles.at(size_t(run.at("rp_mode_final").to_i64()[r]));
     }
     std::vector<float> slice(const std::string & name, int r) const {
         const auto & a = run.at(name);
@@ -77,7 +94,7 @@ protected:
     // steps (a)–(e) of replan r from its recorded context and command
     agent_trace prepare(int r) const {
         agent_trace t;
-        agent_prepare(fx.styles, conv, fx.slice("rp_context_qpos_raw", r).data(), fx.command(r), t);
+        agent_prepare(conv, fx.slice("rp_context_qpos_raw", r).data(), fx.command(r), t);
         return t;
     }
     agent_fixture  fx;
@@ -122,7 +139,7 @@ TEST_F(agent_small, plan_inputs_match_upstream_for_every_replan) {
         check("spring target positions", tp, fx.slice("rp_spring_target_root_positions", r), k_tol_inputs);
         check("spring start headings", sh, fx.slice("rp_spring_start_root_headings", r), k_tol_inputs);
         check("spring target headings", th, fx.slice("rp_spring_target_root_headings", r), k_tol_inputs);
-        EXPECT_EQ(t.style_final, fx.run.at("rp_mode_final").to_i64()[r]);
+        EXPECT_EQ(t.style_final, fx.final_style(r));
         EXPECT_EQ(t.clip_frame, fx.run.at("rp_clip_frame_k").to_i64()[r]);
         check("target joint positions", t.target_joint_pos.data(), fx.slice("rp_target_joint_pos", r), k_tol_inputs);
         check("target joint rotations", t.target_joint_rot.data(), fx.slice("rp_target_joint_rot", r), k_tol_inputs);
@@ -162,7 +179,7 @@ TEST_F(agent_small, finish_matches_upstream_on_recorded_predict_output) {
         t.result.global_features.assign(feat.begin(), feat.begin() + 4 * n * 414);
         const agent_plan plan = agent_finish(conv, t);
         ASSERT_EQ(plan.frames, 4 * n);
-        EXPECT_EQ(plan.style, fx.run.at("rp_mode_final").to_i64()[r]);
+        EXPECT_EQ(plan.style, fx.final_style(r));
         const hinge_weight w  = atan2_weight(conv, feat.data(), plan.frames);
         const double       eu = qpos_diff(t.qpos_uncanon.data(), fx.slice("rp_qpos_uncanon", r).data(), plan.frames, w);
         const double       eb = qpos_diff(plan.qpos.data(), fx.slice("rp_qpos_blended", r).data(), plan.frames, w);
@@ -218,15 +235,16 @@ TEST_F(agent_small, plans_match_upstream_for_every_replan) {
 TEST_F(agent_small, replanning_every_16_frames_is_continuous) {
     MB_REQUIRE_SHARED(dir, "fixtures/reference-small");
     mb::test::reference_model ref(dir, 2);
-    agent a(*ref.model, fx.styles);
+    agent a(*ref.model);
+    a.reset(*fx.named("idle"));
     // the initial buffer is upstream's: the idle clip as qpos, padded to 64 frames
     const auto shown = fx.run.at("frame_qpos").to_f32();
     EXPECT_EQ(a.buffer().size(), 64u * 36);
     EXPECT_LE(qpos_diff(a.buffer().data(), shown.data(), 16), k_tol_qpos);
 
     agent_command cmd;
-    cmd.style       = a.find_style("walk");
-    cmd.movement[0] = 1;
+    cmd.style       = fx.named("walk");
+    cmd.movement[2] = 1;   // forward
     std::vector<float> prev;
     for (int p = 0; p < 6; ++p) {
         a.advance(16);
@@ -278,18 +296,49 @@ TEST_F(agent_small, rejects_bad_commands) {
     const auto ctx = fx.slice("rp_context_qpos_raw", 0);
     agent_trace t;
     agent_command c;
-    c.style = 15;
-    EXPECT_THROW(agent_prepare(fx.styles, conv, ctx.data(), c, t), mb::error);
-    c.style      = 2;
+    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), mb::error);   // no style
+    c.style      = &fx.styles[2];
     c.facing[0]  = NAN;
-    EXPECT_THROW(agent_prepare(fx.styles, conv, ctx.data(), c, t), mb::error);
-    c.facing[0]     = 1;
+    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), mb::error);
+    c.facing[0]  = 0;
+    c.movement[0] = 1e38f;   // finite, but no direction
+    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), mb::error);
+    c.movement[0]   = 0;
     c.target_speed  = -2;
-    EXPECT_THROW(agent_prepare(fx.styles, conv, ctx.data(), c, t), mb::error);
+    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), mb::error);
     c.target_speed = -1;
+    c.sidestep_left = &fx.styles[0];   // a pair or nothing
+    EXPECT_THROW(agent_prepare(conv, ctx.data(), c, t), mb::error);
+    c.sidestep_left = nullptr;
     auto bad       = ctx;
     bad[40]        = INFINITY;
-    EXPECT_THROW(agent_prepare(fx.styles, conv, bad.data(), c, t), mb::error);
+    EXPECT_THROW(agent_prepare(conv, bad.data(), c, t), mb::error);
+    EXPECT_NO_THROW(agent_prepare(conv, ctx.data(), c, t));
+}
+
+// only the direction of a movement counts (issue 19): ten times longer plans the same springs
+TEST_F(agent_small, movement_length_does_not_matter) {
+    const auto    ctx = fx.slice("rp_context_qpos_raw", 5);
+    agent_command a   = fx.command(5);
+    a.idle            = false;
+    a.movement[0]     = 0.6f;
+    a.movement[2]     = 0.8f;
+    agent_command b   = a;
+    b.movement[0]     = 6.0f;
+    b.movement[2]     = 8.0f;
+    agent_command h   = a;
+    h.movement[0]     = 0.3f;
+    h.movement[2]     = 0.4f;
+    agent_trace ta, tb, th;
+    agent_prepare(conv, ctx.data(), a, ta);
+    agent_prepare(conv, ctx.data(), b, tb);
+    agent_prepare(conv, ctx.data(), h, th);
+    for (int i = 0; i < 4; ++i) {
+        for (int c = 0; c < 2; ++c) {
+            EXPECT_NEAR(tb.target_pos[i][c], ta.target_pos[i][c], 1e-6);   // 0.6f, 0.8f is unit to 1e-7
+            EXPECT_NEAR(th.target_pos[i][c], ta.target_pos[i][c], 1e-6);
+        }
+    }
 }
 
 // a world target replaces the spring's goal: the movement no longer matters, and the spring
@@ -299,16 +348,16 @@ TEST_F(agent_small, world_target_drives_the_springs) {
     const auto    ctx = fx.slice("rp_context_qpos_raw", 5);
     for (agent_command * c : {&a, &b}) {
         c->has_target     = true;
-        c->target[0]      = ctx[0] + 3.0f;
-        c->target[1]      = ctx[1] - 1.0f;
+        c->target[0]      = ctx[1] - 1.0f;   // motion x = MuJoCo y
+        c->target[2]      = ctx[0] + 3.0f;   // motion z = MuJoCo x
         c->target_heading = 2.0f;
     }
-    b.movement[0] = -a.movement[1];
-    b.movement[1] = a.movement[0] + 0.5f;
+    b.movement[2] = -a.movement[0];
+    b.movement[0] = a.movement[2] + 0.5f;
     agent_trace ta, tb, tn;
-    agent_prepare(fx.styles, conv, ctx.data(), a, ta);
-    agent_prepare(fx.styles, conv, ctx.data(), b, tb);
-    agent_prepare(fx.styles, conv, ctx.data(), fx.command(5), tn);
+    agent_prepare(conv, ctx.data(), a, ta);
+    agent_prepare(conv, ctx.data(), b, tb);
+    agent_prepare(conv, ctx.data(), fx.command(5), tn);
     for (int i = 0; i < 4; ++i) {
         for (int c = 0; c < 2; ++c) EXPECT_EQ(ta.target_pos[i][c], tb.target_pos[i][c]);
         EXPECT_EQ(ta.target_heading[i], tb.target_heading[i]);
@@ -323,28 +372,29 @@ TEST_F(agent_small, world_target_drives_the_springs) {
     EXPECT_LT(std::fabs(wrap_pi(ta.target_heading[3] - goal)), std::fabs(wrap_pi(ta.start_heading[0] - goal)) + 1e-9);
     EXPECT_NE(tn.target_pos[3][0], ta.target_pos[3][0]);
     a.target_heading = NAN;
-    EXPECT_THROW(agent_prepare(fx.styles, conv, ctx.data(), a, ta), mb::error);
+    EXPECT_THROW(agent_prepare(conv, ctx.data(), a, ta), mb::error);
 }
 
-// the C ABI's use: an agent without styles of its own, one style passed with each plan
-TEST_F(agent_small, model_only_agent_plans_with_caller_styles) {
+// the C ABI's use: an agent without a history plans from its command's style
+TEST_F(agent_small, agent_without_history_starts_from_the_style) {
     MB_REQUIRE_SHARED(dir, "fixtures/reference-small");
     mb::test::reference_model ref(dir, 2);
     agent a(*ref.model);
     EXPECT_FALSE(a.has_context());
-    const std::vector<style_asset> walk = {fx.styles[2]};
     agent_command cmd;
-    cmd.movement[0] = 1;
-    const agent_plan p = a.plan(walk, cmd);   // no history: starts from the style's clip
+    cmd.style       = &fx.styles[2];
+    cmd.movement[2] = 1;
+    const agent_plan p = a.plan(cmd);   // no history: starts from the style's clip
     EXPECT_TRUE(a.has_context());
     EXPECT_GE(p.frames, 24);
-    EXPECT_EQ(p.style, 0);
+    EXPECT_EQ(p.style, &fx.styles[2]);
+    EXPECT_EQ(int(p.tokens.size()), p.num_tokens * 8);
     a.clear();
     EXPECT_FALSE(a.has_context());
     a.reset(fx.styles[0]);
     EXPECT_EQ(a.buffer().size(), 64u * 36);
-    cmd.style = 1;
-    EXPECT_THROW(a.plan(walk, cmd), mb::error);
+    cmd.style = nullptr;
+    EXPECT_THROW(a.plan(cmd), mb::error);
     agent copy(a);   // agents copy (the C ABI keeps a backup across a failed plan)
     EXPECT_EQ(copy.buffer(), a.buffer());
 }

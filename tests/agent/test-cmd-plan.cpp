@@ -1,6 +1,7 @@
 // `motionbricks plan` through the real binary: a small random-weight bundle and styles made
 // by tools/convert.py (the synthetic clip library and a qpos CSV); output layout, the
 // upstream replan cadence, seam continuity, CSV output, and bad input → exit 2
+#include "../cli/poison-bundle.h"
 #include "support/shell.h"
 #include "support/test-paths.h"
 
@@ -11,6 +12,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -86,6 +91,21 @@ const setup & env() {
 std::string plan_cmd(const setup & e, const std::string & script, const std::string & out, const std::string & extra = "") {
     return std::string(MB_CLI_PATH) + " plan --model " + quote(e.dir + "/bundle") + e.styles + " --script " +
            quote(script) + " --output " + quote(out) + " --threads 2" + extra;
+}
+
+// runs `cmd` through /bin/sh (output discarded) and returns the peak resident set of that child
+// in KiB (the shell execs the last command, so it is the CLI's), or -1 when it did not exit 0
+long peak_rss_kib(const std::string & cmd) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const std::string c = "exec " + cmd + " >/dev/null 2>&1";
+        ::execl("/bin/sh", "sh", "-c", c.c_str(), (char *) nullptr);
+        ::_exit(127);
+    }
+    int           status = 0;
+    struct rusage ru {};
+    if (pid < 0 || ::wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+    return ru.ru_maxrss;
 }
 
 } // namespace
@@ -228,4 +248,69 @@ TEST(cmd_plan, bad_input_exits_2) {
     EXPECT_EQ(run(std::string(MB_CLI_PATH) + " plan --model " + quote(e.dir + "/nope") + " --style " + quote(walk) +
                       " --script " + quote(script) + " --output " + quote(out), log), 1);
     EXPECT_FALSE(fs::exists(out));
+}
+
+// the output is streamed (issue 19): peak memory does not grow with the frame count. Building the
+// document in memory cost about 26 KB per frame (6000 frames: ~170 MB; measured 519 MB at 20000)
+TEST(cmd_plan, memory_is_flat_in_the_frame_count) {
+    REQUIRE_ENV();
+    long rss[2] = {0, 0};
+    const int frames[2] = {1000, 6000};
+    for (int i = 0; i < 2; ++i) {
+        const std::string script = e.dir + "/long-" + std::to_string(frames[i]) + ".json";
+        std::ofstream(script) << "[{\"frames\": " << frames[i] << ", \"style\": \"walk\", \"movement\": [0, 1]}]";
+        rss[i] = peak_rss_kib(plan_cmd(e, script, e.dir + "/long.json"));
+        ASSERT_GT(rss[i], 0) << "plan of " << frames[i] << " frames failed";
+    }
+    std::printf("  peak RSS: %ld KiB at %d frames, %ld KiB at %d frames\n", rss[0], frames[0], rss[1], frames[1]);
+    EXPECT_LT(rss[1], 64 * 1024);                  // the CLI on the small bundle (measured ~21 MB)
+    EXPECT_LT(rss[1] - rss[0], 16 * 1024);         // 5000 more frames: the old layout needed ~130 MB more
+    std::ifstream f(e.dir + "/long.json");
+    const json d = json::parse(f);
+    EXPECT_EQ(d["frames"], frames[1]);
+    EXPECT_EQ(d["qpos"].size(), size_t(frames[1]));
+}
+
+// a bundle whose root or VQ-decoder weights are NaN, Inf or a finite 1e38 (which overflows) never
+// gives success: the load or the plan's own output check fails it, naming the problem, nothing written
+TEST(cmd_plan, non_finite_weights_fail_and_write_nothing) {
+    REQUIRE_ENV();
+    const std::string script = e.dir + "/poison-script.json", out = e.dir + "/poison.json", log = e.dir + "/poison.log";
+    std::ofstream(script) << R"([{"frames": 40, "style": "walk", "movement": [0, 1]}])";
+    for (const mb::test::poison_case & pc : mb::test::poison_cases()) {
+        SCOPED_TRACE(std::string(pc.file) + " " + pc.label);
+        const std::string bad = e.dir + "/bundle-poison";
+        ASSERT_TRUE(mb::test::poison_bundle(e.dir + "/bundle", bad, pc.file, pc.tensor, pc.value));
+        const int code = run(std::string(MB_CLI_PATH) + " plan --model " + quote(bad) + e.styles + " --script " +
+                                 quote(script) + " --output " + quote(out) + " --threads 2", log);
+        EXPECT_NE(code, 0) << slurp(log);
+        EXPECT_NE(slurp(log).find("finite"), std::string::npos) << slurp(log);
+        EXPECT_FALSE(fs::exists(out));
+    }
+}
+
+// a failure names the input that caused it: a direction too large for a direction is the script's
+TEST(cmd_plan, huge_direction_is_bad_script) {
+    REQUIRE_ENV();
+    const std::string script = e.dir + "/huge.json", out = e.dir + "/huge-out.json", log = e.dir + "/huge.log";
+    std::ofstream(script) << R"([{"frames": 40, "style": "walk", "movement": [0, 1e38]}])";
+    EXPECT_EQ(run(plan_cmd(e, script, out), log), 2) << slurp(log);
+    EXPECT_NE(slurp(log).find("segment 0"), std::string::npos) << slurp(log);
+    EXPECT_NE(slurp(log).find("movement"), std::string::npos) << slurp(log);
+    EXPECT_FALSE(fs::exists(out));
+}
+
+// only the direction of a movement counts (issue 19): [0, 10] walks as far as [0, 1]
+TEST(cmd_plan, movement_length_does_not_matter) {
+    REQUIRE_ENV();
+    std::vector<json> docs;
+    for (const char * mv : {"[0, 1]", "[0, 10]"}) {
+        const std::string script = e.dir + "/len.json", out = e.dir + "/len-out.json";
+        std::ofstream(script) << "[{\"frames\": 30, \"style\": \"idle\"}, {\"frames\": 60, \"style\": \"walk\", "
+                                 "\"movement\": " << mv << "}]";
+        ASSERT_EQ(run(plan_cmd(e, script, out), e.dir + "/len.log"), 0) << slurp(e.dir + "/len.log");
+        std::ifstream f(out);
+        docs.push_back(json::parse(f));
+    }
+    EXPECT_EQ(docs[0]["root_translations"], docs[1]["root_translations"]);
 }

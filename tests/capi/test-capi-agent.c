@@ -98,6 +98,45 @@ static void test_null_handles(void) {
 
 /* ==== model-backed =============================================================================== */
 
+/* the functions added for programs (not in the reference runtime): NULL handles */
+static void test_null_extras(void) {
+    mb_motion * m = POISON(mb_motion *);
+    uint64_t    u = 7;
+    uint32_t    due = 7;
+    float       x = 0, y = 0, z = 0;
+    const char * name = NULL;
+    const int32_t * tokens = NULL;
+    const float *   data   = NULL;
+    const float     qpos[4 * 36] = {0};
+    CHECK_STATUS(mb_agent_set_context_qpos(NULL, qpos, 4, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_agent_get_cursor(NULL, &u, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_agent_get_history(NULL, &m, E), MB_INVALID_ARGUMENT);
+    CHECK(m == NULL);
+    CHECK_STATUS(mb_agent_get_history(NULL, NULL, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_agent_get_facing_direction(NULL, &x, &y, &z, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_agent_get_replan_due(NULL, NULL, &due, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_motion_get_style_name(NULL, &name, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_motion_get_token_count(NULL, &u, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_motion_get_tokens(NULL, &tokens, &u, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_motion_get_duration_logits(NULL, &data, &u, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_motion_get_global_features(NULL, &data, &u, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_motion_get_target_joint_positions(NULL, &data, &u, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_motion_get_stage_time_ms(NULL, MB_STAGE_TOTAL, &x, E), MB_INVALID_ARGUMENT);
+
+    /* a direction is a direction: finite and |v| <= 1e6, whatever its length */
+    mb_command * c = NULL;
+    CHECK_STATUS(mb_command_create(&c, E), MB_OK);
+    CHECK_STATUS(mb_command_set_movement_direction(c, 0.0f, 0.0f, 1e38f, E), MB_INVALID_ARGUMENT);
+    CHECK(strstr(g_err, "1e6") != NULL);
+    CHECK_STATUS(mb_command_set_movement_direction(c, 0.0f, 0.0f, -2e6f, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_command_set_facing_direction(c, 1e38f, 0.0f, 0.0f, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_command_set_movement_direction(c, 0.0f, 0.0f, 1e6f, E), MB_OK);
+    CHECK_STATUS(mb_command_get_movement_direction(c, &x, &y, &z, E), MB_OK);
+    CHECK(x == 0.0f && z == 1e6f);   /* stored as given: plans normalise */
+    CHECK_STATUS(mb_agent_get_replan_due(NULL, c, &due, E), MB_INVALID_ARGUMENT);
+    mb_command_free(c);
+}
+
 static char g_styles[512];
 
 static mb_style * load_style(const mb_model * model, const char * name) {
@@ -697,8 +736,161 @@ static void test_lifetimes(const char * bundle) {
     mb_motion_free(m);
 }
 
+/* the functions added for programs: history, cursor, facing, the replan rule, qpos contexts, the
+ * plan's style, tokens, targets and stage times, and movement lengths that do not matter */
+static void test_program_extras(const mb_model * model) {
+    mb_style * walk = load_style(model, "walk");
+    mb_style * idle = load_style(model, "idle");
+    mb_style * left = load_style(model, "walk_left");
+    mb_style * right = load_style(model, "walk_right");
+    if (walk == NULL || idle == NULL || left == NULL || right == NULL) {
+        return;
+    }
+    mb_agent * a = make_agent(model, idle);
+    uint64_t   u = 99, frames = 0, n = 0;
+
+    /* the history: the idle clip padded to 64 frames, no targets, no tokens, no style */
+    mb_motion * h = NULL;
+    CHECK_STATUS(mb_agent_get_history(a, &h, E), MB_OK);
+    CHECK_STATUS(mb_motion_get_frame_count(h, &frames, E), MB_OK);
+    CHECK(frames >= 64);
+    const float * hq = NULL;
+    CHECK_STATUS(mb_motion_get_mujoco_qpos(h, &hq, &n, E), MB_OK);
+    CHECK(n == frames * 36);
+    CHECK_STATUS(mb_motion_get_target_frame_count(h, &u, E), MB_OK);
+    CHECK(u == 0);
+    CHECK_STATUS(mb_motion_get_token_count(h, &u, E), MB_OK);
+    CHECK(u == 0);
+    const char * name = NULL;
+    CHECK_STATUS(mb_motion_get_style_name(h, &name, E), MB_OK);
+    CHECK(name != NULL && name[0] == '\0');
+    CHECK_STATUS(mb_agent_get_cursor(a, &u, E), MB_OK);
+    CHECK(u == 0);
+
+    /* facing: the ground plane, unit to 1e-5 */
+    float fx = 0, fy = 1, fz = 0;
+    CHECK_STATUS(mb_agent_get_facing_direction(a, &fx, &fy, &fz, E), MB_OK);
+    CHECK(fy == 0.0f && fabs(sqrt(fx * fx + fz * fz) - 1.0) < 1e-4);
+
+    /* upstream's replan rule: not before frame 16; idle after idle never */
+    mb_command * cw = make_command(walk, 0.0f, 1.0f, 0.0f, 1.0f, 5);
+    mb_command * ci = make_command(idle, 0.0f, 0.0f, 0.0f, 1.0f, 5);
+    uint32_t     due = 7;
+    CHECK_STATUS(mb_agent_get_replan_due(a, cw, &due, E), MB_OK);
+    CHECK(due == 0);
+    CHECK_STATUS(mb_agent_advance(a, 16, E), MB_OK);
+    CHECK_STATUS(mb_agent_get_replan_due(a, cw, &due, E), MB_OK);
+    CHECK(due == 1);
+    mb_motion * pi = plan(a, ci);
+    CHECK_STATUS(mb_agent_advance(a, 100, E), MB_OK);
+    CHECK_STATUS(mb_agent_get_replan_due(a, ci, &due, E), MB_OK);
+    CHECK(due == 0);   /* idle after idle: the history plays out */
+    CHECK_STATUS(mb_agent_get_replan_due(a, cw, &due, E), MB_OK);
+    CHECK(due == 1);
+
+    /* a plan: its style, tokens, placed target joints (joint 0 = target roots), stage times */
+    CHECK_STATUS(mb_agent_set_sidestep_styles(a, left, right, E), MB_OK);
+    mb_command * cs = make_command(walk, 1.0f, 0.0f, 0.0f, 1.0f, 5);   /* walking left, facing forward */
+    mb_motion *  p  = plan(a, cs);
+    CHECK_STATUS(mb_motion_get_style_name(p, &name, E), MB_OK);
+    CHECK(name != NULL && strcmp(name, "walk_left") == 0);
+    CHECK_STATUS(mb_motion_get_frame_count(p, &frames, E), MB_OK);
+    CHECK_STATUS(mb_motion_get_token_count(p, &u, E), MB_OK);
+    CHECK(u * 4 == frames);
+    const int32_t * tokens = NULL;
+    CHECK_STATUS(mb_motion_get_tokens(p, &tokens, &n, E), MB_OK);
+    CHECK(n == u * 8 && tokens != NULL);
+    for (uint64_t i = 0; tokens != NULL && i < n; ++i) {
+        CHECK(tokens[i] >= 0 && tokens[i] < 10);
+    }
+    const float * tj = NULL, * tr = NULL, * data = NULL;
+    uint64_t      ntj = 0, ntr = 0;
+    CHECK_STATUS(mb_motion_get_target_joint_positions(p, &tj, &ntj, E), MB_OK);
+    CHECK_STATUS(mb_motion_get_target_root_translations(p, &tr, &ntr, E), MB_OK);
+    CHECK(ntj == 4 * N_JOINTS * 3 && ntr == 4 * 3);
+    for (int f = 0; tj != NULL && tr != NULL && f < 4; ++f) {
+        CHECK(memcmp(&tj[f * N_JOINTS * 3], &tr[f * 3], 3 * sizeof(float)) == 0);
+    }
+    CHECK_STATUS(mb_motion_get_global_features(p, &data, &n, E), MB_OK);
+    CHECK(data == NULL && n == 0);   /* agent plans: canonical features are not handed out */
+    float ms = -1.0f;
+    CHECK_STATUS(mb_motion_get_stage_time_ms(p, MB_STAGE_TOTAL, &ms, E), MB_OK);
+    CHECK(ms >= 0.0f);
+    CHECK_STATUS(mb_motion_get_stage_time_ms(p, 6, &ms, E), MB_INVALID_ARGUMENT);
+
+    /* the history is the plan now */
+    mb_motion * h2 = NULL;
+    CHECK_STATUS(mb_agent_get_history(a, &h2, E), MB_OK);
+    const float * pq = NULL, * h2q = NULL;
+    uint64_t      npq = 0, nh2 = 0;
+    CHECK_STATUS(mb_motion_get_mujoco_qpos(p, &pq, &npq, E), MB_OK);
+    CHECK_STATUS(mb_motion_get_mujoco_qpos(h2, &h2q, &nh2, E), MB_OK);
+    CHECK(npq == nh2 && pq != NULL && h2q != NULL && memcmp(pq, h2q, npq * sizeof(float)) == 0);
+
+    /* a qpos context: the last 4 frames; bad ones leave the agent unchanged */
+    CHECK_STATUS(mb_agent_set_context_qpos(a, pq, 3, E), MB_INVALID_ARGUMENT);
+    float * bad = (float *) malloc(npq * sizeof(float));
+    if (bad != NULL) {
+        memcpy(bad, pq, npq * sizeof(float));
+        bad[40] = NAN;
+        CHECK_STATUS(mb_agent_set_context_qpos(a, bad, npq / 36, E), MB_INVALID_ARGUMENT);
+        memcpy(bad, pq, npq * sizeof(float));
+        bad[3] = 2.0f;   /* root quaternion of norm ~2 */
+        CHECK_STATUS(mb_agent_set_context_qpos(a, bad, npq / 36, E), MB_INVALID_ARGUMENT);
+        free(bad);
+    }
+    CHECK_STATUS(mb_agent_advance(a, 3, E), MB_OK);
+    CHECK_STATUS(mb_agent_get_cursor(a, &u, E), MB_OK);
+    CHECK(u == 3);   /* still the plan's history */
+    CHECK_STATUS(mb_agent_set_context_qpos(a, pq, npq / 36, E), MB_OK);
+    mb_motion * h3 = NULL;
+    CHECK_STATUS(mb_agent_get_history(a, &h3, E), MB_OK);
+    const float * h3q = NULL;
+    uint64_t      nh3 = 0;
+    CHECK_STATUS(mb_motion_get_mujoco_qpos(h3, &h3q, &nh3, E), MB_OK);
+    CHECK(nh3 == 4 * 36 && h3q != NULL && memcmp(h3q, &pq[npq - 4 * 36], nh3 * sizeof(float)) == 0);
+
+    /* a failure names its cause: a style whose speed puts the targets out of range is the style's */
+    CHECK_STATUS(mb_style_set_speed(walk, 3.0e38f, E), MB_OK);
+    mb_motion * huge = POISON(mb_motion *);
+    CHECK_STATUS(mb_agent_plan(a, cw, &huge, E), MB_INVALID_ARGUMENT);
+    CHECK(huge == NULL);
+    CHECK(strstr(g_err, "style 'walk'") != NULL);
+    CHECK_STATUS(mb_style_set_speed(walk, 1.0f, E), MB_OK);
+
+    /* only the direction of a movement counts */
+    mb_agent *   a1 = make_agent(model, walk);
+    mb_agent *   a10 = make_agent(model, walk);
+    mb_command * c1 = make_command(walk, 0.0f, 1.0f, 0.0f, 1.0f, 9);
+    mb_command * c10 = make_command(walk, 0.0f, 10.0f, 0.0f, 1.0f, 9);
+    mb_motion *  m1 = plan(a1, c1);
+    mb_motion *  m10 = plan(a10, c10);
+    CHECK(m1 != NULL && m10 != NULL && same_plan(m1, m10));
+
+    mb_motion_free(m1);
+    mb_motion_free(m10);
+    mb_command_free(c1);
+    mb_command_free(c10);
+    mb_agent_free(a1);
+    mb_agent_free(a10);
+    mb_motion_free(h3);
+    mb_motion_free(h2);
+    mb_motion_free(p);
+    mb_motion_free(pi);
+    mb_motion_free(h);
+    mb_command_free(cs);
+    mb_command_free(cw);
+    mb_command_free(ci);
+    mb_agent_free(a);
+    mb_style_free(walk);
+    mb_style_free(idle);
+    mb_style_free(left);
+    mb_style_free(right);
+}
+
 int main(int argc, char ** argv) {
     test_null_handles();
+    test_null_extras();
 
     const char * bundle = argc > 2 ? argv[1] : NULL;
     struct stat  st;
@@ -714,6 +906,7 @@ int main(int argc, char ** argv) {
             test_set_context(model);
             test_equivariance(model);
             test_batch(model, bundle);
+            test_program_extras(model);
             mb_model_free(model);
         }
         test_lifetimes(bundle);

@@ -1,6 +1,7 @@
 // `motionbricks infer` end to end: a bundle converted from the reference-small
 // weights (tools/convert.py), every case's request written as JSON, the result
 // compared to the fixture; bad requests and bad usage exit 2 and write nothing
+#include "poison-bundle.h"
 #include "support/npz.h"
 #include "support/reference-small.h"
 #include "support/shell.h"
@@ -314,4 +315,25 @@ TEST_F(cmd_infer, bad_usage_and_bad_model) {
                       " --output " + quote(work_ + "/res.json"), log), 1);
     EXPECT_NE(slurp(log).find("cannot load model"), std::string::npos);
     EXPECT_FALSE(fs::exists(work_ + "/res.json"));
+}
+
+// a bundle whose root or VQ-decoder weights are NaN, Inf or a finite 1e38 (which overflows) never
+// gives success: the load or the library's output check fails the call, exit 1, nothing written
+TEST_F(cmd_infer, non_finite_weights_fail_and_write_nothing) {
+    const std::string dir = shared_path(k_dir);
+    const reference_case rc = reference_cases(dir).at(0);
+    const std::string req = request_of(npz_file(rc.file), rc).dump();
+    for (const poison_case & pc : poison_cases()) {
+        SCOPED_TRACE(std::string(pc.file) + " " + pc.label);
+        const std::string bad = work_ + "/bundle";
+        ASSERT_TRUE(poison_bundle(bundle_, bad, pc.file, pc.tensor, pc.value));
+        std::ofstream(work_ + "/req.json") << req;
+        const int code = run(std::string(MB_CLI_PATH) + " infer --model " + quote(bad) + " --request " +
+                                 quote(work_ + "/req.json") + " --output " + quote(work_ + "/res.json") + " --threads 1",
+                             work_ + "/stderr.txt");
+        const std::string err = slurp(work_ + "/stderr.txt");
+        EXPECT_NE(code, 0) << err;
+        EXPECT_NE(err.find("finite"), std::string::npos) << err;
+        EXPECT_FALSE(fs::exists(work_ + "/res.json"));
+    }
 }

@@ -4,6 +4,7 @@
 
 #include "motion/motion-rep.h"
 #include "motion/qpos.h"
+#include "motion/rotation.h"   // wrap_pi
 
 #include <algorithm>
 #include <cmath>
@@ -59,12 +60,6 @@ inline hinge_weight gain_weight(const qpos_converter & conv, const float * featu
         if (worst) *worst = std::max(*worst, g);
         return 1.0 / std::max(1.0, g);
     };
-}
-
-inline double wrap_pi(double a) {
-    double r = std::fmod(a + std::numbers::pi, 2 * std::numbers::pi);
-    if (r < 0) r += 2 * std::numbers::pi;
-    return r - std::numbers::pi;
 }
 
 // the largest differences between two qpos sequences [frames, 36]: root position (absolute),

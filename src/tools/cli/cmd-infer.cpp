@@ -1,11 +1,11 @@
-// motionbricks infer: one predict from a request JSON file to a result JSON file
-// (formats in docs/FORMATS.md, "Inference request / result"). Exit codes: 0 ok,
-// 1 runtime failure (missing or unreadable bundle, compute, I/O), 2 bad usage, bad request, or a
-// bundle that is malformed or whose components do not fit together.
-// Nothing is written unless the whole call succeeds; the result is renamed into place.
-#include "format/bundle.h"
+// motionbricks infer: one inference through the C ABI (mb_model_infer, so the library's one output
+// check applies) from a request JSON file to a result JSON file (formats in docs/FORMATS.md,
+// "Inference request / result"). Exit codes: 0 ok, 1 runtime failure (missing or unreadable bundle,
+// compute or non-finite results, I/O), 2 bad usage, bad request, or a bundle that is malformed or
+// whose components do not fit together. Nothing is written unless the whole call succeeds; the
+// result is renamed into place.
+// --trace writes the library's taps of the same inference (mb_model_infer_traced).
 #include "format/regular-file.h"
-#include "motion/predict.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/load-model.h"
 #include "tools/cli/infer-request.h"
@@ -20,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -32,6 +33,10 @@ namespace {
 
 constexpr const char * k_result_format  = "motionbricks-inference-result-v1";
 constexpr const char * k_trace_format   = "motionbricks-trace-v1";
+constexpr int          k_fps               = 30;
+constexpr int          k_token_heads       = 8;
+constexpr int          k_global_features   = 414;
+constexpr int          k_joints            = int(MB_G1_JOINT_COUNT);
 
 using json = nlohmann::json;
 
@@ -77,25 +82,47 @@ void put_array(std::string & out, const T * data, const std::vector<size_t> & sh
     out += ']';
 }
 
-std::string result_json(const predict_result & r) {
-    const size_t F = size_t(r.frames), n = size_t(r.num_tokens);
+std::string result_json(const motionbricks::motion & m) {
+    const size_t F = size_t(m.frame_count()), n = size_t(m.token_count());
+    const std::pair<const int32_t *, uint64_t> tokens = m.tokens();
+    const motionbricks::float_view             logits = m.duration_logits();
     std::string s = "{\"format\":\"";
     s += k_result_format;
-    s += "\",\n\"num_tokens\":" + std::to_string(r.num_tokens) + ",\n\"frames\":" + std::to_string(r.frames) +
-         ",\n\"fps\":" + std::to_string(k_motion_fps) + ",\n\"tokens\":";
-    put_array(s, r.tokens.data(), {n, size_t(k_token_heads)});
+    s += "\",\n\"num_tokens\":" + std::to_string(n) + ",\n\"frames\":" + std::to_string(F) +
+         ",\n\"fps\":" + std::to_string(k_fps) + ",\n\"tokens\":";
+    put_array(s, tokens.first, {n, size_t(k_token_heads)});
     s += ",\n\"num_token_logits\":";
-    put_array(s, r.num_token_logits.data(), {r.num_token_logits.size()});
+    put_array(s, logits.data, {size_t(logits.size)});
     s += ",\n\"global_features\":";
-    put_array(s, r.global_features.data(), {F, size_t(k_global_dim)});
+    put_array(s, m.global_features().data, {F, size_t(k_global_features)});
     s += ",\n\"root_translations\":";
-    put_array(s, r.root_translations.data(), {F, size_t(3)});
+    put_array(s, m.root_translations().data, {F, size_t(3)});
     s += ",\n\"local_rotations_xyzw\":";
-    put_array(s, r.local_rotations_xyzw.data(), {F, size_t(k_n_joints), size_t(4)});
+    put_array(s, m.local_rotations_xyzw().data, {F, size_t(k_joints), size_t(4)});
     s += ",\n\"joint_positions\":";
-    put_array(s, r.joint_positions.data(), {F, size_t(k_n_joints), size_t(3)});
+    put_array(s, m.joint_positions().data, {F, size_t(k_joints), size_t(3)});
     s += "}\n";
     return s;
+}
+
+// the parsed request as a C ABI request; the library validates it again
+motionbricks::inference_request to_abi_request(const predict_request & r) {
+    motionbricks::inference_request q;
+    q.set_features(MB_INFERENCE_GLOBAL_ROOT, std::vector<float>(r.global_root.begin(), r.global_root.end()));
+    q.set_features(MB_INFERENCE_LOCAL_ROOT, std::vector<float>(r.local_root.begin(), r.local_root.end()));
+    q.set_features(MB_INFERENCE_POSE, std::vector<float>(r.poses.begin(), r.poses.end()));
+    q.set_mask(MB_INFERENCE_GLOBAL_ROOT, std::vector<uint32_t>(r.global_root_mask.begin(), r.global_root_mask.end()));
+    q.set_mask(MB_INFERENCE_LOCAL_ROOT, std::vector<uint32_t>(r.local_root_mask.begin(), r.local_root_mask.end()));
+    q.set_mask(MB_INFERENCE_POSE, std::vector<uint32_t>(r.pose_mask.begin(), r.pose_mask.end()));
+    q.set_mask(MB_INFERENCE_DURATIONS, std::vector<uint32_t>(r.allowed_num_tokens.begin(), r.allowed_num_tokens.end()));
+    q.set_seed(r.seed);
+    q.set_sampling_argmax(r.sampling == sampling_mode::SAMPLING_MODE_ARGMAX);
+    q.set_token_count(uint32_t(r.num_tokens));
+    q.set_inference_steps(uint32_t(r.num_inference_steps));
+    q.set_gumbel_uniforms(r.gumbel_uniforms);
+    q.set_skip_ending_target_cond(r.skip_ending_target_cond);
+    q.set_allow_out_of_reach(r.allow_out_of_reach);
+    return q;
 }
 
 // writes `bytes` to `path` through a temporary file in the same directory and a rename
@@ -191,40 +218,50 @@ int cmd_infer(int argc, char ** argv) {
         return 2;
     }
 
-    int                           load_exit = 0;
-    std::unique_ptr<motion_model> model     = load_model("infer", model_dir, n_threads, load_exit);
+    int                                load_exit = 0;
+    std::optional<motionbricks::model> model     = load_model("infer", model_dir, n_threads, load_exit);
     if (!model) return load_exit;
-    const std::string problem = model->validate(req);
-    if (!problem.empty()) {
-        std::fprintf(stderr, "motionbricks infer: bad request: %s\n", problem.c_str());
-        return 2;
-    }
 
+    // --trace: the library's taps of the same inference (mb_model_infer_traced), filtered to the
+    // arrays the trace format lists; "step_" arrays come once per decoding step, [1, …], and are
+    // stacked into one [steps, …] file
     std::vector<trace_array> traced;
-    trace_fn trace;
-    if (!trace_dir.empty()) {
-        trace = [&](std::string_view name, const float * data, const std::vector<int64_t> & shape) {
-            if (std::find(std::begin(k_trace_names), std::end(k_trace_names), name) == std::end(k_trace_names)) return;
-            int64_t count = 1;
-            for (int64_t d : shape) count *= d;
-            // "step_" arrays come once per decoding step, [1, …]: one file stacked as [steps, …]
-            for (trace_array & t : traced) {
-                if (t.name != name || t.shape.empty() || shape.empty()) continue;
-                t.shape[0] += shape[0];
-                t.data.insert(t.data.end(), data, data + count);
-                return;
-            }
-            traced.push_back({std::string(name), shape, std::vector<float>(data, data + count)});
-        };
-    }
-    predict_result res;
+    const auto tap = [](void * user, const char * name, const float * data, const uint64_t * shape, uint32_t n_dims) {
+        auto & out = *static_cast<std::vector<trace_array> *>(user);
+        if (std::find_if(std::begin(k_trace_names), std::end(k_trace_names),
+                         [&](const char * n) { return std::strcmp(n, name) == 0; }) == std::end(k_trace_names)) {
+            return;
+        }
+        std::vector<int64_t> dims(shape, shape + n_dims);
+        int64_t              count = 1;
+        for (int64_t d : dims) count *= d;
+        for (trace_array & t : out) {
+            if (t.name != name || t.shape.empty() || dims.empty()) continue;
+            t.shape[0] += dims[0];
+            t.data.insert(t.data.end(), data, data + count);
+            return;
+        }
+        out.push_back({std::string(name), dims, std::vector<float>(data, data + count)});
+    };
+    std::optional<motionbricks::motion> res;
     try {
-        res = model->predict(req, trace);
-    } catch (const std::exception & e) {
-        const auto * me  = dynamic_cast<const mb::error *>(&e);
-        const bool   bad = me != nullptr && me->code() == mb::status::invalid_argument;
-        std::fprintf(stderr, "motionbricks infer: %s: %s\n", bad ? "bad request" : "inference failed", e.what());
-        return bad ? 2 : 1;
+        const motionbricks::inference_request q = to_abi_request(req);
+        if (trace_dir.empty()) {
+            res = motionbricks::infer(*model, q);
+        } else {
+            mb_motion * out = nullptr;
+            char        message[512];
+            const mb_status st = mb_model_infer_traced(model->get(), q.get(), tap, &traced, &out, message, sizeof message);
+            if (st != MB_OK) throw motionbricks::error(st, message);
+            res.emplace(out);
+        }
+    } catch (const motionbricks::error & e) {
+        if (e.status() == MB_INVALID_ARGUMENT) {
+            std::fprintf(stderr, "motionbricks infer: bad request: %s\n", e.what());
+            return 2;
+        }
+        std::fprintf(stderr, "motionbricks infer: inference failed: %s\n", e.what());
+        return 1;
     }
 
     try {
@@ -240,19 +277,21 @@ int cmd_infer(int argc, char ** argv) {
                 write_atomic(trace_dir + "/" + file, npy_bytes(t.data.data(), t.shape));
                 manifest["arrays"].push_back({{"name", t.name}, {"file", file}, {"shape", t.shape}});
             }
-            const predict_timings & tm = res.timings;
-            manifest["timings_ms"] = {{"prepare", tm.prepare_ms}, {"root", tm.root_ms}, {"pose", tm.pose_ms},
-                                      {"decoder", tm.decoder_ms}, {"finish", tm.finish_ms}, {"total", tm.total_ms}};
+            const auto ms = [&](uint32_t stage) { return double(res->stage_time_ms(stage)); };
+            manifest["timings_ms"] = {{"prepare", ms(MB_STAGE_PREPARE)}, {"root", ms(MB_STAGE_ROOT)},
+                                      {"pose", ms(MB_STAGE_POSE)},       {"decoder", ms(MB_STAGE_DECODER)},
+                                      {"finish", ms(MB_STAGE_FINISH)},   {"total", ms(MB_STAGE_TOTAL)}};
             write_atomic(trace_dir + "/trace.json", manifest.dump(1) + "\n");
         }
-        write_atomic(output_path, result_json(res));
+        write_atomic(output_path, result_json(*res));
     } catch (const std::exception & e) {
         std::fprintf(stderr, "motionbricks infer: %s\n", e.what());
         return 1;
     }
-    std::fprintf(stderr, "motionbricks infer: %d tokens, %d frames in %.1f ms (root %.1f, pose %.1f, decoder %.1f)\n",
-                 res.num_tokens, res.frames, res.timings.total_ms, res.timings.root_ms, res.timings.pose_ms,
-                 res.timings.decoder_ms);
+    std::fprintf(stderr, "motionbricks infer: %llu tokens, %llu frames in %.1f ms (root %.1f, pose %.1f, decoder %.1f)\n",
+                 (unsigned long long) res->token_count(), (unsigned long long) res->frame_count(),
+                 double(res->stage_time_ms(MB_STAGE_TOTAL)), double(res->stage_time_ms(MB_STAGE_ROOT)),
+                 double(res->stage_time_ms(MB_STAGE_POSE)), double(res->stage_time_ms(MB_STAGE_DECODER)));
     return 0;
 }
 

@@ -1,35 +1,40 @@
 // motionbricks plan: the agent driven by a control script the way upstream's demo loop
-// drives it (one displayed frame per step, replanning every 16 frames), written as
-// motionbricks-motion-v1 JSON or as a qpos CSV. Exit codes: 0 ok, 1 runtime failure
-// (missing or unreadable bundle, compute, I/O), 2 bad usage, bad script, unknown style, bad
-// style file, or a bundle that is malformed or whose components do not fit together.
+// drives it (one displayed frame per step, replanning when the agent says so), through the
+// C ABI (motionbricks.hpp), written as motionbricks-motion-v1 JSON or as a qpos CSV. Exit
+// codes: 0 ok, 1 runtime failure (missing or unreadable bundle, compute, I/O), 2 bad usage, bad
+// script, unknown style, bad style file, a style or command the plan cannot use, or a bundle that
+// is malformed or whose components do not fit together.
 //
 // Script: a JSON array of segments
 //   {"frames": N, "style": NAME, "movement": [x, z], "facing": [x, z], "speed": V, "seed": S,
 //    "target": [x, z], "target_heading": H}
 // frames 1..100000 (required), style a loaded style's name (required); the rest optional.
-// Directions are on the motion-space ground plane (Y up: x left, z forward = MuJoCo y, x);
-// movement defaults to none (turn in place), facing to the current facing, speed to the
-// style's (negative = the style's), seed to the plan counter (it picks the target clip frame);
-// a target (world position, heading about +Y in rad, default 0) replaces the spring's goal.
-#include "agent/agent.h"
-#include "format/bundle.h"
+// Directions are on the motion-space ground plane (Y up: x left, z forward); only their direction
+// counts (the agent normalises movement); movement defaults to none (turn in place), facing to
+// the current facing, speed to the style's (negative = the style's), seed to the plan counter (it
+// picks the target clip frame); a target (world position, heading about +Y in rad, default 0)
+// replaces the spring's goal. A style named "idle" plays the idle role and seeds the history
+// (else the first style); styles named walk_left and walk_right are the side steps of walk and
+// slow_walk.
+//
+// The output is streamed: each array goes to its own temporary file as frames are shown, and
+// the document is put together at the end, so memory does not grow with the frame count.
 #include "format/regular-file.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/load-model.h"
 #include "tools/cli/plan-script.h"
 
+#include <motionbricks/motionbricks.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <optional>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -40,24 +45,13 @@ namespace mb::cli {
 
 namespace {
 
-using json = nlohmann::json;
+namespace mbx = motionbricks;
+using json    = nlohmann::json;
 
-constexpr const char * k_motion_format   = "motionbricks-motion-v1";
-
-void write_atomic_text(const std::string & path, const std::string & bytes) {
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    std::FILE *       f   = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw std::runtime_error("cannot create '" + tmp + "': " + std::strerror(errno));
-    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    ok      = std::fflush(f) == 0 && ok;
-    ok      = ::fsync(::fileno(f)) == 0 && ok;
-    ok      = std::fclose(f) == 0 && ok;
-    if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const std::string err = std::strerror(errno);
-        std::remove(tmp.c_str());
-        throw std::runtime_error("cannot write '" + path + "': " + err);
-    }
-}
+constexpr const char * k_motion_format = "motionbricks-motion-v1";
+constexpr int          k_joints        = int(MB_G1_JOINT_COUNT);
+constexpr int          k_qpos          = int(MB_G1_QPOS_SIZE);
+constexpr int          k_targets       = 4;
 
 // rounds for JSON output (7 significant digits keep float32 exact enough)
 double r7(float v) {
@@ -66,10 +60,196 @@ double r7(float v) {
     return std::strtod(buf, nullptr);
 }
 
+// rows of `cols` floats as a JSON array of arrays (r7 numbers)
+json rows(const float * v, int n, int cols) {
+    json a = json::array();
+    for (int i = 0; i < n; ++i) {
+        json r = json::array();
+        for (int c = 0; c < cols; ++c) r.push_back(r7(v[i * cols + c]));
+        a.push_back(std::move(r));
+    }
+    return a;
+}
+
+// an anonymous temporary file receiving one array's elements, comma-separated
+class section {
+public:
+    section() : f_(std::tmpfile()) {
+        if (!f_) throw std::runtime_error(std::string("cannot create a temporary file: ") + std::strerror(errno));
+    }
+    void put(const std::string & element) {
+        if (n_++ > 0) write(",");
+        write(element);
+    }
+    // appends '[' elements ']' to `out`
+    void copy_to(std::FILE * out) {
+        std::fputc('[', out);
+        std::rewind(f_.get());
+        char   buf[1 << 16];
+        size_t got = 0;
+        while ((got = std::fread(buf, 1, sizeof buf, f_.get())) > 0) {
+            if (std::fwrite(buf, 1, got, out) != got) throw std::runtime_error("cannot copy a temporary file");
+        }
+        if (std::ferror(f_.get())) throw std::runtime_error("cannot read a temporary file");
+        std::fputc(']', out);
+    }
+
+private:
+    struct closer {
+        void operator()(std::FILE * f) const { std::fclose(f); }
+    };
+    void write(const std::string & s) {
+        if (std::fwrite(s.data(), 1, s.size(), f_.get()) != s.size()) {
+            throw std::runtime_error(std::string("cannot write a temporary file: ") + std::strerror(errno));
+        }
+    }
+    std::unique_ptr<std::FILE, closer> f_;
+    uint64_t                           n_ = 0;
+};
+
+// `path` through PATH.tmp.PID and a rename; remove() unless commit() ran
+class atomic_output {
+public:
+    explicit atomic_output(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
+        f_ = std::fopen(tmp_.c_str(), "wb");
+        if (!f_) throw std::runtime_error("cannot create '" + tmp_ + "': " + std::strerror(errno));
+    }
+    ~atomic_output() {
+        if (f_) std::fclose(f_);
+        if (!done_) std::remove(tmp_.c_str());
+    }
+    std::FILE * file() { return f_; }
+    void commit() {
+        bool ok = std::ferror(f_) == 0;
+        ok      = std::fflush(f_) == 0 && ok;
+        ok      = ::fsync(::fileno(f_)) == 0 && ok;
+        ok      = std::fclose(f_) == 0 && ok;
+        f_      = nullptr;
+        if (!ok || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+            throw std::runtime_error("cannot write '" + path_ + "': " + std::strerror(errno));
+        }
+        done_ = true;
+    }
+
+private:
+    std::string path_, tmp_;
+    std::FILE * f_    = nullptr;
+    bool        done_ = false;
+};
+
+// the frames shown, streamed: JSON arrays per field, or CSV rows of qpos
+class shown_frames {
+public:
+    shown_frames(bool csv, std::FILE * out) : csv_(csv), out_(out) {
+        if (!csv_) {
+            root_ = std::make_unique<section>();
+            local_ = std::make_unique<section>();
+            joints_ = std::make_unique<section>();
+            qpos_ = std::make_unique<section>();
+            plans_ = std::make_unique<section>();
+        }
+    }
+    int64_t count() const { return frames_; }
+
+    // frame `f` of `m` (a plan or the agent's history)
+    void add(const mbx::motion & m, uint64_t f) {
+        const float * q = m.mujoco_qpos().data + f * k_qpos;
+        ++frames_;
+        if (csv_) {
+            char buf[32];
+            for (int c = 0; c < k_qpos; ++c) {
+                std::snprintf(buf, sizeof(buf), c ? ",%.7g" : "%.7g", double(q[c]));
+                csv_text_ += buf;
+            }
+            csv_text_ += '\n';
+            if (csv_text_.size() > (size_t(1) << 16)) flush_csv();
+            return;
+        }
+        root_->put(rows(m.root_translations().data + f * 3, 1, 3)[0].dump());
+        local_->put(rows(m.local_rotations_xyzw().data + f * k_joints * 4, k_joints, 4).dump());
+        joints_->put(rows(m.joint_positions().data + f * k_joints * 3, k_joints, 3).dump());
+        qpos_->put(rows(q, 1, k_qpos)[0].dump());
+    }
+    void add_plan(const mbx::motion & plan) {
+        if (csv_) return;
+        json targets = json::array();
+        for (int f = 0; f < k_targets; ++f) targets.push_back(rows(plan.target_joint_positions().data + size_t(f) * k_joints * 3, k_joints, 3));
+        const json p = {{"first_frame", frames_}, {"frames", plan.frame_count()}, {"style", plan.style_name()},
+                        {"targets", {{"joint_positions", targets}}}};
+        plans_->put(p.dump());
+    }
+    // the document with nlohmann's key order (sorted) and compact layout, as a DOM dump would give;
+    // CSV rows went out as they came
+    void finish(const mbx::model & model) {
+        std::FILE * out = out_;
+        if (csv_) {
+            flush_csv();
+            return;
+        }
+        json names = json::array(), parents = json::array();
+        for (uint32_t j = 0; j < uint32_t(k_joints); ++j) {
+            names.push_back(model.joint_name(j));
+            parents.push_back(model.joint_parent(j));
+        }
+        auto text = [&](const std::string & s) { std::fputs(s.c_str(), out); };
+        text("{\"format\":" + json(k_motion_format).dump() + ",\"fps\":30,\"frames\":" + std::to_string(frames_) +
+             ",\"joint_names\":" + names.dump() + ",\"joint_positions\":");
+        joints_->copy_to(out);
+        text(",\"local_rotations_xyzw\":");
+        local_->copy_to(out);
+        text(",\"parents\":" + parents.dump() + ",\"plans\":");
+        plans_->copy_to(out);
+        text(",\"qpos\":");
+        qpos_->copy_to(out);
+        text(",\"root_translations\":");
+        root_->copy_to(out);
+        text("}\n");
+    }
+
+private:
+    void flush_csv() {
+        if (std::fwrite(csv_text_.data(), 1, csv_text_.size(), out_) != csv_text_.size()) {
+            throw std::runtime_error(std::string("cannot write the output: ") + std::strerror(errno));
+        }
+        csv_text_.clear();
+    }
+
+    bool                     csv_;
+    std::FILE *              out_;
+    int64_t                  frames_ = 0;
+    std::string              csv_text_;
+    std::unique_ptr<section> root_, local_, joints_, qpos_, plans_;
+};
+
 int usage() {
     std::fprintf(stderr, "usage: motionbricks plan --model DIR --style FILE.mbstyle [--style FILE ...] --script SCRIPT.json "
                          "--output MOTION.json [--format json|csv] [--threads N]\n");
     return 2;
+}
+
+int find_style(const std::vector<mbx::style> & styles, const std::string & name) {
+    for (size_t i = 0; i < styles.size(); ++i) {
+        if (styles[i].name() == name) return int(i);
+    }
+    return -1;
+}
+
+// the command of one step of segment `seg`
+mbx::command step_command(const plan_segment & seg, const mbx::style & style, uint64_t seed,
+                          const std::array<float, 3> & current_facing) {
+    mbx::command c;
+    c.set_style(style);
+    c.set_target_speed(seg.speed);
+    c.set_seed(seed);
+    c.set_sampling_argmax(true);
+    if (seg.has_move) c.set_movement_direction(seg.movement[0], 0, seg.movement[1]);
+    if (seg.has_facing) {
+        c.set_facing_direction(seg.facing[0], 0, seg.facing[1]);
+    } else {
+        c.set_facing_direction(current_facing[0], current_facing[1], current_facing[2]);   // keep the current facing
+    }
+    if (seg.has_target) c.set_world_target(seg.target[0], 0, seg.target[1], seg.target_heading, true);
+    return c;
 }
 
 } // namespace
@@ -114,21 +294,6 @@ int cmd_plan(int argc, char ** argv) {
     }
     if (model_dir.empty() || style_paths.empty() || script_path.empty() || output_path.empty()) return usage();
 
-    // styles first (cheap, and a bad style is bad input)
-    std::vector<style_asset> styles;
-    std::set<std::string>    names;
-    for (const std::string & p : style_paths) {
-        try {
-            styles.push_back(style_read(p));
-        } catch (const std::exception & e) {
-            std::fprintf(stderr, "motionbricks plan: bad style: %s\n", e.what());
-            return 2;
-        }
-        if (!names.insert(styles.back().name).second) {
-            std::fprintf(stderr, "motionbricks plan: two styles are named '%s'\n", styles.back().name.c_str());
-            return 2;
-        }
-    }
     std::string script_text;
     try {
         script_text = read_regular_file(script_path, k_script_bounds.max_bytes);
@@ -136,132 +301,78 @@ int cmd_plan(int argc, char ** argv) {
         std::fprintf(stderr, "motionbricks plan: bad script: %s\n", e.what());
         return 2;
     }
-
-    int                           load_exit = 0;
-    std::unique_ptr<motion_model> model     = load_model("plan", model_dir, n_threads, load_exit);
+    int                        load_exit = 0;
+    std::optional<mbx::model>  model     = load_model("plan", model_dir, n_threads, load_exit);
     if (!model) return load_exit;
-    std::unique_ptr<agent> ag;
+
+    // styles (a bad or missing style file is bad input), then the script against their names
+    std::vector<mbx::style> styles;
+    std::set<std::string>   names;
+    for (const std::string & p : style_paths) {
+        try {
+            styles.push_back(mbx::style::load(*model, p));
+        } catch (const mbx::error & e) {
+            std::fprintf(stderr, "motionbricks plan: bad style: %s\n", e.what());
+            return 2;
+        }
+        if (!names.insert(styles.back().name()).second) {
+            std::fprintf(stderr, "motionbricks plan: two styles are named '%s'\n", styles.back().name().c_str());
+            return 2;
+        }
+    }
     std::vector<plan_segment> script;
     try {
-        ag     = std::make_unique<agent>(*model, styles);
-        script = parse_plan_script(script_text, [&](const std::string & n) { return ag->find_style(n); });
+        script = parse_plan_script(script_text, [&](const std::string & n) { return find_style(styles, n); });
     } catch (const std::exception & e) {
         std::fprintf(stderr, "motionbricks plan: bad script: %s\n", e.what());
         return 2;
     }
 
     // upstream's loop: show the frame at the cursor, advance, replan when due
-    const qpos_converter conv;
-    std::vector<float>   shown;          // [F, 36]
-    json                 plans = json::array();
-    std::vector<double>  plan_ms;
-    uint64_t             plan_counter = 0;
+    std::vector<double> plan_ms;
+    int64_t             frames = 0;
     try {
-        for (const plan_segment & seg : script) {
-            for (int i = 0; i < seg.frames; ++i) {
-                const float * cur = &ag->buffer()[size_t(ag->cursor()) * 36];
-                shown.insert(shown.end(), cur, cur + 36);
-                ag->advance(1);
+        mbx::agent ag(*model);
+        const int  idle = find_style(styles, "idle");
+        ag.reset(styles[size_t(idle >= 0 ? idle : 0)]);
+        const int left = find_style(styles, "walk_left"), right = find_style(styles, "walk_right");
+        if (left >= 0 && right >= 0) ag.set_sidestep_styles(styles[size_t(left)], styles[size_t(right)]);
 
-                agent_command cmd;
-                cmd.style        = seg.style;
-                cmd.target_speed = seg.speed;
-                cmd.seed         = seg.seed ? *seg.seed + plan_counter : plan_counter;
-                // motion (x, z) = MuJoCo (y, x)
-                if (seg.has_move) {
-                    cmd.movement[0] = seg.movement[1];
-                    cmd.movement[1] = seg.movement[0];
+        atomic_output out(output_path);
+        shown_frames  shown(format == "csv", out.file());
+        mbx::motion   playing      = ag.history();   // what the cursor moves through
+        uint64_t      plan_counter = 0;
+        for (size_t si = 0; si < script.size(); ++si) {
+            const plan_segment & seg = script[si];
+            for (int i = 0; i < seg.frames; ++i) {
+                shown.add(playing, ag.cursor());
+                const std::array<float, 3> facing = ag.facing_direction();
+                ag.advance(1);
+                const uint64_t     seed = seg.seed ? *seg.seed + plan_counter : plan_counter;
+                const mbx::command cmd  = step_command(seg, styles[size_t(seg.style)], seed, facing);
+                if (!ag.replan_due(cmd)) continue;
+                const auto t0 = std::chrono::steady_clock::now();
+                try {
+                    playing = ag.plan(cmd);
+                } catch (const mbx::error & e) {
+                    if (e.status() != MB_INVALID_ARGUMENT) throw;
+                    // a command or style the agent cannot use: the message names which
+                    std::fprintf(stderr, "motionbricks plan: segment %zu, plan %llu at frame %lld: %s\n", si,
+                                 (unsigned long long) plan_counter, (long long) shown.count(), e.what());
+                    return 2;
                 }
-                if (seg.has_facing) {
-                    cmd.facing[0] = seg.facing[1];
-                    cmd.facing[1] = seg.facing[0];
-                } else {
-                    // keep the current facing: the pelvis x axis of the frame just shown
-                    const double q[4] = {cur[3], cur[4], cur[5], cur[6]};
-                    double       r[9];
-                    quat_to_matrix(q, r);
-                    const double n = std::hypot(r[0], r[3]) + 1e-5;
-                    cmd.facing[0]  = float(r[0] / n);
-                    cmd.facing[1]  = float(r[3] / n);
-                    if (cmd.facing[0] == 0 && cmd.facing[1] == 0) cmd.facing[0] = 1;
-                }
-                if (seg.has_target) {
-                    cmd.has_target     = true;
-                    cmd.target[0]      = seg.target[1];
-                    cmd.target[1]      = seg.target[0];
-                    cmd.target_heading = seg.target_heading;   // about +Y = about MuJoCo z
-                }
-                if (!ag->replan_due(cmd)) continue;
-                const auto       t0   = std::chrono::steady_clock::now();
-                const agent_plan plan = ag->plan(cmd);
                 plan_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
                 ++plan_counter;
-                json targets = json::array();
-                for (int f = 0; f < k_agent_context; ++f) {
-                    json frame = json::array();
-                    for (int j = 0; j < k_n_joints; ++j) {
-                        const float * p = &plan.target_positions[size_t(f * k_n_joints + j) * 3];
-                        frame.push_back({r7(p[0]), r7(p[1]), r7(p[2])});
-                    }
-                    targets.push_back(frame);
-                }
-                plans.push_back({{"first_frame", int64_t(shown.size() / 36)},
-                                 {"frames", plan.frames},
-                                 {"style", ag->styles()[plan.style].name},
-                                 {"targets", {{"joint_positions", targets}}}});
+                shown.add_plan(playing);
             }
         }
-    } catch (const std::exception & e) {
-        const auto * me  = dynamic_cast<const mb::error *>(&e);
-        const bool   bad = me != nullptr && me->code() == mb::status::invalid_argument;
+        frames = shown.count();
+        shown.finish(*model);
+        out.commit();
+    } catch (const mbx::error & e) {
+        const bool bad = e.status() == MB_INVALID_ARGUMENT;   // a command the library refuses
         std::fprintf(stderr, "motionbricks plan: %s: %s\n", bad ? "bad script" : "planning failed", e.what());
         return bad ? 2 : 1;
-    }
-
-    const int64_t frames = int64_t(shown.size() / 36);
-    try {
-        std::string out;
-        if (format == "csv") {
-            char buf[32];
-            for (int64_t f = 0; f < frames; ++f) {
-                for (int c = 0; c < 36; ++c) {
-                    std::snprintf(buf, sizeof(buf), c ? ",%.7g" : "%.7g", double(shown[size_t(f) * 36 + c]));
-                    out += buf;
-                }
-                out += '\n';
-            }
-        } else {
-            std::vector<float> pos(size_t(frames) * k_n_joints * 3), rot(size_t(frames) * k_n_joints * 9);
-            conv.qpos_to_transforms(shown.data(), frames, pos.data(), rot.data());
-            std::vector<float> local_xyzw(size_t(frames) * k_n_joints * 4);
-            local_rotations_xyzw(rot.data(), frames, local_xyzw.data());
-            json root = json::array(), local = json::array(), joints = json::array(), qpos = json::array();
-            for (int64_t f = 0; f < frames; ++f) {
-                const float * P = &pos[size_t(f) * k_n_joints * 3];
-                root.push_back({r7(P[0]), r7(P[1]), r7(P[2])});
-                json lr = json::array(), jp = json::array();
-                for (int j = 0; j < k_n_joints; ++j) {
-                    const float * q = &local_xyzw[(size_t(f) * k_n_joints + j) * 4];
-                    lr.push_back({r7(q[0]), r7(q[1]), r7(q[2]), r7(q[3])});
-                    jp.push_back({r7(P[j * 3]), r7(P[j * 3 + 1]), r7(P[j * 3 + 2])});
-                }
-                local.push_back(lr);
-                joints.push_back(jp);
-                json qr = json::array();
-                for (int c = 0; c < 36; ++c) qr.push_back(r7(shown[size_t(f) * 36 + c]));
-                qpos.push_back(qr);
-            }
-            json names = json::array(), parents = json::array();
-            for (int j = 0; j < k_n_joints; ++j) {
-                names.push_back(k_g1_joint_names[j]);
-                parents.push_back(k_g1_parents[j]);
-            }
-            json doc = {{"format", k_motion_format}, {"fps", 30}, {"frames", frames}, {"joint_names", names},
-                        {"parents", parents}, {"root_translations", root}, {"local_rotations_xyzw", local},
-                        {"joint_positions", joints}, {"qpos", qpos}, {"plans", plans}};
-            out = doc.dump() + "\n";
-        }
-        write_atomic_text(output_path, out);
     } catch (const std::exception & e) {
         std::fprintf(stderr, "motionbricks plan: %s\n", e.what());
         return 1;

@@ -1,29 +1,20 @@
 // a CLI command's model: I/O problems are runtime failures (exit 1), bad bundles bad input (exit 2)
 #include "tools/cli/load-model.h"
 
-#include "format/bundle.h"
-
 #include <cstdio>
 
 namespace mb::cli {
 
-std::unique_ptr<motion_model> load_model(const char * cmd, const std::string & dir, int threads, int & exit_code) {
-    const std::string missing = bundle_files_problem(dir);
-    if (!missing.empty()) {
-        std::fprintf(stderr, "motionbricks %s: cannot load model '%s': %s\n", cmd, dir.c_str(), missing.c_str());
-        exit_code = 1;
-        return nullptr;
-    }
+std::optional<motionbricks::model> load_model(const char * cmd, const std::string & dir, int threads, int & exit_code) {
     try {
-        return motion_model::create(bundle_load(dir), threads);
-    } catch (const std::bad_alloc &) {
-        std::fprintf(stderr, "motionbricks %s: cannot load model '%s': out of memory\n", cmd, dir.c_str());
-        exit_code = 1;
-    } catch (const std::exception & e) {
+        motionbricks::runtime_options options;
+        options.set_threads(uint32_t(threads));
+        return motionbricks::model::load(dir, &options);
+    } catch (const motionbricks::error & e) {
         std::fprintf(stderr, "motionbricks %s: cannot load model '%s': %s\n", cmd, dir.c_str(), e.what());
-        exit_code = 2;
+        exit_code = e.status() == MB_IO_ERROR || e.status() == MB_OUT_OF_MEMORY ? 1 : 2;
     }
-    return nullptr;
+    return std::nullopt;
 }
 
 } // namespace mb::cli

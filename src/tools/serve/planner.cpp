@@ -1,82 +1,73 @@
-// the planning worker: the agent (src/agent) on its own thread
+// the planning worker: the agent of the C ABI (motionbricks.hpp) on its own thread
 #include "tools/serve/planner.h"
 
-#include "agent/agent.h"
-#include "format/bundle.h"
-#include "motion/qpos.h"
+#include <motionbricks/motionbricks.hpp>
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
 namespace mb::serve {
 
+namespace mbx = motionbricks;
+
 struct planner::impl {
-    std::unique_ptr<motion_model> model;
-    std::unique_ptr<agent>        ag;
+    std::optional<mbx::model> model;
+    std::vector<mbx::style>   styles;
+    std::optional<mbx::agent> ag;
 };
 
 namespace {
 
-// local = parent⁻¹ · global for one frame of row-major global rotations [34, 9] → xyzw [34, 4]
-void local_quats(const float * G, float * out) {
-    for (int j = 0; j < k_joints; ++j) {
-        double    l[9];
-        const int p = k_g1_parents[j];
-        for (int r = 0; r < 3; ++r) {
-            for (int c = 0; c < 3; ++c) {
-                if (p < 0) {
-                    l[r * 3 + c] = G[j * 9 + r * 3 + c];
-                } else {
-                    l[r * 3 + c] = double(G[p * 9 + 0 * 3 + r]) * G[j * 9 + 0 * 3 + c] +
-                                   double(G[p * 9 + 1 * 3 + r]) * G[j * 9 + 1 * 3 + c] +
-                                   double(G[p * 9 + 2 * 3 + r]) * G[j * 9 + 2 * 3 + c];
-                }
-            }
-        }
-        double q[4];
-        matrix_to_quat_wxyz(l, q);
-        const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-        const double s = n > 0 ? 1.0 / n : 0.0;
-        out[j * 4 + 0] = float(q[1] * s);
-        out[j * 4 + 1] = float(q[2] * s);
-        out[j * 4 + 2] = float(q[3] * s);
-        out[j * 4 + 3] = n > 0 ? float(q[0] * s) : 1.0f;
-    }
-}
-
-} // namespace
-
-std::vector<timeline_frame> planner::to_frames(const float * qpos, int frames) {
-    static const qpos_converter conv;
-    std::vector<timeline_frame> out(static_cast<size_t>(frames));
-    std::vector<float>          pos(size_t(k_joints) * 3), rot(size_t(k_joints) * 9);
-    for (int f = 0; f < frames; ++f) {
+// the frames of a motion (its qpos, roots and local rotations) as timeline frames
+std::vector<timeline_frame> to_frames(const mbx::motion & m) {
+    const uint64_t              n = m.frame_count();
+    const mbx::float_view       q = m.mujoco_qpos(), r = m.root_translations(), l = m.local_rotations_xyzw();
+    std::vector<timeline_frame> out(static_cast<size_t>(n));
+    for (uint64_t f = 0; f < n; ++f) {
         timeline_frame & t = out[size_t(f)];
-        for (int c = 0; c < k_qpos_values; ++c) t.qpos[c] = qpos[size_t(f) * k_qpos_values + size_t(c)];
-        conv.qpos_to_transforms(t.qpos, pos.data(), rot.data());
-        for (int c = 0; c < 3; ++c) t.root[c] = pos[size_t(c)];
-        local_quats(rot.data(), t.rotations);
+        for (int c = 0; c < k_qpos_values; ++c) t.qpos[c] = q[f * k_qpos_values + uint64_t(c)];
+        for (int c = 0; c < 3; ++c) t.root[c] = r[f * 3 + uint64_t(c)];
+        for (int c = 0; c < k_joints * 4; ++c) t.rotations[c] = l[f * k_joints * 4 + uint64_t(c)];
     }
     return out;
 }
 
+} // namespace
+
 planner::planner(const std::string & model_dir, const std::vector<std::string> & style_paths, int n_threads)
     : p_(std::make_unique<impl>()) {
-    std::vector<style_asset> styles;
-    std::set<std::string>    names;
-    for (const std::string & path : style_paths) {
-        styles.push_back(style_read(path));
-        if (!names.insert(styles.back().name).second) throw std::runtime_error("two styles are named '" + styles.back().name + "'");
-        styles_.push_back({styles.back().name, styles.back().speed});
+    try {
+        mbx::runtime_options options;
+        options.set_threads(uint32_t(std::max(0, n_threads)));
+        p_->model = mbx::model::load(model_dir, &options);
+        std::set<std::string> names;
+        for (const std::string & path : style_paths) {
+            p_->styles.push_back(mbx::style::load(*p_->model, path));
+            const std::string name = p_->styles.back().name();
+            if (!names.insert(name).second) throw std::runtime_error("two styles are named '" + name + "'");
+            styles_.push_back({name, p_->styles.back().speed()});
+        }
+        if (p_->styles.empty()) throw std::runtime_error("no styles");
+        for (uint32_t j = 0; j < p_->model->joint_count(); ++j) {
+            joint_info ji{p_->model->joint_name(j), p_->model->joint_parent(j), {}};
+            const std::array<float, 3> pos = p_->model->neutral_joint_position(j);
+            for (int c = 0; c < 3; ++c) ji.position[c] = pos[size_t(c)];
+            skeleton_.push_back(ji);
+        }
+        // the history upstream's reset builds: the idle clip (else the first style's), padded
+        p_->ag.emplace(*p_->model);
+        const int idle = find_style("idle");
+        p_->ag->reset(p_->styles[size_t(idle >= 0 ? idle : 0)]);
+        const int left = find_style("walk_left"), right = find_style("walk_right");
+        if (left >= 0 && right >= 0) p_->ag->set_sidestep_styles(p_->styles[size_t(left)], p_->styles[size_t(right)]);
+        initial_ = to_frames(p_->ag->history());
+    } catch (const mbx::error & e) {
+        throw std::runtime_error(e.what());
     }
-    if (styles.empty()) throw std::runtime_error("no styles");
-    p_->model = motion_model::create(bundle_load(model_dir), n_threads);
-    p_->ag    = std::make_unique<agent>(*p_->model, std::move(styles));
-    const std::vector<float> & buf = p_->ag->buffer();
-    initial_ = to_frames(buf.data(), int(buf.size() / k_qpos_values));
-    worker_  = std::thread([this] { run(); });
+    worker_ = std::thread([this] { run(); });
 }
 
 planner::~planner() {
@@ -133,31 +124,26 @@ void planner::run() {
             const int style = find_style(req.style);
             if (style < 0) throw std::invalid_argument("unknown style '" + req.style + "'");
             if (req.context.size() != size_t(k_context_frames) * k_qpos_values) throw std::invalid_argument("context must be 4 frames");
-            agent_command cmd;
-            cmd.style = style;
-            // motion (x, z) = MuJoCo (y, x)
-            cmd.movement[0]  = req.move[1];
-            cmd.movement[1]  = req.move[0];
-            cmd.facing[0]    = req.facing[1];
-            cmd.facing[1]    = req.facing[0];
-            cmd.target_speed = req.speed;
-            cmd.seed         = req.seed;
-            cmd.argmax       = false;   // Gumbel sampling seeded per plan, like the reference server
-            p_->ag->set_context(req.context.data(), k_context_frames);
-            const agent_plan plan = p_->ag->plan(cmd);
-            res.frames = to_frames(plan.qpos.data(), plan.frames);
-            res.style  = styles_[size_t(plan.style)].name;
-            res.target_joints.assign(plan.target_positions.begin(), plan.target_positions.end());
-            res.target_roots.resize(size_t(k_context_frames) * 3);
-            res.target_rotations.resize(size_t(k_context_frames) * k_joints * 4);
-            for (int f = 0; f < k_context_frames; ++f) {
-                for (int c = 0; c < 3; ++c) res.target_roots[size_t(f * 3 + c)] = plan.target_positions[size_t(f) * k_joints * 3 + size_t(c)];
-                local_quats(&plan.target_rotations[size_t(f) * k_joints * 9], &res.target_rotations[size_t(f) * k_joints * 4]);
-            }
-            // safety guard: coordinates beyond 10 km stop the session
+            mbx::command cmd;
+            cmd.set_style(p_->styles[size_t(style)]);
+            cmd.set_movement_direction(req.move[0], 0, req.move[1]);
+            cmd.set_facing_direction(req.facing[0], 0, req.facing[1]);
+            cmd.set_target_speed(req.speed);
+            cmd.set_seed(req.seed);
+            cmd.set_sampling_argmax(false);   // Gumbel sampling seeded per plan, like the reference server
+            p_->ag->set_context_qpos(req.context.data(), k_context_frames);
+            const mbx::motion plan = p_->ag->plan(cmd);
+            res.frames = to_frames(plan);
+            res.style  = plan.style_name();
+            const mbx::float_view tj = plan.target_joint_positions(), tr = plan.target_root_translations(),
+                                  tl = plan.target_local_rotations_xyzw();
+            res.target_joints.assign(tj.begin(), tj.end());
+            res.target_roots.assign(tr.begin(), tr.end());
+            res.target_rotations.assign(tl.begin(), tl.end());
+            // the session's policy on top of the library's finiteness check: beyond 10 km it stops
             for (const timeline_frame & t : res.frames) {
                 for (float v : t.root) {
-                    if (!std::isfinite(v) || std::fabs(v) > 1e4f) throw std::runtime_error("planner output root outside 10 km");
+                    if (std::fabs(v) > 1e4f) throw std::runtime_error("planner output root outside 10 km");
                 }
             }
             res.ok = true;

@@ -1,7 +1,8 @@
-// the planning worker: one thread, one plan in flight, the motion agent behind it. This is
-// the only server file that touches the agent, so it can move to the C ABI (mb_agent_*)
-// without the rest of the server noticing
+// the planning worker: one thread, one plan in flight, the motion agent behind it, through the
+// C ABI (mb_agent_*); the only server file that touches the model
 #pragma once
+
+#include <motionbricks/motionbricks.h>
 
 #include <condition_variable>
 #include <cstdint>
@@ -14,8 +15,8 @@
 
 namespace mb::serve {
 
-constexpr int k_joints         = 34;
-constexpr int k_qpos_values    = 36;
+constexpr int k_joints         = int(MB_G1_JOINT_COUNT);
+constexpr int k_qpos_values    = int(MB_G1_QPOS_SIZE);
 constexpr int k_context_frames = 4;
 
 // one 30 fps frame of the timeline
@@ -28,6 +29,12 @@ struct timeline_frame {
 struct style_info {
     std::string name;
     float       speed = 0;              // configured speed, m/s
+};
+
+struct joint_info {
+    std::string name;                   // e.g. "pelvis_skel"
+    int         parent = -1;            // -1 for the root
+    float       position[3] = {0, 0, 0};// rest pose relative to the pelvis, motion space, m
 };
 
 struct plan_request {
@@ -61,6 +68,7 @@ public:
     ~planner();
 
     const std::vector<style_info> & styles() const { return styles_; }
+    const std::vector<joint_info> & skeleton() const { return skeleton_; }
     int find_style(const std::string & name) const;    // -1 when absent
     // the agent's initial buffer (the idle clip padded) as timeline frames
     const std::vector<timeline_frame> & initial() const { return initial_; }
@@ -69,13 +77,11 @@ public:
     bool submit(plan_request req, std::function<void(plan_result)> done);
     bool busy() const;
 
-    // converts [frames, 36] qpos to timeline frames (root + local xyzw)
-    static std::vector<timeline_frame> to_frames(const float * qpos, int frames);
-
 private:
     struct impl;
     std::unique_ptr<impl>           p_;
     std::vector<style_info>         styles_;
+    std::vector<joint_info>         skeleton_;
     std::vector<timeline_frame>     initial_;
     mutable std::mutex              mu_;
     std::condition_variable         cv_;

@@ -1,7 +1,6 @@
 // motionbricks serve: listener and HTTP connections
 #include "tools/serve/server.h"
 
-#include "motion/qpos.h"
 #include "tools/serve/http-routes.h"
 
 #include <boost/asio/ip/tcp.hpp>
@@ -43,12 +42,10 @@ bool parse_listen(const std::string & s, std::string & host, uint16_t & port) {
     return true;
 }
 
-std::string make_meta_json(const std::vector<style_info> & styles, bool demo) {
+std::string make_meta_json(const std::vector<style_info> & styles, const std::vector<joint_info> & skeleton, bool demo) {
     nlohmann::json joints = nlohmann::json::array(), st = nlohmann::json::array();
-    for (int j = 0; j < k_n_joints; ++j) {
-        joints.push_back({{"name", k_g1_joint_names[j]},
-                          {"parent", k_g1_parents[j]},
-                          {"position", {k_g1_neutral[j][0], k_g1_neutral[j][1], k_g1_neutral[j][2]}}});
+    for (const joint_info & j : skeleton) {
+        joints.push_back({{"name", j.name}, {"parent", j.parent}, {"position", {j.position[0], j.position[1], j.position[2]}}});
     }
     for (const auto & s : styles) st.push_back({{"name", s.name}, {"speed", s.speed}});
     nlohmann::json j = {{"fps", 30}, {"joints", joints}, {"styles", st}, {"kimodo_clips", nlohmann::json::array()},
@@ -268,7 +265,7 @@ struct server::impl {
         : opt(std::move(o)), pl(p), h(p, opt.hub), st{h, {}, opt.limits, {}}, ioc(std::max(1, opt.io_threads)),
           acceptor(net::make_strand(ioc)), accept_timer(acceptor.get_executor()) {
         st.routes.web_root  = opt.web_root;
-        st.routes.meta_json = make_meta_json(pl.styles(), opt.demo);
+        st.routes.meta_json = make_meta_json(pl.styles(), pl.skeleton(), opt.demo);
         st.routes.health    = [this] {
             const hub_stats s = h.stats();
             const nlohmann::json j = {{"ok", true},          {"demo", opt.demo},       {"viewers", s.viewers},

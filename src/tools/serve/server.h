@@ -30,7 +30,7 @@ struct server_options {
 bool parse_listen(const std::string & s, std::string & host, uint16_t & port);
 
 // /api/meta: fps, joints (names, parents, rest positions), styles with speeds, demo flag
-std::string make_meta_json(const std::vector<style_info> & styles, bool demo);
+std::string make_meta_json(const std::vector<style_info> & styles, const std::vector<joint_info> & skeleton, bool demo);
 
 class server {
 public:

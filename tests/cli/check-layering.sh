@@ -1,0 +1,56 @@
+#!/bin/sh
+# The layering rule of the programs (issue 10; docs/ARCHITECTURE.md): a program under src/tools/ is a
+# client of the public C ABI (include/motionbricks/) and includes no internal header
+# (agent/, motion/, model/, backend/, capi/, format/), with these exceptions:
+#   - inspect and dump read files through src/format (and inspect the networks' hparams through
+#     src/model), as llama.cpp's gguf tools use gguf.h;
+#   - the bounded readers of the programs' own untrusted text (format/json-bounded.h,
+#     format/regular-file.h: scripts, requests, client messages, the release manifest) live in
+#     src/format for now and may be included by any program;
+#   - the request reader (infer-request.h, harden-io's) still parses into the internal
+#     predict_request, which cmd-infer.cpp turns into an mb_inference_request: the only remaining
+#     internal type in a program.
+# Any other internal include fails this test, naming the file and the line.
+set -eu
+src="${1:?usage: check-layering.sh SOURCE_DIR}"
+cd "$src"
+allowed() {
+    case "$2" in format/json-bounded.h | format/regular-file.h) return 0 ;; esac
+    case "$1" in
+        src/tools/cli/cmd-inspect.cpp) case "$2" in format/* | model/*) return 0 ;; esac ;;
+        src/tools/cli/cmd-dump.cpp) case "$2" in format/*) return 0 ;; esac ;;
+        src/tools/cli/infer-request.h) case "$2" in motion/predict.h) return 0 ;; esac ;;
+    esac
+    return 1
+}
+bad=0
+checked=0
+for f in $(find src/tools -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.hpp' \) | sort); do
+    checked=$((checked + 1))
+    # every quoted include that is not one of the programs' own
+    grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" | while IFS= read -r line; do
+        inc=$(printf '%s\n' "$line" | sed 's/^[^"]*"\([^"]*\)".*$/\1/')
+        case "$inc" in
+            tools/*) ;;
+            agent/* | motion/* | model/* | backend/* | capi/* | format/*)
+                if ! allowed "$f" "$inc"; then
+                    echo "$f:${line%%:*}: includes internal header \"$inc\" (programs use <motionbricks/...>)"
+                    echo x >> "${TMPDIR:-/tmp}/mb-layering.$$"
+                fi ;;
+            *)
+                echo "$f:${line%%:*}: includes \"$inc\", which is neither the programs' own nor public"
+                echo x >> "${TMPDIR:-/tmp}/mb-layering.$$" ;;
+        esac
+    done
+    # the same headers through angle brackets (src/ is on the include path)
+    grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<(agent|motion|model|backend|capi|format)/' "$f" | while IFS= read -r line; do
+        echo "$f:${line%%:*}: includes an internal header through <...>"
+        echo x >> "${TMPDIR:-/tmp}/mb-layering.$$"
+    done
+done
+if [ -f "${TMPDIR:-/tmp}/mb-layering.$$" ]; then
+    bad=$(wc -l < "${TMPDIR:-/tmp}/mb-layering.$$")
+    rm -f "${TMPDIR:-/tmp}/mb-layering.$$"
+fi
+echo "layering: $checked program files checked, $bad internal includes outside the exceptions"
+[ "$bad" -eq 0 ]
