@@ -7,6 +7,7 @@
 //   5. local → global, start transform re-applied, FK
 #include "motion/predict.h"
 
+#include "format/error.h"
 #include "model/pose-planner.h"
 #include "model/root-planner.h"
 #include "model/sampling.h"
@@ -283,7 +284,7 @@ predict_result motion_model::predict(predict_state & state, const predict_reques
                                      const trace_fn & trace) const {
     const impl &          m  = *p_;
     predict_state::impl & st = *state.p;
-    if (st.model != p_.get()) throw std::invalid_argument("predict: the state belongs to another model");
+    MB_ASSERT(st.model == p_.get(), "predict: the state belongs to another model");
     const auto t_start = clock_type::now();
     const std::string problem = validate(req);
     if (!problem.empty()) throw mb::error(mb::status::invalid_argument, problem);
