@@ -41,11 +41,13 @@ public:
     ~hub();
 
     void start();
+    // ends the loop and closes every viewer; afterwards the hub holds no viewer_link
     void stop();
 
     // peer slots: reserve before the WebSocket handshake, release when the connection ends
     bool try_reserve_peer();
     void release_peer();
+    int  peers() const { return peers_.load(); }   // slots held: viewers not yet destroyed
 
     // a connected viewer; the hub answers with hello + a snapshot. Returns the viewer id
     uint64_t attach(std::shared_ptr<viewer_link> v, const std::string & resume_token);

@@ -71,6 +71,8 @@ public:
     void set_waiting(const http_session * s, bool waiting);
     // closes the connection that has waited longest for a request; false when none waits
     bool evict_oldest_waiting();
+    // closes every connection (shutdown)
+    void close_all();
     size_t size() const {
         std::lock_guard<std::mutex> lk(mu_);
         return live_.size();
@@ -239,6 +241,18 @@ bool connection_table::evict_oldest_waiting() {
     return v != nullptr;
 }
 
+void connection_table::close_all() {
+    std::vector<std::shared_ptr<http_session>> all;
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        for (const entry & e : live_) {
+            if (auto s = e.session.lock()) all.push_back(std::move(s));
+        }
+        live_.clear();
+    }
+    for (const auto & s : all) s->evict();
+}
+
 // accept() failures that mean "no descriptor or memory now": retried after a pause, not at once
 bool is_resource_shortage(const beast::error_code & ec) {
     return ec == net::error::no_descriptors || ec == boost::system::errc::too_many_files_open_in_system ||
@@ -251,7 +265,7 @@ struct server::impl {
     server_options           opt;
     planner &                pl;
     hub                      h;
-    shared_state             st;         // before ioc: sessions still queued in it use st when destroyed
+    shared_state             st;         // before ioc: handlers still queued in it hold sessions, which use st and h when destroyed
     net::io_context          ioc;
     tcp::acceptor            acceptor;
     std::vector<std::thread> threads;
@@ -352,9 +366,17 @@ void server::stop() {
         p_->acceptor.close(ec);
         p_->accept_timer.cancel();
     });
-    p_->h.stop();   // closes every viewer
-    // let the close frames go out, then stop the network
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // the hub closes every viewer and holds none afterwards: a session kept by it once outlived
+    // the io_context and crashed when the hub was destroyed
+    p_->h.stop();
+    p_->st.conns.close_all();
+    // the network runs on until the viewers' close handshakes end (each bounded by the write
+    // deadline). One still in its WebSocket handshake is cut off here; its handlers are
+    // destroyed with the io_context, before st and h, which they use
+    const auto deadline = std::chrono::steady_clock::now() + p_->opt.limits.write_deadline + std::chrono::milliseconds(250);
+    while (p_->h.peers() > 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     p_->ioc.stop();
     for (auto & t : p_->threads) t.join();
     p_->threads.clear();
