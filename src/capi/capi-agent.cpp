@@ -23,6 +23,23 @@ namespace {
 
 constexpr double   k_quat_norm_tol = 0.01;   // |‖q‖ − 1| accepted in a context pose
 
+// a caller's context: at least the 4 frames a plan starts from, and a byte count that fits
+void check_context_frames(uint64_t frames, uint64_t bytes_per_frame) {
+    if (frames < uint64_t(mb::k_agent_context)) {
+        fail(MB_INVALID_ARGUMENT, "a context needs at least 4 frames, got " + std::to_string(frames));
+    }
+    if (frames > UINT64_MAX / bytes_per_frame) {
+        fail(MB_INVALID_ARGUMENT, "frames " + std::to_string(frames) + " is too large");
+    }
+}
+
+// the length of a quaternion of 4 floats, in double
+double quat_norm(const float * q) {
+    double n = 0;
+    for (int c = 0; c < 4; ++c) n += double(q[c]) * q[c];
+    return std::sqrt(n);
+}
+
 // the roles the C ABI gives by name (motionbricks.h): a style named "idle" plays the idle role, and
 // the agent's side-step styles serve commands whose style is "walk" or "slow_walk"
 bool plays_idle(const mb::style_asset & s) {
@@ -232,12 +249,7 @@ MB_API mb_status mb_agent_set_context(mb_agent * value, const float * root_xyz, 
         if (joints != uint64_t(k_n_joints)) {
             fail(MB_INVALID_ARGUMENT, "joints must be " + std::to_string(k_n_joints) + ", got " + std::to_string(joints));
         }
-        if (frames < uint64_t(mb::k_agent_context)) {
-            fail(MB_INVALID_ARGUMENT, "a context needs at least 4 frames, got " + std::to_string(frames));
-        }
-        if (frames > UINT64_MAX / (uint64_t(k_n_joints) * 4 * sizeof(float))) {
-            fail(MB_INVALID_ARGUMENT, "frames " + std::to_string(frames) + " is too large");
-        }
+        check_context_frames(frames, uint64_t(k_n_joints) * 4 * sizeof(float));
         // every frame is validated; the last 4 become the history
         for (uint64_t f = 0; f < frames; ++f) {
             for (int c = 0; c < 3; ++c) {
@@ -247,17 +259,16 @@ MB_API mb_status mb_agent_set_context(mb_agent * value, const float * root_xyz, 
             }
             for (int j = 0; j < k_n_joints; ++j) {
                 const float * q = &local_rotation_xyzw[(f * k_n_joints + j) * 4];
-                double        n = 0;
                 for (int c = 0; c < 4; ++c) {
                     if (!std::isfinite(q[c])) {
                         fail(MB_INVALID_ARGUMENT, "rotation of frame " + std::to_string(f) + ", joint " +
                                                       std::to_string(j) + " is not finite");
                     }
-                    n += double(q[c]) * q[c];
                 }
-                if (std::fabs(std::sqrt(n) - 1.0) > k_quat_norm_tol) {
+                const double n = quat_norm(q);
+                if (std::fabs(n - 1.0) > k_quat_norm_tol) {
                     fail(MB_INVALID_ARGUMENT, "rotation of frame " + std::to_string(f) + ", joint " + std::to_string(j) +
-                                                  " has norm " + std::to_string(std::sqrt(n)) + " (needs 1 +- 0.01)");
+                                                  " has norm " + std::to_string(n) + " (needs 1 +- 0.01)");
                 }
             }
         }
@@ -385,24 +396,18 @@ MB_API mb_status mb_agent_set_context_qpos(mb_agent * value, const float * qpos,
         constexpr uint64_t d = uint64_t(mb::k_qpos_dim);
         require(value, "agent");
         require(qpos, "qpos");
-        if (frames < uint64_t(mb::k_agent_context)) {
-            fail(MB_INVALID_ARGUMENT, "a context needs at least 4 frames, got " + std::to_string(frames));
-        }
-        if (frames > UINT64_MAX / (d * sizeof(float))) {
-            fail(MB_INVALID_ARGUMENT, "frames " + std::to_string(frames) + " is too large");
-        }
+        check_context_frames(frames, d * sizeof(float));
         for (uint64_t f = 0; f < frames; ++f) {
             const float * q = &qpos[f * d];
-            double        n = 0;
             for (uint64_t c = 0; c < d; ++c) {
                 if (!std::isfinite(q[c])) {
                     fail(MB_INVALID_ARGUMENT, "qpos[" + std::to_string(f) + "][" + std::to_string(c) + "] is not finite");
                 }
             }
-            for (int c = 3; c < 7; ++c) n += double(q[c]) * q[c];
-            if (std::fabs(std::sqrt(n) - 1.0) > k_quat_norm_tol) {
+            const double n = quat_norm(q + 3);   // qpos[3:7]: the root quaternion, w first
+            if (std::fabs(n - 1.0) > k_quat_norm_tol) {
                 fail(MB_INVALID_ARGUMENT, "the root quaternion of qpos frame " + std::to_string(f) + " has norm " +
-                                              std::to_string(std::sqrt(n)) + " (needs 1 +- 0.01)");
+                                              std::to_string(n) + " (needs 1 +- 0.01)");
             }
         }
         value->core->set_context(&qpos[(frames - uint64_t(mb::k_agent_context)) * d], mb::k_agent_context);
