@@ -9,6 +9,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <new>
@@ -98,6 +99,11 @@ private:
     void * bf16_;
 };
 
+bool graphs_enabled() {
+    const char * v = std::getenv("MB_CUDA_GRAPHS");
+    return !(v && std::string(v) == "0");
+}
+
 class cuda_backend final : public backend {
 public:
     cuda_backend(int ordinal, backend_precision precision)
@@ -105,6 +111,7 @@ public:
 
     ~cuda_backend() override {
         cudaSetDevice(ordinal_);
+        for (auto & kv : graphs_) cudaGraphExecDestroy(kv.second);
         ops_.reset();
     }
 
@@ -155,6 +162,42 @@ public:
     }
 
     void synchronize() override { check(cudaStreamSynchronize(s_), "synchronize"); }
+
+    // the first run of a key is captured into a CUDA graph (thread-local capture: other
+    // states' threads keep working) and launched; later runs launch the graph alone. A
+    // capture that fails (an op the graph cannot hold) runs the ops directly from then on.
+    // MB_CUDA_GRAPHS=0 turns recording off (to measure what it saves)
+    void run_recorded(uint64_t key, const std::function<void()> & ops) override {
+        if (!graphs_on_) {
+            ops();
+            return;
+        }
+        auto it = graphs_.find(key);
+        if (it == graphs_.end()) {
+            check(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+            cudaGraph_t g = nullptr;
+            try {
+                ops();
+            } catch (...) {
+                cudaStreamEndCapture(s_, &g);
+                if (g) cudaGraphDestroy(g);
+                cudaGetLastError();
+                throw;
+            }
+            cudaGraphExec_t   exec = nullptr;
+            cudaError_t       e    = cudaStreamEndCapture(s_, &g);
+            if (e == cudaSuccess) e = cudaGraphInstantiate(&exec, g, 0);
+            if (g) cudaGraphDestroy(g);
+            if (e != cudaSuccess) {
+                cudaGetLastError();
+                graphs_on_ = false;
+                ops();
+                return;
+            }
+            it = graphs_.emplace(key, exec).first;
+        }
+        check(cudaGraphLaunch(it->second, s_), "cudaGraphLaunch");
+    }
 
     void fill_f32(int64_t n, float v, bptr<float> y) override { cuda::fill_f32(n, v, y.p, s_); }
     void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) override { cuda::fill_i32(n, v, y.p, s_); }
@@ -239,6 +282,8 @@ private:
 
     int                               ordinal_;
     backend_precision                 precision_;
+    bool                              graphs_on_ = graphs_enabled();
+    std::map<uint64_t, cudaGraphExec_t> graphs_;
     std::unique_ptr<cuda::device_ops> ops_;
     cudaStream_t                      s_;
 };
