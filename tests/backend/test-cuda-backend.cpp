@@ -127,8 +127,9 @@ TEST_F(backends, reduced_precision_linear_and_conv) {
         for (int i = 0; i < 2; ++i) {
             device & d = i == 0 ? rp : *cpu;
             d.bufs.push_back(d.be->alloc_from_host(w.data(), w.size() * sizeof(float)));
+            const mb::bptr<const float> wd = d.bufs.back()->as<const float>();
             auto y = d.in(poisoned(413 * 64));
-            d.be->conv1d(d.in(x), 512, 64, d.bufs.back()->as<const float>(), mb::bptr<const float>(), 413, 3, 1, y);
+            d.be->conv1d(d.in(x), 512, 64, wd, mb::bptr<const float>(), 413, 3, 1, y);
             out[i] = d.get(y, 413 * 64);
         }
         EXPECT_LT(rel_err(out[0], out[1]), 2e-2) << "bf16 conv";

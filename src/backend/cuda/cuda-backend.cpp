@@ -99,6 +99,12 @@ private:
     void * bf16_;
 };
 
+int compute_major(int ordinal) {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal) != cudaSuccess) cudaGetLastError();
+    return major;
+}
+
 bool graphs_enabled() {
     const char * v = std::getenv("MB_CUDA_GRAPHS");
     return !(v && std::string(v) == "0");
@@ -235,7 +241,7 @@ public:
     void linear(bptr<const float> x, int64_t n, int64_t n_in, bptr<const float> w, bptr<const float> b,
                 int64_t n_out, bptr<float> y) override {
         if (n <= 0 || n_out <= 0) return;
-        if (precision_ == backend_precision::BACKEND_PRECISION_TF32 && n >= 32 &&
+        if (precision_ == backend_precision::BACKEND_PRECISION_TF32 && tf32_ok_ && n >= 32 &&
             cuda::linear_tf32_fits(n, n_in, n_out, x.p, w.p)) {
             cuda::linear_tf32(x.p, n, n_in, w.p, b.p, n_out, y.p, s_);
         } else if (const void * h = bf16_of(w.p)) {
@@ -283,6 +289,7 @@ private:
     int                               ordinal_;
     backend_precision                 precision_;
     bool                              graphs_on_ = graphs_enabled();
+    bool                              tf32_ok_   = compute_major(ordinal_) >= 8;    // TF32 tensor cores
     std::map<uint64_t, cudaGraphExec_t> graphs_;
     std::unique_ptr<cuda::device_ops> ops_;
     cudaStream_t                      s_;

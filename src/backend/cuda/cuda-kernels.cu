@@ -214,6 +214,9 @@ constexpr int k_tc_rows = 64;
 __global__ void __launch_bounds__(128) linear_tf32_kernel(const float * __restrict__ x, int n, int K,
                                                           const float * __restrict__ w, const float * __restrict__ b,
                                                           int N, float * __restrict__ y) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    __trap();    // TF32 tensor cores start with compute capability 8.0; the backend never launches this there
+#else
     using namespace nvcuda;
     const int warp = threadIdx.x >> 5;
     const int o0   = (blockIdx.x * 4 + warp) * 16;
@@ -251,6 +254,7 @@ __global__ void __launch_bounds__(128) linear_tf32_kernel(const float * __restri
             if (lane < 16) y[(size_t) (r0 + r) * N + o0 + lane] += b[o0 + lane];
         }
     }
+#endif
 }
 
 // sum over the block (blockDim.x a multiple of 32, ≤ 1024); every thread gets the result
