@@ -113,7 +113,8 @@ bool graphs_enabled() {
 class cuda_backend final : public backend {
 public:
     cuda_backend(int ordinal, backend_precision precision)
-        : ordinal_(ordinal), precision_(precision), ops_(make_ops(ordinal)), s_(ops_->stream()) {}
+        : ordinal_(ordinal), precision_(precision), ops_(make_ops(ordinal)), s_(ops_->stream()),
+          col_(device_alloc(k_col_floats * sizeof(float)), k_col_floats * sizeof(float)) {}
 
     ~cuda_backend() override {
         cudaSetDevice(ordinal_);
@@ -261,7 +262,9 @@ public:
     void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bptr<const float> w, bptr<const float> b,
                 int64_t c_out, int64_t k, int64_t dilation, bptr<float> y) override {
         if (t <= 0 || c_out <= 0) return;
-        if (const void * h = bf16_of(w.p)) {
+        if (cuda::conv1d_col_fits(c_in, t, k, k_col_floats)) {
+            cuda::conv1d_col(x.p, c_in, t, w.p, bf16_of(w.p), b.p, c_out, k, dilation, y.p, col_.as<float>().p, s_);
+        } else if (const void * h = bf16_of(w.p)) {
             cuda::conv1d_skinny_bf16(x.p, c_in, t, h, b.p, c_out, k, dilation, y.p, s_);
         } else {
             ops_->conv1d(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p);
@@ -293,6 +296,10 @@ private:
     std::map<uint64_t, cudaGraphExec_t> graphs_;
     std::unique_ptr<cuda::device_ops> ops_;
     cudaStream_t                      s_;
+    // conv1d's im2col scratch, made with the object (a recording may hold no allocation); the
+    // networks' convolutions need at most 64 frames × 512 channels × 3 taps
+    static constexpr int64_t          k_col_floats = int64_t(1) << 20;
+    cuda_buffer                       col_;
 };
 
 } // namespace

@@ -42,6 +42,12 @@ void transpose(const float * x, int64_t rows, int64_t cols, float * y, cudaStrea
 // x through an implicit im2col and writing y[c_out, t] directly: no scratch
 void conv1d_skinny(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
                    int64_t k, int64_t dilation, float * y, cudaStream_t s);
+// the same through an explicit im2col in col[t, c_in·k] (where conv1d_col_fits: c_in·k % 4 == 0
+// and t·c_in·k ≤ capacity floats), so that x is read with 16-byte loads like linear's;
+// w_bf16 (may be null) is the BF16 copy of w
+bool conv1d_col_fits(int64_t c_in, int64_t t, int64_t k, int64_t capacity);
+void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
+                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, cudaStream_t s);
 void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w, const float * b, int64_t c_out,
                         int64_t k, int64_t dilation, float * y, cudaStream_t s);
 
