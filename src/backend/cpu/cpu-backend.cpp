@@ -20,8 +20,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <stdexcept>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -74,6 +75,9 @@ public:
         }
     }
     int          n_threads() const override { return n_threads_; }
+    bool         supports_weight_type(weight_type t) const override {
+        return t == weight_type::WEIGHT_F32 || gemm_ != cpu_gemm::CPU_GEMM_OPENBLAS;
+    }
 
     // ---- memory
 
@@ -188,7 +192,18 @@ public:
             return;
         }
 #endif
-        gemm_columns(x, n, n_in, n_in, w, b, n_out, y);
+        gemm_columns(x, n, n_in, n_in, w, weight_type::WEIGHT_F32, b, n_out, y);
+    }
+
+    void linear(bptr<const float> xb, int64_t n, int64_t n_in, bweight w, bptr<const float> bb, int64_t n_out,
+                bptr<float> yb) override {
+        if (w.type == weight_type::WEIGHT_F32) {
+            linear(xb, n, n_in, bptr<const float>(static_cast<const float *>(w.p)), bb, n_out, yb);
+            return;
+        }
+        check_typed(w.type, n_in);
+        const cpu::fp_flush_scope fp;
+        gemm_columns(raw(xb), n, n_in, n_in, w.p, w.type, raw(bb), n_out, raw(yb));
     }
 
     void add_layer_norm(bptr<float> xb, bptr<const float> rb, int64_t n, int64_t d, bptr<const float> gb,
@@ -263,9 +278,15 @@ public:
 
     void conv1d(bptr<const float> xb, int64_t c_in, int64_t t, bptr<const float> wb, bptr<const float> bb,
                 int64_t c_out, int64_t k, int64_t dilation, bptr<float> yb) override {
+        conv1d(xb, c_in, t, bweight(wb), bb, c_out, k, dilation, yb);
+    }
+
+    void conv1d(bptr<const float> xb, int64_t c_in, int64_t t, bweight wt, bptr<const float> bb, int64_t c_out,
+                int64_t k, int64_t dilation, bptr<float> yb) override {
+        if (wt.type != weight_type::WEIGHT_F32) check_typed(wt.type, c_in * k);
         const cpu::fp_flush_scope fp;
         const float * x    = raw(xb);
-        const float * w    = raw(wb);
+        const float * w    = static_cast<const float *>(wt.p);   // F32 only where OpenBLAS reads it
         const float * b    = raw(bb);
         float *       y    = raw(yb);
         const int64_t half = (k - 1) / 2;
@@ -307,7 +328,7 @@ public:
             }
         }
         yt_.resize((size_t) (t * c_out));
-        gemm_columns(col_.data(), t, ck, ck, w, b, c_out, yt_.data());
+        gemm_columns(col_.data(), t, ck, ck, wt.p, wt.type, b, c_out, yt_.data());
         for (int64_t o = 0; o < c_out; ++o) {
             for (int64_t i = 0; i < t; ++i) y[o * t + i] = yt_[(size_t) (i * c_out + o)];
         }
@@ -346,13 +367,24 @@ public:
     }
 
 private:
+    // a reduced weight type runs on the own kernel only, Q8_0 rows in whole blocks
+    void check_typed(weight_type t, int64_t row) const {
+        if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) {
+            throw std::runtime_error(std::string("cpu-openblas runs F32 weights only, not ") + weight_type_name(t));
+        }
+        if (t == weight_type::WEIGHT_Q8_0 && row % 32 != 0) {
+            throw std::runtime_error("Q8_0 weight rows of " + std::to_string(row) +
+                                     " values are not whole 32-value blocks");
+        }
+    }
+
     // y[m, n_out] = x[m, k]·wᵀ + b with threads splitting the output columns in chunks of
     // 16-float (cache-line) multiples, so each weight row is read by exactly one thread
-    void gemm_columns(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
-                      int64_t n_out, float * y) {
+    void gemm_columns(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w, weight_type wt,
+                      const float * b, int64_t n_out, float * y) {
         const int n_thr = pool_.size();
         if (n_thr == 1 || m * n_out * k < k_min_parallel_fma || n_out < 32) {
-            cpu::gemm_nt(x, m, ldx, k, w, b, 0, n_out, y, n_out, isa_);
+            cpu::gemm_nt(x, m, ldx, k, w, wt, b, 0, n_out, y, n_out, isa_);
             return;
         }
         // about 4 chunks per thread, each a multiple of 16 columns, claimed dynamically
@@ -360,7 +392,7 @@ private:
         const int     n_chunks = (int) ((n_out + chunk - 1) / chunk);
         const std::function<void(int)> job = [&](int c) {
             const int64_t o0 = c * chunk;
-            cpu::gemm_nt(x, m, ldx, k, w, b, o0, std::min(n_out, o0 + chunk), y, n_out, isa_);
+            cpu::gemm_nt(x, m, ldx, k, w, wt, b, o0, std::min(n_out, o0 + chunk), y, n_out, isa_);
         };
         pool_.run(n_chunks, job);
     }
