@@ -20,12 +20,8 @@
 namespace mb {
 namespace {
 
-[[noreturn]] void fail(const char * what, cudaError_t e) {
-    throw std::runtime_error(std::string("cuda: ") + what + ": " + cudaGetErrorString(e));
-}
-
 void check(cudaError_t e, const char * what) {
-    if (e != cudaSuccess) fail(what, e);
+    if (e != cudaSuccess) cuda::fail(what, e);
 }
 
 // cudaMalloc that reports exhaustion as std::bad_alloc (the C ABI's MB_OUT_OF_MEMORY)

@@ -6,6 +6,8 @@
 // accumulates in double like the CPU.
 #include "backend/cuda/cuda-kernels.h"
 
+#include "format/error.h"
+
 #include <cuda_bf16.h>
 #include <mma.h>
 
@@ -15,13 +17,26 @@
 #include <string>
 
 namespace mb::cuda {
+
+void fail(const char * what, cudaError_t e) {
+    // sticky errors: the context is corrupt and every later call fails the same way
+    const bool lost = e == cudaErrorIllegalAddress || e == cudaErrorLaunchFailure || e == cudaErrorIllegalInstruction ||
+                      e == cudaErrorMisalignedAddress || e == cudaErrorInvalidAddressSpace || e == cudaErrorInvalidPc ||
+                      e == cudaErrorHardwareStackError || e == cudaErrorECCUncorrectable || e == cudaErrorAssert;
+    cudaGetLastError();    // clear a non-sticky error so that the next call starts clean
+    throw mb::error(mb::status::compute_failed,
+                    std::string("cuda: ") + what + ": " + cudaGetErrorString(e) +
+                        (lost ? " (the GPU context is lost: free the model; this process cannot use the GPU again)"
+                              : " (the model can still be used)"));
+}
+
 namespace {
 
 constexpr unsigned k_full = 0xffffffffu;
 
 void check_launch(const char * what) {
     const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) throw std::runtime_error(std::string("cuda: ") + what + ": " + cudaGetErrorString(e));
+    if (e != cudaSuccess) fail(what, e);
 }
 
 __device__ __forceinline__ float warp_sum(float v) {

@@ -9,6 +9,11 @@
 
 namespace mb::cuda {
 
+// a failed CUDA call: throws mb::error(compute_failed) naming `what` and the CUDA error, and
+// saying whether the model can still be used (errors that lose the GPU context cannot be
+// recovered in this process: the model must be freed)
+[[noreturn]] void fail(const char * what, cudaError_t e);
+
 // y[n, n_out] = x[n, n_in]·w[n_out, n_in]ᵀ + b (b may be null); any n (weights streamed once
 // per tile of up to 16 rows: made for the networks' 1–64 rows at batch one)
 void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
