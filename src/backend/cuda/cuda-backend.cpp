@@ -216,6 +216,7 @@ public:
     void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) override {
         cuda::leaky_relu(x.p, n, slope, y.p, s_);
     }
+    void silu(bptr<const float> x, int64_t n, bptr<float> y) override { cuda::silu(x.p, n, y.p, s_); }
     void copy_rows(bptr<const float> x, int64_t ldx, int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
         cuda::copy_rows(x.p, ldx, n, d, y.p, ldy, s_);
     }
