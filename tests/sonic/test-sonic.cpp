@@ -2,6 +2,8 @@
 // WEIGHTS.md (regenerated here bit for bit), 48 samples in modes 0 and 2 and 8 teleop samples in
 // mode 1. Every layer's pre-activation, the actions and the composed actions within the
 // reference runtime's gate (max |Δ| ≤ 5e-4 and relative L2 ≤ 1e-5 per tensor); FSQ tokens exact
+#include <motionbricks/sonic.h>
+
 #include "format/error.h"
 #include "format/mbsonic.h"
 #include "sonic/sonic-model.h"
@@ -208,6 +210,75 @@ TEST(sonic_model, rejects_bad_files_and_inputs) {
     fs::resize_file(wrong, 4096);
     EXPECT_THROW(sonic_model::load(wrong), mb::error);
     fs::remove(wrong);
+}
+
+// the C ABI: single calls equal the model, batches of 4 and 64 equal single rows bitwise, layer
+// traces, and every argument check leaves the outputs unchanged
+TEST(sonic_capi, single_batch_layers_and_errors) {
+    MB_REQUIRE_SHARED(fixture, "fixtures/sonic/sonic_ref.mbsonic");
+    std::vector<std::string> mismatches;
+    const std::string path = fixture_gguf("all", {"g1", "teleop", "smpl"}, "g1-smpl-mode02-mlp-fsq32-v1", mismatches);
+    char      e[512];
+    mb_sonic * s = nullptr;
+    ASSERT_EQ(mb_sonic_load(path.c_str(), nullptr, &s, e, sizeof e), MB_OK) << e;
+    const mb::mbsonic_file f = mb::mbsonic_file::read(fixture);
+    // rows of mode 0 (the fixture alternates modes): 64 of them, cycling
+    std::vector<float> enc, dec;
+    for (size_t i = 0; enc.size() < 64 * 1762; i = (i + 1) % f.size()) {
+        const mb::mbsonic_sample x = f.sample(i);
+        if (x.encoder_obs[0] != 0.0f) continue;
+        enc.insert(enc.end(), x.encoder_obs, x.encoder_obs + 1762);
+        dec.insert(dec.end(), x.decoder_obs, x.decoder_obs + 994);
+    }
+    std::vector<float> tok1(64 * 64), act1(64 * 29);
+    for (int r = 0; r < 64; ++r) {
+        ASSERT_EQ(mb_sonic_encode(s, enc.data() + r * 1762, 1762, tok1.data() + r * 64, 64, e, sizeof e), MB_OK) << e;
+        ASSERT_EQ(mb_sonic_decode(s, dec.data() + r * 994, 994, act1.data() + r * 29, 29, e, sizeof e), MB_OK) << e;
+    }
+    uint64_t n = 0;
+    ASSERT_EQ(mb_sonic_layer(s, 0, 6, nullptr, 0, &n, e, sizeof e), MB_OK);
+    EXPECT_EQ(n, 29u);
+    std::vector<float> layer(n);
+    ASSERT_EQ(mb_sonic_layer(s, 0, 6, layer.data(), n, &n, e, sizeof e), MB_OK);
+    EXPECT_EQ(layer, std::vector<float>(act1.end() - 29, act1.end())) << "decoder layer 6 is the actions";
+    for (uint32_t b : {4u, 64u}) {
+        std::vector<float> tok(b * 64, -7.0f), act(b * 29, -7.0f);
+        ASSERT_EQ(mb_sonic_encode_batch(s, enc.data(), b * 1762, b, tok.data(), tok.size(), e, sizeof e), MB_OK) << e;
+        ASSERT_EQ(mb_sonic_decode_batch(s, dec.data(), b * 994, b, act.data(), act.size(), e, sizeof e), MB_OK) << e;
+        EXPECT_EQ(tok, std::vector<float>(tok1.begin(), tok1.begin() + b * 64)) << "batch " << b;
+        EXPECT_EQ(act, std::vector<float>(act1.begin(), act1.begin() + b * 29)) << "batch " << b;
+        ASSERT_EQ(mb_sonic_layer(s, 1, 0, nullptr, 0, &n, e, sizeof e), MB_OK);
+        EXPECT_EQ(n, b * 2048u);
+    }
+    // errors: nothing written
+    std::vector<float> out(64 * 64, 5.0f), bad = enc;
+    EXPECT_EQ(mb_sonic_encode(s, enc.data(), 1761, out.data(), 64, e, sizeof e), MB_INVALID_ARGUMENT);
+    EXPECT_EQ(mb_sonic_encode(s, enc.data(), 1762, out.data(), 63, e, sizeof e), MB_INVALID_ARGUMENT);
+    EXPECT_EQ(mb_sonic_encode(nullptr, enc.data(), 1762, out.data(), 64, e, sizeof e), MB_INVALID_ARGUMENT);
+    EXPECT_EQ(mb_sonic_encode(s, nullptr, 1762, out.data(), 64, e, sizeof e), MB_INVALID_ARGUMENT);
+    bad[100] = NAN;
+    EXPECT_EQ(mb_sonic_encode(s, bad.data(), 1762, out.data(), 64, e, sizeof e), MB_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e).find("not finite"), std::string::npos) << e;
+    bad[100] = 0.0f;
+    bad[0]   = 3.0f;
+    EXPECT_EQ(mb_sonic_encode(s, bad.data(), 1762, out.data(), 64, e, sizeof e), MB_INVALID_ARGUMENT);
+    bad[0]        = 0.0f;
+    bad[1762 * 2] = 2.0f;    // row 2 in mode 2
+    EXPECT_EQ(mb_sonic_encode_batch(s, bad.data(), 4 * 1762, 4, out.data(), 4 * 64, e, sizeof e), MB_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e).find("mixes"), std::string::npos) << e;
+    EXPECT_EQ(mb_sonic_encode_batch(s, enc.data(), 65 * 1762, 65, out.data(), 65 * 64, e, sizeof e), MB_INVALID_ARGUMENT);
+    EXPECT_EQ(mb_sonic_encode_batch(s, enc.data(), 0, 0, out.data(), 0, e, sizeof e), MB_INVALID_ARGUMENT);
+    EXPECT_EQ(out, std::vector<float>(64 * 64, 5.0f)) << "a refused call wrote its output";
+    EXPECT_EQ(mb_sonic_layer(s, 2, 0, nullptr, 0, &n, e, sizeof e), MB_INVALID_ARGUMENT);
+    EXPECT_EQ(mb_sonic_layer(s, 1, 5, nullptr, 0, &n, e, sizeof e), MB_INVALID_ARGUMENT);
+    EXPECT_EQ(mb_sonic_layer(s, 0, 0, layer.data(), 1, &n, e, sizeof e), MB_INVALID_ARGUMENT);
+    mb_sonic_free(s);
+    mb_sonic_free(nullptr);
+
+    mb_sonic * none = reinterpret_cast<mb_sonic *>(&n);
+    EXPECT_EQ(mb_sonic_load("/nonexistent.gguf", nullptr, &none, e, sizeof e), MB_IO_ERROR);
+    EXPECT_EQ(none, nullptr);
+    EXPECT_EQ(mb_sonic_load(nullptr, nullptr, &none, e, sizeof e), MB_INVALID_ARGUMENT);
 }
 
 TEST(sonic_fsq, rounds_half_to_even_on_32_levels) {
