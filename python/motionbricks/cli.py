@@ -69,6 +69,8 @@ def build_parser():
     add_library_parser(sub)
     from .demo_styles import add_parser as add_demo_styles_parser
     add_demo_styles_parser(sub)
+    from .sonic import add_parser as add_sonic_parser
+    add_sonic_parser(sub)
 
     d = sub.add_parser("dump", help="print a GGUF file's metadata and tensors")
     d.add_argument("file", metavar="FILE.gguf")
@@ -121,6 +123,10 @@ def main(argv=None):
         if args.command == "style":
             from .style import convert_qpos_csv
             sys.stderr.write("convert: %s\n" % convert_qpos_csv(args))
+            return 0
+        if args.command == "random-sonic":
+            from .sonic import write_random_sonic
+            sys.stderr.write("convert: %s\n" % write_random_sonic(args.out, args.seed, args.smpl, args.teleop))
             return 0
         if args.command == "demo-styles":
             from .demo_styles import write_demo_styles
