@@ -9,12 +9,14 @@
 #include "sonic/sonic-model.h"
 #include "sonic-weights.h"
 #include "support/test-device.h"
+#include "support/npz.h"
 #include "support/test-paths.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <unistd.h>
 #include <filesystem>
@@ -279,6 +281,76 @@ TEST(sonic_capi, single_batch_layers_and_errors) {
     EXPECT_EQ(mb_sonic_load("/nonexistent.gguf", nullptr, &none, e, sizeof e), MB_IO_ERROR);
     EXPECT_EQ(none, nullptr);
     EXPECT_EQ(mb_sonic_load(nullptr, nullptr, &none, e, sizeof e), MB_INVALID_ARGUMENT);
+}
+
+// convert.py sonic finds the layers of the exported ONNX graphs by topology (Gemm encoders,
+// MatMul + Add decoder); the reduced-width exports then match upstream's outputs, and the 1762-
+// and 1751-input encoder exports (same weights, two exporters) convert to the same tensors
+TEST(sonic_convert, onnx_small_matches_upstream) {
+    MB_REQUIRE_SHARED(dir, "fixtures/sonic/onnx-small");
+    const fs::path tmp = fs::temp_directory_path() / ("mb-sonic-onnx-" + std::to_string(::getpid()));
+    fs::create_directories(tmp);
+    auto convert = [&](const std::string & enc, const std::string & out) {
+        const std::string cmd = std::string("'") + MB_PYTHON + "' '" + MB_SRC + "/tools/convert.py' sonic --encoder '" + dir +
+                                "/" + enc + "' --decoder '" + dir + "/model_decoder.onnx' --out '" + out + "' 2>&1";
+        return std::system(cmd.c_str());
+    };
+    const std::string a = (tmp / "a.gguf").string(), b = (tmp / "b.gguf").string();
+    ASSERT_EQ(convert("model_encoder_1762.onnx", a), 0);
+    ASSERT_EQ(convert("model_encoder_1751.onnx", b), 0);
+    {
+        auto fa = mb::gguf_file::open(a), fb = mb::gguf_file::open(b);
+        ASSERT_EQ(fa->tensors().size(), 44u);
+        ASSERT_EQ(fa->tensors().size(), fb->tensors().size());
+        for (size_t i = 0; i < fa->tensors().size(); ++i) {
+            const auto & ta = fa->tensors()[i];
+            const auto & tb = fb->tensors()[i];
+            ASSERT_EQ(ta.name, tb.name);
+            ASSERT_EQ(ta.n_bytes, tb.n_bytes);
+            EXPECT_EQ(std::memcmp(ta.data, tb.data, ta.n_bytes), 0) << ta.name;
+        }
+    }
+    auto                 m  = sonic_model::load(a, 1, mb::test::test_device());
+    auto                 st = m->create_state();
+    const mb::test::npz_file ref(dir + "/reference.npz");
+    const auto           enc = ref.get("enc_in_1762").to_f32(), dec = ref.get("dec_in").to_f32();
+    const auto           tok = ref.get("tokens").to_f32(), act = ref.get("actions").to_f32();
+    const int64_t        n   = ref.get("mode").shape[0];
+    double               worst = 0.0, worst_rel = 0.0;
+    int                  token_mismatch = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        std::map<std::string, std::vector<float>> layers;
+        const mb::tap_fn tap = [&](std::string_view name, const float * d, const std::vector<int64_t> & shape) {
+            layers[std::string(name)].assign(d, d + shape[0] * shape[1]);
+        };
+        float tokens[64], actions[29];
+        m->encode(*st, enc.data() + i * 1762, 1, tokens, tap);
+        m->decode(*st, dec.data() + i * 994, 1, actions, tap);
+        for (int t = 0; t < 64; ++t) token_mismatch += tokens[t] != tok[size_t(i * 64 + t)];
+        const err e = compare(actions, act.data() + i * 29, 29);
+        worst = std::max(worst, e.max_abs);
+        worst_rel = std::max(worst_rel, e.rel_l2);
+        for (int k = 0; k < 5; ++k) {
+            const auto want = ref.get("enc_layer" + std::to_string(k)).to_f32();
+            const auto & got = layers["encoder_layer_" + std::to_string(k)];
+            const err    l   = compare(got.data(), want.data() + i * int64_t(got.size()), int64_t(got.size()));
+            worst = std::max(worst, l.max_abs);
+            worst_rel = std::max(worst_rel, l.rel_l2);
+        }
+        for (int k = 0; k < 7; ++k) {
+            const auto want = ref.get("dec_layer" + std::to_string(k)).to_f32();
+            const auto & got = layers["decoder_layer_" + std::to_string(k)];
+            const err    l   = compare(got.data(), want.data() + i * int64_t(got.size()), int64_t(got.size()));
+            worst = std::max(worst, l.max_abs);
+            worst_rel = std::max(worst_rel, l.rel_l2);
+        }
+    }
+    std::printf("onnx-small (%lld samples): max |d| %.3g, rel L2 %.3g, token mismatches %d\n", (long long) n, worst,
+                worst_rel, token_mismatch);
+    EXPECT_LE(worst, k_gate_abs);
+    EXPECT_LE(worst_rel, k_gate_rel);
+    EXPECT_EQ(token_mismatch, 0);
+    fs::remove_all(tmp);
 }
 
 TEST(sonic_fsq, rounds_half_to_even_on_32_levels) {
