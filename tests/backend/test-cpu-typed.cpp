@@ -170,6 +170,7 @@ TEST(cpu_typed, the_default_backend_entry_refuses_reduced_weights) {
         void add(mb::bptr<const float>, mb::bptr<const float>, int64_t, mb::bptr<float>) override {}
         void relu(mb::bptr<const float>, int64_t, mb::bptr<float>) override {}
         void leaky_relu(mb::bptr<const float>, int64_t, float, mb::bptr<float>) override {}
+        void silu(mb::bptr<const float>, int64_t, mb::bptr<float>) override {}
         void copy_rows(mb::bptr<const float>, int64_t, int64_t, int64_t, mb::bptr<float>, int64_t) override {}
         void where_rows(mb::bptr<const uint8_t>, mb::bptr<const float>, int64_t, mb::bptr<const float>, int64_t,
                         int64_t, int64_t, mb::bptr<float>, int64_t) override {}

@@ -6,6 +6,8 @@
 // accumulates in double like the CPU.
 #include "backend/cuda/cuda-kernels.h"
 
+#include "format/error.h"
+
 #include <cuda_bf16.h>
 #include <mma.h>
 
@@ -15,13 +17,26 @@
 #include <string>
 
 namespace mb::cuda {
+
+void fail(const char * what, cudaError_t e) {
+    // sticky errors: the context is corrupt and every later call fails the same way
+    const bool lost = e == cudaErrorIllegalAddress || e == cudaErrorLaunchFailure || e == cudaErrorIllegalInstruction ||
+                      e == cudaErrorMisalignedAddress || e == cudaErrorInvalidAddressSpace || e == cudaErrorInvalidPc ||
+                      e == cudaErrorHardwareStackError || e == cudaErrorECCUncorrectable || e == cudaErrorAssert;
+    cudaGetLastError();    // clear a non-sticky error so that the next call starts clean
+    throw mb::error(mb::status::compute_failed,
+                    std::string("cuda: ") + what + ": " + cudaGetErrorString(e) +
+                        (lost ? " (the GPU context is lost: free the model; this process cannot use the GPU again)"
+                              : " (the model can still be used)"));
+}
+
 namespace {
 
 constexpr unsigned k_full = 0xffffffffu;
 
 void check_launch(const char * what) {
     const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) throw std::runtime_error(std::string("cuda: ") + what + ": " + cudaGetErrorString(e));
+    if (e != cudaSuccess) fail(what, e);
 }
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -415,6 +430,10 @@ __global__ void add_kernel(const float * a, const float * b, int64_t n, float * 
     MB_FOR_EACH(i, n) y[i] = a[i] + b[i];
 }
 
+__global__ void silu_kernel(const float * x, int64_t n, float * y) {
+    MB_FOR_EACH(i, n) y[i] = x[i] / (1.0f + expf(-x[i]));
+}
+
 __global__ void leaky_relu_kernel(const float * x, int64_t n, float slope, float * y) {
     // slope 0 is ReLU: x < 0 ? 0 : x, NaN passes through (0·NaN would not be 0, so no multiply)
     MB_FOR_EACH(i, n) {
@@ -648,6 +667,12 @@ void add(const float * a, const float * b, int64_t n, float * y, cudaStream_t s)
 
 void relu(const float * x, int64_t n, float * y, cudaStream_t s) {
     leaky_relu(x, n, 0.0f, y, s);
+}
+
+void silu(const float * x, int64_t n, float * y, cudaStream_t s) {
+    if (n <= 0) return;
+    silu_kernel<<<grid_for(n, 256), 256, 0, s>>>(x, n, y);
+    check_launch("silu");
 }
 
 void leaky_relu(const float * x, int64_t n, float slope, float * y, cudaStream_t s) {
