@@ -8,6 +8,7 @@ C memory, each keeping the motion alive (see Motion).
 """
 
 import ctypes
+import weakref
 
 import numpy as np
 
@@ -180,6 +181,13 @@ class Model(_Handle):
         finally:
             self._lib.fn["mb_runtime_options_free"](opts)
         self.path = str(path)
+        self._agents = weakref.WeakSet()
+
+    def close(self):
+        """Frees the model; its agents must be closed first (they borrow it). Motions stay valid."""
+        if any(a._h is not None for a in getattr(self, "_agents", ())):
+            raise ValueError("close the model's agents before the model")
+        super().close()
 
     parameter_count = property(lambda self: self._get("mb_model_get_parameter_count", ctypes.c_uint64))
     joint_count = property(lambda self: self._get("mb_model_get_joint_count", ctypes.c_uint32))
@@ -369,6 +377,7 @@ class Agent(_Handle):
         self.model = model
         self._sidesteps = None
         self._create("mb_agent_create", model.handle)
+        model._agents.add(self)
 
     def reset(self, style=None):
         """History = the style's clip (copied); None clears it."""
