@@ -245,3 +245,19 @@ func (a *Agent) Plan(c *Command) (*Motion, error) {
 func (a *Agent) Advance(frames uint32) error {
 	return a.call(func(b *errBuf) C.mb_status { return C.mb_agent_advance(a.h, C.uint32_t(frames), b.ptr(), b.cap()) })
 }
+
+// History is a copy of the agent's whole history as a new motion (0 frames without a history).
+func (a *Agent) History() (*Motion, error) {
+	var out *C.mb_motion
+	if err := a.call(func(b *errBuf) C.mb_status { return C.mb_agent_get_history(a.h, &out, b.ptr(), b.cap()) }); err != nil {
+		return nil, err
+	}
+	return newMotion(out), nil
+}
+
+// Cursor is the history frame the next plan starts from.
+func (a *Agent) Cursor() (uint64, error) {
+	var n C.uint64_t
+	err := a.call(func(b *errBuf) C.mb_status { return C.mb_agent_get_cursor(a.h, &n, b.ptr(), b.cap()) })
+	return uint64(n), err
+}
