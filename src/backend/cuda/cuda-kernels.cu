@@ -6,6 +6,10 @@
 // accumulates in double like the CPU.
 #include "backend/cuda/cuda-kernels.h"
 
+#include <cuda_bf16.h>
+#include <mma.h>
+
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -93,9 +97,22 @@ __device__ __forceinline__ float4 load_x4(const float * __restrict__ x, int row,
     }
 }
 
-template <int R, int C, bool VEC, bool CONV>
+// weights as float32, or as bfloat16 (MB_PRECISION_BF16: half the bytes to stream); either
+// way the sums are float32
+__device__ __forceinline__ float load_w(const float * w, int k) { return __ldg(w + k); }
+__device__ __forceinline__ float load_w(const __nv_bfloat16 * w, int k) { return __bfloat162float(w[k]); }
+__device__ __forceinline__ float4 load_w4(const float * w, int k) {
+    return __ldg(reinterpret_cast<const float4 *>(w + k));
+}
+__device__ __forceinline__ float4 load_w4(const __nv_bfloat16 * w, int k) {
+    const uint2 u = __ldg(reinterpret_cast<const uint2 *>(w + k));    // 4 bf16: the high halves of 4 floats
+    return make_float4(__uint_as_float(u.x << 16), __uint_as_float(u.x & 0xffff0000u), __uint_as_float(u.y << 16),
+                       __uint_as_float(u.y & 0xffff0000u));
+}
+
+template <int R, int C, bool VEC, bool CONV, class WT>
 __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __restrict__ x, int n, int K,
-                                                           const float * __restrict__ w,
+                                                           const WT * __restrict__ w,
                                                            const float * __restrict__ b, int N,
                                                            float * __restrict__ y, conv_geom g) {
     static_assert(R * C == 32, "one sum per lane");
@@ -105,7 +122,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
     const int r0 = blockIdx.y * R;
     const int nr = min(R, n - r0);
 
-    const float * wr[C];
+    const WT * wr[C];
 #pragma unroll
     for (int c = 0; c < C; ++c) wr[c] = w + (size_t) min(o0 + c, N - 1) * K;   // past N: computed, not stored
     float acc[32];
@@ -116,7 +133,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
         for (int k = threadIdx.x * 4; k < K; k += 1024) {
             float4 wv[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) wv[c] = __ldg(reinterpret_cast<const float4 *>(wr[c] + k));
+            for (int c = 0; c < C; ++c) wv[c] = load_w4(wr[c], k);
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 if (r < nr) {
@@ -137,7 +154,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
         for (int k = threadIdx.x; k < K; k += 256) {
             float wv[C];
 #pragma unroll
-            for (int c = 0; c < C; ++c) wv[c] = __ldg(wr[c] + k);
+            for (int c = 0; c < C; ++c) wv[c] = load_w(wr[c], k);
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 if (r < nr) {
@@ -163,12 +180,12 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
     }
 }
 
-template <int R, int C, bool CONV>
-void launch_skinny(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
+template <int R, int C, bool CONV, class WT>
+void launch_skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b, int64_t N, float * y,
                    conv_geom g, cudaStream_t s) {
     const dim3 grid((unsigned) ((N + C - 1) / C), (unsigned) ((n + R - 1) / R));
     const bool vec = K % 4 == 0 && (CONV || (reinterpret_cast<uintptr_t>(x) % 16) == 0) &&
-                     (reinterpret_cast<uintptr_t>(w) % 16) == 0;
+                     (reinterpret_cast<uintptr_t>(w) % (4 * sizeof(WT))) == 0;
     if (vec) {
         linear_skinny_kernel<R, C, true, CONV><<<grid, 256, 0, s>>>(x, (int) n, (int) K, w, b, (int) N, y, g);
     } else {
@@ -176,8 +193,8 @@ void launch_skinny(const float * x, int64_t n, int64_t K, const float * w, const
     }
 }
 
-template <bool CONV>
-void skinny(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
+template <bool CONV, class WT>
+void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b, int64_t N, float * y,
             conv_geom g, cudaStream_t s) {
     if (n <= 4) {
         launch_skinny<4, 8, CONV>(x, n, K, w, b, N, y, g, s);
@@ -185,6 +202,54 @@ void skinny(const float * x, int64_t n, int64_t K, const float * w, const float 
         launch_skinny<8, 4, CONV>(x, n, K, w, b, N, y, g, s);
     } else {
         launch_skinny<16, 2, CONV>(x, n, K, w, b, N, y, g, s);
+    }
+}
+
+// MB_PRECISION_TF32, y[n, N] = x[n, K]·w[N, K]ᵀ + b for n % 16 == 0, N % 16 == 0, K % 8 == 0:
+// x is matrix A (row-major), w read as Bᵀ (column-major with ld K), so neither is copied.
+// A warp owns 16 output columns against up to 64 rows (4 accumulators), so each weight
+// fragment is read once per 64 rows; 4 warps a block
+constexpr int k_tc_rows = 64;
+
+__global__ void __launch_bounds__(128) linear_tf32_kernel(const float * __restrict__ x, int n, int K,
+                                                          const float * __restrict__ w, const float * __restrict__ b,
+                                                          int N, float * __restrict__ y) {
+    using namespace nvcuda;
+    const int warp = threadIdx.x >> 5;
+    const int o0   = (blockIdx.x * 4 + warp) * 16;
+    const int r0   = blockIdx.y * k_tc_rows;
+    if (o0 >= N) return;
+    const int m_tiles = min(k_tc_rows, n - r0) / 16;
+
+    wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[k_tc_rows / 16];
+#pragma unroll
+    for (int i = 0; i < k_tc_rows / 16; ++i) wmma::fill_fragment(acc[i], 0.0f);
+    for (int k = 0; k < K; k += 8) {
+        wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> bf;
+        wmma::load_matrix_sync(bf, w + (size_t) o0 * K + k, K);
+#pragma unroll
+        for (int e = 0; e < bf.num_elements; ++e) bf.x[e] = wmma::__float_to_tf32(bf.x[e]);
+#pragma unroll
+        for (int i = 0; i < k_tc_rows / 16; ++i) {
+            if (i < m_tiles) {
+                wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> af;
+                wmma::load_matrix_sync(af, x + (size_t) (r0 + 16 * i) * K + k, K);
+#pragma unroll
+                for (int e = 0; e < af.num_elements; ++e) af.x[e] = wmma::__float_to_tf32(af.x[e]);
+                wmma::mma_sync(acc[i], af, bf, acc[i]);
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < k_tc_rows / 16; ++i) {
+        if (i < m_tiles) wmma::store_matrix_sync(y + (size_t) (r0 + 16 * i) * N + o0, acc[i], N, wmma::mem_row_major);
+    }
+    if (b) {
+        __syncwarp();
+        const int lane = threadIdx.x & 31;
+        for (int r = 0; r < m_tiles * 16; ++r) {
+            if (lane < 16) y[(size_t) (r0 + r) * N + o0 + lane] += b[o0 + lane];
+        }
     }
 }
 
@@ -416,10 +481,49 @@ void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, co
     check_launch("linear_skinny");
 }
 
+void linear_skinny_bf16(const float * x, int64_t n, int64_t n_in, const void * w, const float * b, int64_t n_out,
+                        float * y, cudaStream_t s) {
+    skinny<false>(x, n, n_in, static_cast<const __nv_bfloat16 *>(w), b, n_out, y, conv_geom{}, s);
+    check_launch("linear_skinny_bf16");
+}
+
+bool linear_tf32_fits(int64_t n, int64_t n_in, int64_t n_out, const float * x, const float * w) {
+    // fragment loads need 32-byte aligned tiles: rows of 8-float multiples from aligned bases
+    return n % 16 == 0 && n_out % 16 == 0 && n_in % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 32 == 0 &&
+           reinterpret_cast<uintptr_t>(w) % 32 == 0;
+}
+
+void linear_tf32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,
+                 cudaStream_t s) {
+    const dim3 grid((unsigned) ((n_out / 16 + 3) / 4), (unsigned) ((n + k_tc_rows - 1) / k_tc_rows));
+    linear_tf32_kernel<<<grid, 128, 0, s>>>(x, (int) n, (int) n_in, w, b, (int) n_out, y);
+    check_launch("linear_tf32");
+}
+
 void conv1d_skinny(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
                    int64_t k, int64_t dilation, float * y, cudaStream_t s) {
     skinny<true>(x, t, c_in * k, w, b, c_out, y, conv_geom{(int) t, (int) k, (int) dilation}, s);
     check_launch("conv1d_skinny");
+}
+
+void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w, const float * b, int64_t c_out,
+                        int64_t k, int64_t dilation, float * y, cudaStream_t s) {
+    skinny<true>(x, t, c_in * k, static_cast<const __nv_bfloat16 *>(w), b, c_out, y,
+                 conv_geom{(int) t, (int) k, (int) dilation}, s);
+    check_launch("conv1d_skinny_bf16");
+}
+
+__global__ void f32_to_bf16_kernel(const float * __restrict__ x, int64_t n, __nv_bfloat16 * __restrict__ y) {
+    for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n; i += (int64_t) gridDim.x * blockDim.x) {
+        y[i] = __float2bfloat16_rn(x[i]);
+    }
+}
+
+void f32_to_bf16(const float * x, int64_t n, void * y, cudaStream_t s) {
+    if (n <= 0) return;
+    f32_to_bf16_kernel<<<(unsigned) std::min<int64_t>((n + 255) / 256, 4096), 256, 0, s>>>(
+        x, n, static_cast<__nv_bfloat16 *>(y));
+    check_launch("f32_to_bf16");
 }
 
 void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const float * g, const float * b, float eps,
