@@ -21,10 +21,22 @@ const (
 	DeviceCUDA   Device = 3
 )
 
-// Options are the runtime options of LoadModel (zero value: auto device, one thread per core).
+// Precision is the arithmetic of the networks (only F32 gives upstream's numbers within the
+// parity tolerances; TF32 and BF16 run on CUDA only).
+type Precision uint32
+
+// The mb_precision values.
+const (
+	PrecisionF32  Precision = 0
+	PrecisionTF32 Precision = 1
+	PrecisionBF16 Precision = 2
+)
+
+// Options are the runtime options of LoadModel (zero value: auto device, one thread per core, F32).
 type Options struct {
-	Device  Device
-	Threads uint32 // 0 = one per hardware thread
+	Device    Device
+	Threads   uint32 // 0 = one per hardware thread
+	Precision Precision
 }
 
 // Model is a loaded bundle: immutable, shareable between goroutines.
@@ -46,6 +58,9 @@ func (l *Library) LoadModel(dir string, opts *Options) (*Model, error) {
 			return nil, err
 		}
 		if err := check(C.mb_runtime_options_set_threads(o, C.uint32_t(opts.Threads), b.ptr(), b.cap()), &b); err != nil {
+			return nil, err
+		}
+		if err := check(C.mb_runtime_options_set_precision(o, C.mb_precision(opts.Precision), b.ptr(), b.cap()), &b); err != nil {
 			return nil, err
 		}
 	}

@@ -246,6 +246,9 @@ func TestErrors(t *testing.T) {
 	if _, err := lib.LoadModel(bundle, &Options{Device: DeviceVulkan}); !errors.Is(err, &Error{Status: StatusBackendUnavailable}) {
 		t.Fatalf("vulkan: %v", err)
 	}
+	if _, err := lib.LoadModel(bundle, &Options{Device: DeviceCPU, Precision: PrecisionBF16}); !errors.Is(err, &Error{Status: StatusBackendUnavailable}) {
+		t.Fatalf("bf16 on the CPU: %v", err)
+	}
 	if _, err := lib.LoadModel(bundle, &Options{Device: 9}); !errors.Is(err, &Error{Status: StatusInvalidArgument}) {
 		t.Fatalf("device 9: %v", err)
 	}

@@ -101,7 +101,7 @@ BUFFERS = ("root_translations", "local_rotations_xyzw", "joint_positions", "mujo
 for _b in BUFFERS:
     FALLIBLE["mb_motion_get_" + _b] = [_p, _pp, _pu64]
 # present only in libraries that have them (probed, never required)
-OPTIONAL = {"mb_runtime_options_set_precision": [_p, _u32]}
+OPTIONAL = {"mb_runtime_options_set_precision": [_p, _u32], "mb_model_get_precision": [_p, _pu32]}
 FREE = ("mb_runtime_options_free", "mb_command_free", "mb_model_free", "mb_style_free", "mb_agent_free",
         "mb_motion_free", "mb_inference_request_free")
 

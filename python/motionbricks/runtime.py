@@ -198,6 +198,14 @@ class Model(_Handle):
         return {v: k for k, v in DEVICES.items()}.get(d, d)
 
     @property
+    def precision(self):
+        """The precision the model computes in ("f32" where the library cannot say)."""
+        if not self._lib.has("mb_model_get_precision"):
+            return "f32"
+        p = self._get("mb_model_get_precision", ctypes.c_uint32)
+        return {v: k for k, v in PRECISIONS.items()}.get(p, p)
+
+    @property
     def joint_names(self):
         return [self._get("mb_model_get_joint_name", ctypes.c_char_p, j).decode() for j in range(self.joint_count)]
 

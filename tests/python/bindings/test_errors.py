@@ -63,7 +63,7 @@ def test_invalid_argument(model, walk):
 
 def test_precision(small_bundle):
     m = mb.Model(small_bundle, device="cpu", threads=1, precision="f32")
-    assert m.joint_count == 34
+    assert m.joint_count == 34 and m.precision == "f32"
     if _native.load().has("mb_runtime_options_set_precision"):
         with pytest.raises(mb.BackendUnavailableError):
             mb.Model(small_bundle, device="cpu", precision="tf32")
