@@ -68,10 +68,12 @@ def test_gil_released_during_inference(small_bundle, demo_styles):
         ticks.append(time.perf_counter())
         time.sleep(0.0005)
     t.join()
-    # a held GIL would stop this thread for a whole C call: its longest pause inside a call would be
-    # about the call's length; released, it ticks every ~0.5 ms (allowing for a loaded machine)
+    # a held GIL would stop this thread for a whole C call: its longest pause inside every call would
+    # be about the call's length; released, it ticks every ~0.5 ms. The best of the 3 calls counts,
+    # so a loaded machine that starves this thread for a while does not fail the test.
     assert len(spans) == 3
+    ratios = []
     for a, b in spans:
         inside = [a] + [x for x in ticks if a < x < b] + [b]
-        gap = max(y - x for x, y in zip(inside, inside[1:]))
-        assert gap < 0.5 * (b - a), "no Python ran for %.0f of the call's %.0f ms" % (gap * 1e3, (b - a) * 1e3)
+        ratios.append(max(y - x for x, y in zip(inside, inside[1:])) / (b - a))
+    assert min(ratios) < 0.5, "no Python ran for %.0f%% or more of every C call" % (100 * min(ratios))
