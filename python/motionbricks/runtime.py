@@ -383,7 +383,6 @@ class Agent(_Handle):
     def __init__(self, model):
         super().__init__(model._lib)
         self.model = model
-        self._sidesteps = None
         self._create("mb_agent_create", model.handle)
         model._agents.add(self)
 
@@ -406,7 +405,6 @@ class Agent(_Handle):
         self._lib.call("mb_agent_set_sidestep_styles", self.handle,
                        walk_left.handle if walk_left is not None else None,
                        walk_right.handle if walk_right is not None else None)
-        self._sidesteps = (walk_left, walk_right)   # copied by the C side; kept only for symmetry
 
     def plan(self, command):
         out = ctypes.c_void_p()
