@@ -13,7 +13,9 @@ order effects), the median of the paired differences reported:
   microseconds: the binding's own cost with little noise.
 
 Both add the cost of one ctypes call itself (mb_agent_get_cursor, a C function of nanoseconds).
-Motions are freed outside the timings; the model runs on 1 thread.
+Motions are freed outside the timings; the model runs on 1 thread. Every figure is given by the
+wall clock and by the calling thread's CPU clock (time.thread_time_ns), which a loaded machine's
+preemptions do not inflate: on a busy machine the CPU-clock figures are the ones to read.
 """
 
 import ctypes
@@ -26,20 +28,24 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import motionbricks as mb  # noqa: E402
 
-clock = time.perf_counter_ns
+CLOCKS = (("wall", time.perf_counter_ns), ("cpu", time.thread_time_ns))
 
 
 def paired(bare, binding, n):
-    """(median bare, median binding, median of paired differences) in µs over n ABBA rounds."""
-    raw, wrapped, diff = [], [], []
+    """{clock: (median bare, median binding, median of paired differences)} in µs over n ABBA rounds;
+    bare and binding return {clock: ns}."""
+    runs = []
     for i in range(n + 20):
         r0, w0, w1, r1 = bare(), binding(), binding(), bare()
         if i >= 20:   # warm-up
-            raw.append((r0 + r1) / 2)
-            wrapped.append((w0 + w1) / 2)
-            diff.append((w0 + w1 - r0 - r1) / 2)
+            runs.append((r0, w0, w1, r1))
     med = statistics.median
-    return med(raw) / 1e3, med(wrapped) / 1e3, med(diff) / 1e3
+    out = {}
+    for name, _ in CLOCKS:
+        raw = [(r0[name] + r1[name]) / 2 for r0, _, _, r1 in runs]
+        wrapped = [(w0[name] + w1[name]) / 2 for _, w0, w1, _ in runs]
+        out[name] = (med(raw) / 1e3, med(wrapped) / 1e3, med([w - r for w, r in zip(wrapped, raw)]) / 1e3)
+    return out
 
 
 def main(bundle, style_path, n):
@@ -54,9 +60,10 @@ def main(bundle, style_path, n):
     a, c, pout, pcur = agent.handle, cmd.handle, ctypes.byref(out), ctypes.byref(cursor)
 
     def timed(f, *args):
-        t0 = clock()
+        t0 = [c() for _, c in CLOCKS]
         r = f(*args)
-        return clock() - t0, r
+        t1 = [c() for _, c in CLOCKS]
+        return {name: b - a for (name, _), a, b in zip(CLOCKS, t0, t1)}, r
 
     def bare_plan():
         agent.reset(style)
@@ -80,16 +87,21 @@ def main(bundle, style_path, n):
         del m
         return t
 
-    calls = sorted(timed(fn["mb_agent_get_cursor"], a, pcur, err, 1024)[0] for _ in range(2000))
-    one_call = calls[len(calls) // 2] / 1e3
+    cursor_raw = fn["mb_agent_get_cursor"]
+    calls = []
+    for _ in range(2000):   # one ctypes call, by the wall clock (a CPU clock read costs as much)
+        t0 = time.perf_counter_ns()
+        cursor_raw(a, pcur, err, 1024)
+        calls.append(time.perf_counter_ns() - t0)
+    one_call = statistics.median(calls) / 1e3
     agent.reset(style)
     agent.plan(cmd)
-    r, w, d = paired(bare_history, binding_history, 4 * n)
-    print("python motion call: bare mb_agent_get_history %.2f us, Agent.history %.2f us; binding %.2f us "
-          "+ one ctypes call %.2f us = overhead %.2f us" % (r, w, d, one_call, d + one_call))
-    r, w, d = paired(bare_plan, binding_plan, n)
-    print("python plan: bare mb_agent_plan %.1f us, Agent.plan %.1f us (medians of %d x 2); paired difference "
-          "%.2f us + one ctypes call %.2f us = overhead %.2f us" % (r, w, n, d, one_call, d + one_call))
+    for what, figures in (("motion call (Agent.history vs mb_agent_get_history)",
+                           paired(bare_history, binding_history, 4 * n)),
+                          ("plan (Agent.plan vs mb_agent_plan, %d x 2 plans)" % n, paired(bare_plan, binding_plan, n))):
+        for name, (r, w, d) in figures.items():
+            print("python %s, %s clock: bare %.1f us, binding %.1f us; paired difference %.2f us + one ctypes "
+                  "call %.2f us = overhead %.2f us" % (what, name, r, w, d, one_call, d + one_call))
 
 
 if __name__ == "__main__":
