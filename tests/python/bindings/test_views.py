@@ -113,3 +113,26 @@ def test_model_getters_and_close(small_bundle, demo_styles):
         obj.close()   # twice is safe
         with pytest.raises(ValueError, match="closed"):
             obj.handle
+
+
+def test_plan_batch_and_set_context(model, walk):
+    """plan_batch equals one plan per agent; set_context from a plan's frames; mismatched lists refused."""
+    first = model.agent()
+    first.reset(walk)
+    seed = first.plan(mb.Command(walk, seed=9))
+    roots, rots = seed.root_translations[-4:], seed.local_rotations_xyzw[-4:]
+    agents = [model.agent() for _ in range(3)]
+    cmds = [mb.Command(walk, movement_direction=(i, 0, 1), seed=i) for i in range(3)]
+    for a in agents:
+        a.set_context(roots, rots)
+    batch = model.plan_batch(agents, cmds)
+    for a, c, b in zip(agents, cmds, batch):
+        a.set_context(roots, rots)
+        assert a.cursor == 0
+        np.testing.assert_array_equal(a.plan(c).mujoco_qpos, b.mujoco_qpos)
+    with pytest.raises(ValueError, match="one command per agent"):
+        model.plan_batch(agents, cmds[:2])
+    with pytest.raises(mb.InvalidArgumentError):
+        model.plan_batch([agents[0], agents[0]], cmds[:2])   # a repeated agent
+    with pytest.raises(ValueError, match="local_xyzw"):
+        agents[0].set_context(roots, rots[:3])
