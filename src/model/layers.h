@@ -58,8 +58,11 @@ struct conv_weights {
     int64_t           c_in = 0, c_out = 0, k = 0;
 };
 
+// a well-formed bundle these networks cannot run: throws mb::error (incompatible_model) "<origin>: what"
+[[noreturn]] void fail_incompatible(const tensor_source & src, const std::string & what);
+
 // `<name>.weight` [n_out, n_in] and `<name>.bias` [n_out]; a size ≤ 0 is taken from the tensor;
-// throws std::runtime_error naming the tensor on a missing tensor or wrong shape
+// throws mb::error (incompatible_model) naming the tensor on a missing tensor or wrong shape
 linear_weights load_linear(weight_loader & wl, const std::string & name, int64_t n_out, int64_t n_in);
 
 // `<name>.weight` [c_out, c_in, k] and `<name>.bias` [c_out]; c_out / c_in ≤ 0 are taken from the tensor
