@@ -36,7 +36,7 @@ mjcf_model mjcf_parse(std::string_view xml, const std::string & origin);
 mjcf_model mjcf_load(const std::string & path);
 
 // upstream's assets/skeletons/g1/g1.xml as built-in constants (the runtime needs no XML file);
-// tests/style cross-checks it against ../shared/data/upstream/mjcf/g1.xml
+// tests/motion/test-qpos cross-checks it against ../shared/data/upstream/mjcf/g1.xml
 const mjcf_model & mjcf_g1();
 
 } // namespace mb

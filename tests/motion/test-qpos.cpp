@@ -4,7 +4,7 @@
 #include "motion/mjcf.h"
 #include "motion/qpos.h"
 
-#include "lenient-npz.h"
+#include "support/lenient-npz.h"
 #include "support/qpos-compare.h"
 #include "support/test-paths.h"
 
