@@ -220,7 +220,7 @@ TEST_P(backend_ops, linear) {
 }
 
 TEST_P(backend_ops, add_layer_norm) {
-    for (auto [n, d] : {std::pair<int64_t, int64_t>{1, 1}, {5, 33}, {16, 1024}, {25, 512}}) {
+    for (auto [n, d] : {std::pair<int64_t, int64_t>{1, 1}, {5, 33}, {16, 1024}, {25, 512}, {3, 1500}}) {
         const auto x = random_vec(n * d, 4), r = random_vec(n * d, 5), g = random_vec(d, 6), b = random_vec(d, 7);
         for (bool residual : {true, false}) {
             std::vector<double> ref(n * d);
