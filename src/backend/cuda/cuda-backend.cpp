@@ -5,6 +5,7 @@
 // MB_PRECISION_TF32 runs products of 32+ rows on tensor cores.
 #include "backend/cuda/cuda-backend.h"
 
+#include "backend/cuda/cuda-blas.h"
 #include "backend/cuda/cuda-ops.h"
 
 #include <cuda_runtime.h>
@@ -115,6 +116,8 @@ public:
     ~cuda_backend() override {
         cudaSetDevice(ordinal_);
         for (auto & kv : graphs_) cudaGraphExecDestroy(kv.second);
+        if (s_) cudaStreamSynchronize(s_);
+        blas_.reset();
         ops_.reset();
     }
 
@@ -177,7 +180,9 @@ public:
         }
         auto it = graphs_.find(key);
         if (it == graphs_.end()) {
-            check(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+            // relaxed: a first product of many rows may open cuBLAS (and allocate its workspace)
+            // while the ops are being recorded
+            check(cudaStreamBeginCapture(s_, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
             cudaGraph_t g = nullptr;
             try {
                 ops();
@@ -211,6 +216,7 @@ public:
     void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) override {
         cuda::leaky_relu(x.p, n, slope, y.p, s_);
     }
+    void silu(bptr<const float> x, int64_t n, bptr<float> y) override { cuda::silu(x.p, n, y.p, s_); }
     void copy_rows(bptr<const float> x, int64_t ldx, int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
         cuda::copy_rows(x.p, ldx, n, d, y.p, ldy, s_);
     }
@@ -238,7 +244,12 @@ public:
     void linear(bptr<const float> x, int64_t n, int64_t n_in, bptr<const float> w, bptr<const float> b,
                 int64_t n_out, bptr<float> y) override {
         if (n <= 0 || n_out <= 0) return;
-        if (precision_ == backend_precision::BACKEND_PRECISION_TF32 && tf32_ok_ && n >= 32 &&
+        if (n > k_blas_min_rows && blas_ok()) {
+            const void * h = bf16_of(w.p);
+            void *       xb = h && n * n_in * 2 <= k_col_floats * int64_t(sizeof(float)) ? col_.base() : nullptr;
+            blas_->linear(x.p, n, n_in, w.p, xb ? h : nullptr, xb, n_out, y.p);
+            if (b) cuda::add_bias_rows(y.p, b.p, n, n_out, s_);
+        } else if (precision_ == backend_precision::BACKEND_PRECISION_TF32 && tf32_ok_ && n >= 32 &&
             cuda::linear_tf32_fits(n, n_in, n_out, x.p, w.p)) {
             cuda::linear_tf32(x.p, n, n_in, w.p, b.p, n_out, y.p, s_);
         } else if (const void * h = bf16_of(w.p)) {
@@ -276,6 +287,16 @@ public:
     }
 
 private:
+    // cuBLAS, opened and given a handle the first time a product has this many rows or more
+    static constexpr int64_t k_blas_min_rows = 64;
+    bool blas_ok() {
+        if (!blas_tried_) {
+            blas_tried_ = true;
+            blas_ = std::make_unique<cuda::blas>(s_, precision_ == backend_precision::BACKEND_PRECISION_TF32);
+        }
+        return blas_->ok();
+    }
+
     const void * bf16_of(const float * w) const {
         return precision_ == backend_precision::BACKEND_PRECISION_BF16 ? bf16_registry().find(w) : nullptr;
     }
@@ -296,6 +317,8 @@ private:
     // networks' convolutions need at most 64 frames × 512 channels × 3 taps
     static constexpr int64_t          k_col_floats = int64_t(1) << 20;
     cuda_buffer                       col_;
+    bool                              blas_tried_ = false;
+    std::unique_ptr<cuda::blas>       blas_;
 };
 
 } // namespace

@@ -430,6 +430,10 @@ __global__ void add_kernel(const float * a, const float * b, int64_t n, float * 
     MB_FOR_EACH(i, n) y[i] = a[i] + b[i];
 }
 
+__global__ void silu_kernel(const float * x, int64_t n, float * y) {
+    MB_FOR_EACH(i, n) y[i] = x[i] / (1.0f + expf(-x[i]));
+}
+
 __global__ void leaky_relu_kernel(const float * x, int64_t n, float slope, float * y) {
     // slope 0 is ReLU: x < 0 ? 0 : x, NaN passes through (0·NaN would not be 0, so no multiply)
     MB_FOR_EACH(i, n) {
@@ -663,6 +667,12 @@ void add(const float * a, const float * b, int64_t n, float * y, cudaStream_t s)
 
 void relu(const float * x, int64_t n, float * y, cudaStream_t s) {
     leaky_relu(x, n, 0.0f, y, s);
+}
+
+void silu(const float * x, int64_t n, float * y, cudaStream_t s) {
+    if (n <= 0) return;
+    silu_kernel<<<grid_for(n, 256), 256, 0, s>>>(x, n, y);
+    check_launch("silu");
 }
 
 void leaky_relu(const float * x, int64_t n, float slope, float * y, cudaStream_t s) {

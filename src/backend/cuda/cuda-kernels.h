@@ -64,6 +64,7 @@ void fill_i32(int64_t n, int32_t v, int32_t * y, cudaStream_t s);
 void add(const float * a, const float * b, int64_t n, float * y, cudaStream_t s);
 void relu(const float * x, int64_t n, float * y, cudaStream_t s);
 void leaky_relu(const float * x, int64_t n, float slope, float * y, cudaStream_t s);
+void silu(const float * x, int64_t n, float * y, cudaStream_t s);
 void copy_rows(const float * x, int64_t ldx, int64_t n, int64_t d, float * y, int64_t ldy, cudaStream_t s);
 void where_rows(const uint8_t * sel, const float * a, int64_t lda, const float * b, int64_t ldb, int64_t n, int64_t d,
                 float * y, int64_t ldy, cudaStream_t s);
