@@ -3,11 +3,11 @@
 // source root realignment, seam blend, speed scale [1, 1], argmax, 1 step)
 #include "agent/agent.h"
 
+#include "format/error.h"
 #include "motion/rotation.h"
 
 #include <cmath>
 #include <numbers>
-#include <stdexcept>
 
 namespace mb {
 

@@ -84,7 +84,7 @@ struct agent_plan {
 void local_rotations_xyzw(const float * global_rotations, int64_t frames, float * out);
 
 // steps (a)–(e): canonicalisation, springs, remap, targets, realignment and the predict
-// request; `context` is [4, 36] world qpos; throws std::invalid_argument on a bad command
+// request; `context` is [4, 36] world qpos; throws mb::error (invalid_argument) on a bad command
 void agent_prepare(const qpos_converter & conv, const float * context, const agent_command & cmd, agent_trace & t);
 
 // steps (f)–(g): predict output → canonical qpos → world qpos (t.qpos_uncanon) → the plan
@@ -110,7 +110,7 @@ public:
     // replaces the buffer with `frames` ≥ 4 world qpos frames [frames, 36]; cursor 0
     void set_context(const float * qpos, int frames);
     // plans from the 4 buffer frames at the cursor; the plan becomes the buffer, cursor 0.
-    // Throws std::invalid_argument for a bad command, std::runtime_error when the plan is not finite
+    // Throws mb::error: invalid_argument for a bad command, compute_failed when predict fails
     agent_plan plan(const agent_command & cmd, agent_trace * trace = nullptr);
     // moves the cursor (clamped to the buffer's last frame)
     void advance(int frames);

@@ -111,6 +111,18 @@ public:
         get_bytes(src.p, host, size_t(n) * sizeof(T));
     }
 
+    // ---- scratch (optional; the defaults do nothing) --------------------------------------------
+
+    // the largest operands the ops of this object will get, declared when a state is created, so
+    // that a backend sizes its own working memory (the CPU backend's im2col, attention scores and
+    // sort order) once and no op allocates during a plan. Each call raises the maxima; an op on
+    // larger operands stays correct but may allocate
+    virtual void reserve_conv1d(int64_t c_in, int64_t t, int64_t c_out, int64_t k) {
+        (void) c_in, (void) t, (void) c_out, (void) k;
+    }
+    virtual void reserve_attention(int64_t n) { (void) n; }   // n rows (= keys)
+    virtual void reserve_remask(int64_t m) { (void) m; }      // m probabilities
+
     // ---- elementwise (y may alias an input) -----------------------------------------------------
 
     // y[i] ← v for i < n

@@ -1,7 +1,6 @@
 #include "model/cond-decoder.h"
 
 #include <algorithm>
-#include <stdexcept>
 
 namespace mb {
 namespace {
@@ -27,6 +26,8 @@ cond_decoder_state::cond_decoder_state(backend & be, const cond_decoder_hparams 
     a.add(rows, frames * (hp.width + hp.ext_dim));
     a.add(tc, frames * hp.width);
     mem = a.allocate(be);
+    // every conv has at most ch channels in and out, the full frame count and kernel 3
+    be.reserve_conv1d(ch, frames, ch, k_conv_kernel);
 }
 
 cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, int64_t dilation_growth) {
@@ -34,12 +35,12 @@ cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, 
     cond_decoder d;
     auto & hp = d.hp;
     if (dilation_growth < 1 || dilation_growth > 64) {
-        throw std::runtime_error(src.origin() + ": dilation growth " + num(dilation_growth) + " out of range 1..64");
+        fail_incompatible(src, "dilation growth " + num(dilation_growth) + " out of range 1..64");
     }
     hp.dilation_growth = dilation_growth;
 
     // model.0: input conv, gives c_in and width
-    d.conv_in = load_conv(wl, prefix + "model.0", 0, 0, 3);
+    d.conv_in = load_conv(wl, prefix + "model.0", 0, 0, k_conv_kernel);
     hp.c_in   = d.conv_in.c_in;
     hp.width  = d.conv_in.c_out;
 
@@ -47,12 +48,12 @@ cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, 
     while (src.find(prefix + "model." + num(2 + hp.down_t) + ".2.weight")) ++hp.down_t;
     while (src.find(prefix + "model.2.0.model." + num(hp.depth) + ".conv1.weight")) ++hp.depth;
     if (hp.down_t < 1 || hp.down_t > 6 || hp.depth < 1 || hp.depth > 8) {
-        throw std::runtime_error(src.origin() + ": '" + prefix + "' has " + num(hp.down_t) + " upsampling stages and " +
-                                 num(hp.depth) + " resnet blocks; expected 1..6 and 1..8");
+        fail_incompatible(src, "'" + prefix + "' has " + num(hp.down_t) + " upsampling stages and " +
+                               num(hp.depth) + " resnet blocks; expected 1..6 and 1..8");
     }
     const int64_t w = hp.width, F = hp.frames_per_pos();
     if (w % F != 0) {
-        throw std::runtime_error(src.origin() + ": '" + prefix + "' width " + num(w) + " not divisible by " + num(F));
+        fail_incompatible(src, "'" + prefix + "' width " + num(w) + " not divisible by " + num(F));
     }
 
     // condition widths from the first blocks (absent blocks = no such condition)
@@ -60,23 +61,23 @@ cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, 
     if (const tensor_view * e = src.find(ext0)) {
         const int64_t n_in = e->n_dims == 2 ? e->ne[0] : 0;
         if (n_in <= w || (n_in - w) % F != 0) {
-            throw std::runtime_error(src.origin() + ": tensor '" + ext0 + "' has shape " + torch_shape_string(*e) +
-                                     ", expected [" + num(w) + ", " + num(F) + "·ext_dim + " + num(w) + "]");
+            fail_incompatible(src, "tensor '" + ext0 + "' has shape " + torch_shape_string(*e) +
+                                   ", expected [" + num(w) + ", " + num(F) + "·ext_dim + " + num(w) + "]");
         }
         hp.ext_dim = (n_in - w) / F;
     }
     const std::string tgt0 = prefix + "target_cond_blocks.0.weight";
     if (const tensor_view * t = src.find(tgt0)) {
         if (t->n_dims != 2) {
-            throw std::runtime_error(src.origin() + ": tensor '" + tgt0 + "' must be 2-D");
+            fail_incompatible(src, "tensor '" + tgt0 + "' must be 2-D");
         }
         hp.tgt_dim = t->ne[0];
     }
     // cond_fusion_last_layer = True would add one more block of each kind
     if (src.find(prefix + "external_cond_blocks." + num(2 * hp.down_t) + ".weight") ||
         src.find(prefix + "target_cond_blocks." + num(2 * hp.down_t) + ".weight")) {
-        throw std::runtime_error(src.origin() + ": '" + prefix + "' has condition blocks at the last layer "
-                                 "(cond_fusion_last_layer), which is not supported");
+        fail_incompatible(src, "'" + prefix + "' has condition blocks at the last layer "
+                               "(cond_fusion_last_layer), which is not supported");
     }
 
     for (int64_t i = 0; i < hp.down_t; ++i) {
@@ -86,7 +87,7 @@ cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, 
         for (int64_t il = 0; il < hp.depth; ++il) {
             res_block_weights rb;
             const std::string bp = sp + "0.model." + num(il) + ".";
-            rb.conv1 = load_conv(wl, bp + "conv1", w, w, 3);
+            rb.conv1 = load_conv(wl, bp + "conv1", w, w, k_conv_kernel);
             rb.conv2 = load_conv(wl, bp + "conv2", w, w, 1);
             int64_t dil = 1;
             for (int64_t k = 0; k < hp.depth - 1 - il; ++k) dil *= hp.dilation_growth;
@@ -94,10 +95,10 @@ cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, 
             st.res.push_back(rb);
         }
         if (src.find(sp + "0.model." + num(hp.depth) + ".conv1.weight")) {
-            throw std::runtime_error(src.origin() + ": '" + sp + "0' has more resnet blocks than '" + prefix +
-                                     "model.2.0'");
+            fail_incompatible(src, "'" + sp + "0' has more resnet blocks than '" + prefix +
+                                   "model.2.0'");
         }
-        st.conv = load_conv(wl, sp + "2", w, w, 3);
+        st.conv = load_conv(wl, sp + "2", w, w, k_conv_kernel);
         if (hp.ext_dim > 0) {
             st.ext = load_linear(wl, prefix + "external_cond_blocks." + num(2 * i), w, n * hp.ext_dim + w);
         }
@@ -106,11 +107,11 @@ cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, 
         }
         d.stages.push_back(st);
     }
-    d.conv_mid = load_conv(wl, prefix + "model." + num(2 + hp.down_t), w, w, 3);
-    d.conv_out = load_conv(wl, prefix + "model." + num(4 + hp.down_t), 0, w, 3);
+    d.conv_mid = load_conv(wl, prefix + "model." + num(2 + hp.down_t), w, w, k_conv_kernel);
+    d.conv_out = load_conv(wl, prefix + "model." + num(4 + hp.down_t), 0, w, k_conv_kernel);
     hp.c_out   = d.conv_out.c_out;
     if (src.find(prefix + "model." + num(5 + hp.down_t) + ".weight")) {
-        throw std::runtime_error(src.origin() + ": '" + prefix + "' has layers after model." + num(4 + hp.down_t));
+        fail_incompatible(src, "'" + prefix + "' has layers after model." + num(4 + hp.down_t));
     }
     return d;
 }

@@ -16,6 +16,9 @@
 
 namespace mb {
 
+// the kernel of every k3 conv (the resnet blocks' second conv is k1); state scratch is sized by it
+inline constexpr int64_t k_conv_kernel = 3;
+
 struct cond_decoder_hparams {
     int64_t c_in            = 0;    // input channels per token position (code_dim / E_root)
     int64_t width           = 0;    // hidden channels (512 upstream)
@@ -64,7 +67,7 @@ struct cond_decoder {
     conv_weights                    conv_out;   // model.<4+down_t>: width → c_out, k3
 
     // reads `<prefix>model.*`, `<prefix>external_cond_blocks.*`, `<prefix>target_cond_blocks.*`;
-    // throws std::runtime_error naming the tensor on anything missing or inconsistent
+    // throws mb::error (incompatible_model) naming the tensor on anything missing or inconsistent
     static cond_decoder load(weight_loader & wl, const std::string & prefix, int64_t dilation_growth);
 
     // x[n_pos, c_in] position-major (upstream's decoder input transposed);

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 
 namespace mb {
 namespace {
@@ -13,7 +12,7 @@ std::string num(int64_t v) {
 }
 
 [[noreturn]] void bad_shape(const tensor_source & src, const std::string & what) {
-    throw std::runtime_error(src.origin() + ": pose planner: " + what);
+    fail_incompatible(src, "pose planner: " + what);
 }
 
 } // namespace
@@ -40,6 +39,7 @@ pose_planner_state::pose_planner_state(backend & be, const pose_hparams & hp) {
     a.add(tokens, n * H);
     mem = a.allocate(be);
     tf  = transformer_state(be, {hp.n_embd, hp.n_head, hp.n_ff, hp.n_layer}, n);
+    be.reserve_remask(n * H);
 }
 
 pose_planner pose_planner::load(const tensor_source & src, backend & be) {

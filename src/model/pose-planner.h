@@ -93,7 +93,7 @@ struct pose_planner {
     weight_buffers    weights;          // backend memory of every tensor above
 
     // validates every tensor and uploads the weights through `be`;
-    // throws std::runtime_error naming the first problem
+    // throws mb::error (incompatible_model) naming the first problem
     static pose_planner load(const tensor_source & src, backend & be);
 
     // one backbone pass: tokens[n, H] (0..C, C = [MASK]) → logits[n, H, C] (host arrays);
@@ -105,7 +105,7 @@ struct pose_planner {
     // "step_pose_tokens_in" [1, n, H] (the tokens the backbone sees, C = [MASK]),
     // "step_remask_prob_in" [1, n, H] (the probabilities that chose the re-masked tokens),
     // "step_pose_tf_in", "step_pose_tf_out" [1, n, n_embd] and "step_pose_logits" [1, n, H, C];
-    // throws std::invalid_argument on bad options (n out of range, n_steps < 1, Gumbel without uniforms)
+    // throws mb::error (invalid_argument) on bad options (n out of range, n_steps < 1, Gumbel without uniforms)
     void decode(backend & be, pose_planner_state & st, const pose_cond_inputs & in, const pose_decode_options & opt,
                 int32_t * tokens_out, const tap_fn & tap = {}) const;
 

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <stdexcept>
 
 namespace mb {
 
@@ -28,8 +27,8 @@ bptr<const float> load_vector(weight_loader & wl, const std::string & name, int6
     const tensor_source & src = wl.src;
     const tensor_view &   t   = require_any_f32(src, name);
     if (t.n_dims != 1 || (n > 0 && t.ne[0] != n)) {
-        throw std::runtime_error(src.origin() + ": tensor '" + name + "' has shape " + torch_shape_string(t) +
-                                 ", expected [" + (n > 0 ? num(n) : std::string("n")) + "]");
+        fail_incompatible(src, "tensor '" + name + "' has shape " + torch_shape_string(t) +
+                               ", expected [" + (n > 0 ? num(n) : std::string("n")) + "]");
     }
     n = t.ne[0];
     return wl.upload(t);
@@ -49,7 +48,7 @@ root_planner root_planner::load(const tensor_source & src, backend & be) {
     // transformers: widths from the shapes, head count from metadata
     const uint64_t n_head = meta_or(src, "motionbricks.n_head", 16);
     if (n_head < 1 || n_head > 4096) {
-        throw std::runtime_error(src.origin() + ": motionbricks.n_head " + std::to_string(n_head) + " out of range");
+        fail_incompatible(src, "motionbricks.n_head " + std::to_string(n_head) + " out of range");
     }
     rp.shared_tf = transformer::load(wl, "_shared_transformer_model.", int64_t(n_head));
     hp.n_embd         = rp.shared_tf.hp.n_embd;
@@ -60,8 +59,8 @@ root_planner root_planner::load(const tensor_source & src, backend & be) {
     if (src.find("_root_token_transformer_model.layers.0.linear1.weight")) {
         rp.token_tf = transformer::load(wl, "_root_token_transformer_model.", int64_t(n_head));
         if (rp.token_tf.hp.n_embd != E) {
-            throw std::runtime_error(src.origin() + ": stage-2 transformer width " + num(rp.token_tf.hp.n_embd) +
-                                     " differs from stage 1 (" + num(E) + ")");
+            fail_incompatible(src, "stage-2 transformer width " + num(rp.token_tf.hp.n_embd) +
+                                   " differs from stage 1 (" + num(E) + ")");
         }
         hp.n_layer_token = rp.token_tf.hp.n_layer;
     }
@@ -77,8 +76,8 @@ root_planner root_planner::load(const tensor_source & src, backend & be) {
     hp.local_root_dim   = rp.proj_local_root.n_in;
     hp.global_root_dim  = rp.proj_global_root.n_in;
     if (hp.local_root_dim != 4 || hp.global_root_dim != 5) {
-        throw std::runtime_error(src.origin() + ": root projections take " + num(hp.local_root_dim) + " / " +
-                                 num(hp.global_root_dim) + " inputs, expected 4 (local root) / 5 (global root)");
+        fail_incompatible(src, "root projections take " + num(hp.local_root_dim) + " / " +
+                               num(hp.global_root_dim) + " inputs, expected 4 (local root) / 5 (global root)");
     }
     rp.no_local_pose_emb  = load_vector(wl, "_no_local_pose_emb", hp.pose_feat);
     rp.no_local_root_emb  = load_vector(wl, "_no_local_root_emb", hp.local_root_feat);
@@ -91,19 +90,19 @@ root_planner root_planner::load(const tensor_source & src, backend & be) {
     rp.proj_start = load_fc_block(wl, "_proj_start_input.", feats, E);
     rp.proj_end   = load_fc_block(wl, "_proj_end_input.", feats, E);
     if (rp.proj_start.width() != rp.proj_end.width()) {
-        throw std::runtime_error(src.origin() + ": _proj_start_input and _proj_end_input widths differ");
+        fail_incompatible(src, "_proj_start_input and _proj_end_input widths differ");
     }
 
     // slot embedding: 2 × frames per token rows
     const tensor_view & slots = require_any_f32(src, "_input_position_emb.weight");
     if (slots.n_dims != 2 || slots.ne[0] != E || slots.ne[1] < 2 || slots.ne[1] % 2 != 0 || slots.ne[1] > 64) {
-        throw std::runtime_error(src.origin() + ": tensor '_input_position_emb.weight' has shape " +
-                                 torch_shape_string(slots) + ", expected [2·frames_per_token, " + num(E) + "]");
+        fail_incompatible(src, "tensor '_input_position_emb.weight' has shape " +
+                               torch_shape_string(slots) + ", expected [2·frames_per_token, " + num(E) + "]");
     }
     hp.frames_per_token    = slots.ne[1] / 2;
     rp.input_position_emb  = wl.upload(slots);
     if (hp.frames_per_token != 4) {
-        throw std::runtime_error(src.origin() + ": " + num(hp.n_slots()) + " constraint slots; predict uses 8");
+        fail_incompatible(src, num(hp.n_slots()) + " constraint slots; predict uses 8");
     }
 
     // duration classes: classifier rows = counts + out-of-reach; input rows add "predict"
@@ -111,15 +110,15 @@ root_planner root_planner::load(const tensor_source & src, backend & be) {
     hp.n_class    = rp.proj_logit.n_out;
     const tensor_view & pos = require_any_f32(src, "_position_emb.embed");
     if (pos.n_dims != 3 || pos.ne[0] != E || pos.ne[1] != 1) {
-        throw std::runtime_error(src.origin() + ": tensor '_position_emb.embed' has shape " + torch_shape_string(pos) +
-                                 ", expected [max_tokens, 1, " + num(E) + "]");
+        fail_incompatible(src, "tensor '_position_emb.embed' has shape " + torch_shape_string(pos) +
+                               ", expected [max_tokens, 1, " + num(E) + "]");
     }
     hp.max_tokens   = pos.ne[2];
     hp.min_tokens   = hp.max_tokens - (hp.n_class - 1) + 1;
     rp.position_emb = wl.upload(pos);
     if (hp.n_class < 2 || hp.min_tokens < 2 || hp.max_tokens > 64 || hp.n_class > int64_t(root_result{}.logits.size())) {
-        throw std::runtime_error(src.origin() + ": " + num(hp.n_class) + " duration classes for " +
-                                 num(hp.max_tokens) + " positions is inconsistent");
+        fail_incompatible(src, num(hp.n_class) + " duration classes for " +
+                               num(hp.max_tokens) + " positions is inconsistent");
     }
     rp.input_num_tokens = wl.upload(require_f32(src, "_proj_input_num_tokens.weight", {hp.n_class + 1, E}));
     if (hp.n_layer_token > 0) {
@@ -129,18 +128,18 @@ root_planner root_planner::load(const tensor_source & src, backend & be) {
     // conv decoder: E channels per token in, global root per frame out, E-wide external condition
     const uint64_t growth = meta_or(src, "motionbricks.dilation_growth", 3);
     if (growth < 1 || growth > 64) {
-        throw std::runtime_error(src.origin() + ": motionbricks.dilation_growth " + std::to_string(growth) +
-                                 " out of range");
+        fail_incompatible(src, "motionbricks.dilation_growth " + std::to_string(growth) +
+                               " out of range");
     }
     rp.conv_output = cond_decoder::load(wl, "_conv_output.", int64_t(growth));
     const cond_decoder_hparams & dh = rp.conv_output.hp;
     if (dh.c_in != E || dh.c_out != hp.global_root_dim || dh.ext_dim != E || dh.tgt_dim != hp.global_root_dim ||
         dh.frames_per_pos() != hp.frames_per_token) {
-        throw std::runtime_error(src.origin() + ": _conv_output has c_in " + num(dh.c_in) + ", c_out " +
-                                 num(dh.c_out) + ", external " + num(dh.ext_dim) + ", target " + num(dh.tgt_dim) +
-                                 ", " + num(dh.frames_per_pos()) + " frames per token; expected " + num(E) + ", " +
-                                 num(hp.global_root_dim) + ", " + num(E) + ", " + num(hp.global_root_dim) + ", " +
-                                 num(hp.frames_per_token));
+        fail_incompatible(src, "_conv_output has c_in " + num(dh.c_in) + ", c_out " +
+                               num(dh.c_out) + ", external " + num(dh.ext_dim) + ", target " + num(dh.tgt_dim) +
+                               ", " + num(dh.frames_per_pos()) + " frames per token; expected " + num(E) + ", " +
+                               num(hp.global_root_dim) + ", " + num(E) + ", " + num(hp.global_root_dim) + ", " +
+                               num(hp.frames_per_token));
     }
     return rp;
 }

@@ -118,11 +118,11 @@ struct root_planner {
     weight_buffers   weights;                       // backend memory of every tensor above
 
     // validates every tensor and uploads the weights through `be`;
-    // throws std::runtime_error naming the first problem
+    // throws mb::error (incompatible_model) naming the first problem
     static root_planner load(const tensor_source & src, backend & be);
 
-    // stage 1, stage 2 and the conv decoder; throws std::invalid_argument on a bad forced
-    // count and std::runtime_error when the out-of-reach class wins (no trajectory exists).
+    // stage 1, stage 2 and the conv decoder; throws mb::error: invalid_argument on a bad forced
+    // count, compute_failed when the out-of-reach class wins (no trajectory exists).
     // Taps (the fixtures' dbg_root_* names): "root_shared_tf_in", "root_shared_tf_out" [1 + 8, E],
     // "root_token_tf_in", "root_token_tf_out" [1 + 8 + n, E] (rows of padded tokens are not
     // computed), "root_conv_ext" [4n, E], "root_conv_tgt" [4n, 5], "root_conv_has_tgt" [4n]

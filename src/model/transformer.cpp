@@ -1,7 +1,6 @@
 #include "model/transformer.h"
 
 #include <algorithm>
-#include <stdexcept>
 
 namespace mb {
 
@@ -13,6 +12,7 @@ transformer_state::transformer_state(backend & be, const transformer_hparams & h
     a.add(proj, n_max * hp.n_embd);
     a.add(ff, n_max * hp.n_ff);
     mem = a.allocate(be);
+    be.reserve_attention(n_max);
 }
 
 transformer transformer::load(weight_loader & wl, const std::string & prefix, int64_t n_head) {
@@ -22,15 +22,15 @@ transformer transformer::load(weight_loader & wl, const std::string & prefix, in
     const std::string l0   = prefix + "layers.0.";
     const tensor_view & w1 = require_any_f32(src, l0 + "linear1.weight");
     if (w1.n_dims != 2) {
-        throw std::runtime_error(src.origin() + ": tensor '" + l0 + "linear1.weight' must be 2-D, got " +
-                                 torch_shape_string(w1));
+        fail_incompatible(src, "tensor '" + l0 + "linear1.weight' must be 2-D, got " +
+                               torch_shape_string(w1));
     }
     t.hp.n_ff   = w1.ne[1];
     t.hp.n_embd = w1.ne[0];
     t.hp.n_head = n_head;
     if (n_head <= 0 || t.hp.n_embd % n_head != 0) {
-        throw std::runtime_error(src.origin() + ": n_head " + std::to_string(n_head) + " does not divide n_embd " +
-                                 std::to_string(t.hp.n_embd) + " of '" + prefix + "'");
+        fail_incompatible(src, "n_head " + std::to_string(n_head) + " does not divide n_embd " +
+                               std::to_string(t.hp.n_embd) + " of '" + prefix + "'");
     }
 
     const int64_t d = t.hp.n_embd, f = t.hp.n_ff;

@@ -57,7 +57,7 @@ struct transformer {
 
     // reads `<prefix>layers.<il>.…` for il = 0, 1, … until absent (at least one layer);
     // sizes come from the tensor shapes, n_head from the caller (metadata);
-    // throws std::runtime_error naming the tensor on any missing or ill-shaped tensor
+    // throws mb::error (incompatible_model) naming the tensor on any missing or ill-shaped tensor
     static transformer load(weight_loader & wl, const std::string & prefix, int64_t n_head);
 
     // x[n, n_embd] ← encoder stack(x), in place (no key padding mask: callers run on the

@@ -3,7 +3,6 @@
 #include "model/layers.h"
 
 #include <algorithm>
-#include <stdexcept>
 
 namespace mb {
 
@@ -29,8 +28,8 @@ vq_decoder vq_decoder::load(const tensor_source & src, backend & be) {
     // codebook [H, C, head_dim]
     const tensor_view & cb = require_any_f32(src, "quantizer.vq._codebook.embed");
     if (cb.n_dims != 3 || cb.ne[0] < 1 || cb.ne[1] < 1 || cb.ne[2] < 1) {
-        throw std::runtime_error(src.origin() + ": tensor 'quantizer.vq._codebook.embed' has shape " +
-                                 torch_shape_string(cb) + ", expected [heads, codes, head_dim]");
+        fail_incompatible(src, "tensor 'quantizer.vq._codebook.embed' has shape " +
+                               torch_shape_string(cb) + ", expected [heads, codes, head_dim]");
     }
     hp.n_tok_head = cb.ne[2];
     hp.n_code     = cb.ne[1];
@@ -41,16 +40,16 @@ vq_decoder vq_decoder::load(const tensor_source & src, backend & be) {
     // conv decoder; its input width must be the concatenated code
     const uint64_t growth = src.meta_uint("motionbricks.dilation_growth").value_or(3);
     if (growth < 1 || growth > 64) {
-        throw std::runtime_error(src.origin() + ": motionbricks.dilation_growth " + std::to_string(growth) +
-                                 " out of range 1..64");
+        fail_incompatible(src, "motionbricks.dilation_growth " + std::to_string(growth) +
+                               " out of range 1..64");
     }
     m.dec = cond_decoder::load(wl, "decoder.", (int64_t) growth);
     if (m.dec.hp.c_in != hp.code_dim) {
-        throw std::runtime_error(src.origin() + ": decoder input width " + std::to_string(m.dec.hp.c_in) +
-                                 " differs from the code width " + std::to_string(hp.code_dim));
+        fail_incompatible(src, "decoder input width " + std::to_string(m.dec.hp.c_in) +
+                               " differs from the code width " + std::to_string(hp.code_dim));
     }
     if (m.dec.hp.ext_dim == 0 || m.dec.hp.tgt_dim == 0) {
-        throw std::runtime_error(src.origin() + ": decoder lacks external or target condition blocks");
+        fail_incompatible(src, "decoder lacks external or target condition blocks");
     }
     hp.frames_per_token = m.dec.hp.frames_per_pos();
     hp.out_dim          = m.dec.hp.c_out;
@@ -75,7 +74,7 @@ void vq_decoder::upload_conditions(backend & be, vq_decoder_state & st, int64_t 
 
 void vq_decoder::run_decoder(backend & be, vq_decoder_state & st, int64_t n, bool has_target, float * y) const {
     // [n, code_dim] → decoder → [4n, out_dim], computed on the n valid tokens
-    be.run_recorded(k_rec_vq | uint64_t(n) << 1 | (has_target ? 1u : 0u), [&] {
+    run_ops(be, {}, k_rec_vq | uint64_t(n) << 1 | (has_target ? 1u : 0u), [&] {
         dec.forward(be, st.codes, n, n, st.ext, st.tgt,
                     has_target ? bptr<const uint8_t>(st.has_tgt) : bptr<const uint8_t>(), st.y, st.dec);
     });

@@ -50,7 +50,7 @@ struct vq_decoder {
     weight_buffers    weights;          // backend memory of every tensor above
 
     // validates every tensor and uploads the weights through `be`;
-    // throws std::runtime_error naming the first problem
+    // throws mb::error (incompatible_model) naming the first problem
     static vq_decoder load(const tensor_source & src, backend & be);
 
     // y[4n, out_dim] ← decoder(codes[n, code_dim]) for n valid tokens (host arrays);
@@ -59,7 +59,7 @@ struct vq_decoder {
                       const float * tgt, const uint8_t * has_tgt, float * y) const;
 
     // codes = concat over h of codebook[h, tokens[p, h]] (head-major, tapped "decoder_codes"
-    // [n, code_dim]), then the decoder as decode_codes; throws std::invalid_argument on a
+    // [n, code_dim]), then the decoder as decode_codes; throws mb::error (invalid_argument) on a
     // token outside 0..C−1 or n outside 1..st.max_tokens
     void decode(backend & be, vq_decoder_state & st, const int32_t * tokens, int64_t n, const float * ext,
                 const float * tgt, const uint8_t * has_tgt, float * y, const tap_fn & tap = {}) const;

@@ -16,7 +16,6 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <stdexcept>
 #include <unordered_set>
 
 namespace mb {
@@ -46,7 +45,7 @@ struct xml_tag {
 };
 
 [[noreturn]] void fail(const std::string & origin, size_t offset, const std::string & what) {
-    throw std::runtime_error(origin + ": byte " + std::to_string(offset) + ": " + what);
+    throw error(status::invalid_format, origin + ": byte " + std::to_string(offset) + ": " + what);
 }
 
 bool is_space(char c) {

@@ -18,7 +18,6 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
-#include <stdexcept>
 
 namespace mb {
 
@@ -184,7 +183,7 @@ std::unique_ptr<motion_model::impl> build(std::unique_ptr<model_bundle> bundle, 
     const pose_hparams & ph = p->pose.hp;
     const vq_hparams &   vh = p->vq.hp;
     auto need = [](bool ok, const std::string & what) {
-        if (!ok) throw std::runtime_error("model bundle: " + what);
+        if (!ok) throw error(status::incompatible_model, "model bundle: " + what);
     };
     need(rh.min_tokens == k_min_tokens && rh.max_tokens == k_max_tokens,
          "root planner covers " + std::to_string(rh.min_tokens) + ".." + std::to_string(rh.max_tokens) +
@@ -221,7 +220,8 @@ std::unique_ptr<motion_model> motion_model::create(std::unique_ptr<model_bundle>
                                                    backend_device device, int ordinal,
                                                    backend_precision precision) {
     if (!bundle || !bundle->pose || !bundle->root || !bundle->vq_decoder) {
-        throw std::runtime_error("model bundle is incomplete (pose, root and vq-decoder components are required)");
+        throw error(status::incompatible_model,
+                    "model bundle is incomplete (pose, root and vq-decoder components are required)");
     }
     const tensor_source & pose = *bundle->pose;
     const tensor_source & root = *bundle->root;

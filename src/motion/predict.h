@@ -103,8 +103,8 @@ class motion_model {
 public:
     // takes ownership of the bundle; n_threads <= 0 = hardware threads (CPU); device and ordinal
     // pick the backend (backend_create; a device backend receives every weight here); throws
-    // backend_unavailable for a device that cannot run, std::runtime_error naming the first
-    // problem (missing tensor, inconsistent sizes between the networks), std::bad_alloc when
+    // mb::error: backend_unavailable for a device that cannot run, incompatible_model naming the
+    // first problem (missing tensor, inconsistent sizes between the networks); std::bad_alloc when
     // device memory is exhausted
     static std::unique_ptr<motion_model> create(std::unique_ptr<model_bundle> bundle, int n_threads,
                                                 backend_device device = backend_device::BACKEND_DEVICE_CPU,
@@ -137,8 +137,8 @@ public:
     // it must not outlive the model
     std::unique_ptr<predict_state> create_state() const;
 
-    // runs predict on `st`; throws std::invalid_argument for an invalid request, std::runtime_error
-    // otherwise (e.g. the root planner choosing "out of reach" when allow_out_of_reach is set).
+    // runs predict on `st`; throws mb::error: invalid_argument for an invalid request,
+    // compute_failed otherwise (e.g. the root planner choosing "out of reach" when allow_out_of_reach is set).
     // Thread-safe for distinct states; the trace callback sees the arrays in stage order, each
     // valid until it returns
     predict_result predict(predict_state & st, const predict_request & req, const trace_fn & trace = {}) const;

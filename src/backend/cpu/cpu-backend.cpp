@@ -10,6 +10,7 @@
 #include "backend/cpu/fp-mode.h"
 #include "backend/cpu/thread-pool.h"
 #include "backend/token-select.h"
+#include "format/error.h"
 
 #if MB_HAVE_OPENBLAS
 #include <cblas.h>
@@ -20,7 +21,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <stdexcept>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -93,6 +93,16 @@ public:
     void get_bytes(const void * src, void * host, size_t bytes) override {
         if (bytes) std::memcpy(host, src, bytes);
     }
+
+    // ---- scratch: sized here, when a state is created; the ops below only grow it for
+    // operands larger than any state declared (direct callers such as tests)
+
+    void reserve_conv1d(int64_t c_in, int64_t t, int64_t c_out, int64_t k) override {
+        grow(col_, c_in * k * t);
+        grow(yt_, t * c_out);
+    }
+    void reserve_attention(int64_t n) override { grow(scores_, n); }
+    void reserve_remask(int64_t m) override { grow(order_, m); }
 
     // ---- elementwise
 
@@ -235,7 +245,7 @@ public:
         float *         out      = raw(outb);
         const int64_t   dh       = d / n_head;
         const float     scale    = 1.0f / std::sqrt((float) dh);
-        scores_.resize((size_t) n);
+        grow(scores_, n);
         float * s = scores_.data();
         for (int64_t h = 0; h < n_head; ++h) {
             for (int64_t i = 0; i < n; ++i) {
@@ -280,7 +290,8 @@ public:
 #if MB_HAVE_OPENBLAS
         if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) {
             // im2col: col[c_in·k, t] with col[(c·k + kk), i] = x[c, i + (kk − (k−1)/2)·dilation]
-            col_.assign((size_t) (ck * t), 0.0f);
+            grow(col_, ck * t);
+            std::fill(col_.begin(), col_.begin() + ck * t, 0.0f);
             for (int64_t c = 0; c < c_in; ++c) {
                 for (int64_t kk = 0; kk < k; ++kk) {
                     float *       dst   = col_.data() + (c * k + kk) * t;
@@ -302,7 +313,7 @@ public:
 #endif
         // transposed im2col: row i of colᵀ[t, c_in·k] holds x[c, i + (kk − (k−1)/2)·dilation] at c·k + kk,
         // so yᵀ[t, c_out] = colᵀ · wᵀ is a linear over t rows with the weights streamed once
-        col_.resize((size_t) (ck * t));
+        grow(col_, ck * t);
         for (int64_t i = 0; i < t; ++i) {
             float * dst = col_.data() + i * ck;
             for (int64_t c = 0; c < c_in; ++c) {
@@ -313,7 +324,7 @@ public:
                 }
             }
         }
-        yt_.resize((size_t) (t * c_out));
+        grow(yt_, t * c_out);
         gemm_columns(col_.data(), t, ck, ck, w, b, c_out, yt_.data());
         for (int64_t o = 0; o < c_out; ++o) {
             for (int64_t i = 0; i < t; ++i) y[o * t + i] = yt_[(size_t) (i * c_out + o)];
@@ -342,17 +353,28 @@ public:
         // ascending by probability, lower index first on ties, NaN last (torch.sort); the
         // index tie-break makes std::sort's order unique
         const float * p = raw(prob);
-        order_.resize(size_t(m));
-        std::iota(order_.begin(), order_.end(), 0);
+        grow(order_, m);
+        const auto first = order_.begin(), last = order_.begin() + m;
+        std::iota(first, last, 0);
         const auto key = [p](int32_t i) { return std::isnan(p[i]) ? INFINITY : p[i]; };
-        std::sort(order_.begin(), order_.end(), [&key](int32_t a, int32_t b) {
+        std::sort(first, last, [&key](int32_t a, int32_t b) {
             const float ka = key(a), kb = key(b);
             return ka < kb || (ka == kb && a < b);
         });
         for (int64_t k = 0; k < n_mask && k < m; ++k) raw(tokens)[order_[size_t(k)]] = mask_id;
     }
 
+    size_t scratch_bytes() const {
+        return col_.size() * sizeof(float) + yt_.size() * sizeof(float) + scores_.size() * sizeof(float) +
+               order_.size() * sizeof(int32_t);
+    }
+
 private:
+    // at least n elements (never shrinks)
+    template <class T> static void grow(std::vector<T> & v, int64_t n) {
+        if (n > 0 && size_t(n) > v.size()) v.resize(size_t(n));
+    }
+
     // y[m, n_out] = x[m, k]·wᵀ + b with threads splitting the output columns in chunks of
     // 16-float (cache-line) multiples, so each weight row is read by exactly one thread
     void gemm_columns(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
@@ -365,9 +387,19 @@ private:
         // about 4 chunks per thread, each a multiple of 16 columns, claimed dynamically
         const int64_t chunk    = std::max<int64_t>(64, (n_out + 4 * n_thr - 1) / (4 * n_thr) + 15) / 16 * 16;
         const int     n_chunks = (int) ((n_out + chunk - 1) / chunk);
-        const std::function<void(int)> job = [&](int c) {
-            const int64_t o0 = c * chunk;
-            cpu::gemm_nt(x, m, ldx, k, w, b, o0, std::min(n_out, o0 + chunk), y, n_out, isa_);
+        // the operands behind one reference: the lambda fits std::function's local storage, so a
+        // call allocates nothing (capturing each operand would allocate on every op)
+        const struct {
+            const float * x;
+            const float * w;
+            const float * b;
+            float *       y;
+            int64_t       m, ldx, k, n_out, chunk;
+            cpu::gemm_isa isa;
+        } a{x, w, b, y, m, ldx, k, n_out, chunk, isa_};
+        const std::function<void(int)> job = [&a](int c) {
+            const int64_t o0 = c * a.chunk;
+            cpu::gemm_nt(a.x, a.m, a.ldx, a.k, a.w, a.b, o0, std::min(a.n_out, o0 + a.chunk), a.y, a.n_out, a.isa);
         };
         pool_.run(n_chunks, job);
     }
@@ -376,10 +408,10 @@ private:
     cpu_gemm             gemm_;
     cpu::gemm_isa        isa_;        // own kernel's instruction set
     cpu::thread_pool     pool_;
-    std::vector<float>   col_;        // im2col scratch, grown once to the largest conv
-    std::vector<float>   yt_;         // transposed conv output scratch
-    std::vector<float>   scores_;     // attention scores of one query
-    std::vector<int32_t> order_;      // re-masking sort scratch
+    std::vector<float>   col_;        // im2col scratch [t, c_in·k] of the largest conv reserved
+    std::vector<float>   yt_;         // transposed conv output scratch [t, c_out]
+    std::vector<float>   scores_;     // attention scores of one query [n]
+    std::vector<int32_t> order_;      // re-masking sort scratch [m]
 };
 
 int resolve_threads(int n_threads) {
@@ -393,8 +425,15 @@ bool cpu_gemm_available(cpu_gemm gemm) {
 }
 
 std::unique_ptr<backend> backend_cpu_create_with(int n_threads, cpu_gemm gemm) {
-    if (!cpu_gemm_available(gemm)) throw std::runtime_error("this build has no OpenBLAS (cpu_gemm::CPU_GEMM_OPENBLAS)");
+    if (!cpu_gemm_available(gemm)) {
+        throw error(status::not_implemented, "this build has no OpenBLAS (cpu_gemm::CPU_GEMM_OPENBLAS)");
+    }
     return std::make_unique<cpu_backend>(resolve_threads(n_threads), gemm);
+}
+
+size_t cpu_backend_scratch_bytes(const backend & be) {
+    const auto * cpu = dynamic_cast<const cpu_backend *>(&be);
+    return cpu ? cpu->scratch_bytes() : 0;
 }
 
 std::unique_ptr<backend> backend_cpu_create(int n_threads) {

@@ -106,19 +106,19 @@ std::string result_json(const motionbricks::motion & m) {
 }
 
 // the parsed request as a C ABI request; the library validates it again
-motionbricks::inference_request to_abi_request(const predict_request & r) {
+motionbricks::inference_request to_abi_request(const infer_request & r) {
     motionbricks::inference_request q;
-    q.set_features(MB_INFERENCE_GLOBAL_ROOT, std::vector<float>(r.global_root.begin(), r.global_root.end()));
-    q.set_features(MB_INFERENCE_LOCAL_ROOT, std::vector<float>(r.local_root.begin(), r.local_root.end()));
-    q.set_features(MB_INFERENCE_POSE, std::vector<float>(r.poses.begin(), r.poses.end()));
-    q.set_mask(MB_INFERENCE_GLOBAL_ROOT, std::vector<uint32_t>(r.global_root_mask.begin(), r.global_root_mask.end()));
-    q.set_mask(MB_INFERENCE_LOCAL_ROOT, std::vector<uint32_t>(r.local_root_mask.begin(), r.local_root_mask.end()));
-    q.set_mask(MB_INFERENCE_POSE, std::vector<uint32_t>(r.pose_mask.begin(), r.pose_mask.end()));
-    q.set_mask(MB_INFERENCE_DURATIONS, std::vector<uint32_t>(r.allowed_num_tokens.begin(), r.allowed_num_tokens.end()));
+    q.set_features(MB_INFERENCE_GLOBAL_ROOT, r.global_root);
+    q.set_features(MB_INFERENCE_LOCAL_ROOT, r.local_root);
+    q.set_features(MB_INFERENCE_POSE, r.poses);
+    q.set_mask(MB_INFERENCE_GLOBAL_ROOT, r.global_root_mask);
+    q.set_mask(MB_INFERENCE_LOCAL_ROOT, r.local_root_mask);
+    q.set_mask(MB_INFERENCE_POSE, r.pose_mask);
+    q.set_mask(MB_INFERENCE_DURATIONS, r.durations);
     q.set_seed(r.seed);
-    q.set_sampling_argmax(r.sampling == sampling_mode::SAMPLING_MODE_ARGMAX);
-    q.set_token_count(uint32_t(r.num_tokens));
-    q.set_inference_steps(uint32_t(r.num_inference_steps));
+    q.set_sampling_argmax(r.sampling_argmax);
+    q.set_token_count(r.token_count);
+    q.set_inference_steps(r.inference_steps);
     q.set_gumbel_uniforms(r.gumbel_uniforms);
     q.set_skip_ending_target_cond(r.skip_ending_target_cond);
     q.set_allow_out_of_reach(r.allow_out_of_reach);
@@ -205,7 +205,7 @@ int cmd_infer(int argc, char ** argv) {
     }
     if (model_dir.empty() || request_path.empty() || output_path.empty()) return usage();
 
-    predict_request req;
+    infer_request req;
     try {
         req = parse_infer_request(read_regular_file(request_path, k_request_bounds.max_bytes));
     } catch (const std::exception & e) {
