@@ -25,6 +25,7 @@
 #pragma once
 
 #include <motionbricks/inference.h>
+#include <motionbricks/batch.h>
 
 #include <array>
 #include <cstdint>
@@ -151,6 +152,17 @@ public:
     mb_precision precision() const {
         mb_precision v = MB_PRECISION_F32;
         detail::check([&](char * e, uint64_t n) { return mb_model_get_precision(p_.get(), &v, e, n); });
+        return v;
+    }
+    // batch.h: the largest batch one call takes, and how many of its lanes run fused at once
+    uint64_t batch_limit() const {
+        uint64_t v = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_model_get_batch_limit(p_.get(), &v, e, n); });
+        return v;
+    }
+    uint64_t batch_lanes() const {
+        uint64_t v = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_model_get_batch_lanes(p_.get(), &v, e, n); });
         return v;
     }
     uint64_t parameter_count() const {

@@ -496,10 +496,16 @@ void agent::set_context(const float * qpos, int frames) {
 }
 
 agent_plan agent::plan(const agent_command & cmd, agent_trace * trace) {
-    if (cmd.style == nullptr) throw mb::error(mb::status::invalid_argument, "agent: the command has no style");
-    if (buffer_.empty()) reset(*cmd.style);   // no history yet: start from the style's clip
     agent_trace   local;
     agent_trace & t = trace ? *trace : local;
+    begin_plan(cmd, t);
+    t.result = state_ ? model_.predict(*state_, t.request) : model_.predict(t.request);
+    return finish_plan(cmd, t);
+}
+
+void agent::begin_plan(const agent_command & cmd, agent_trace & t) {
+    if (cmd.style == nullptr) throw mb::error(mb::status::invalid_argument, "agent: the command has no style");
+    if (buffer_.empty()) reset(*cmd.style);   // no history yet: start from the style's clip
     const int     n = (int) (buffer_.size() / k_qpos_dim);
     float         ctx[k_agent_context * k_qpos_dim];
     for (int i = 0; i < k_agent_context; ++i) {
@@ -515,7 +521,9 @@ agent_plan agent::plan(const agent_command & cmd, agent_trace * trace) {
                                     (cmd.has_target ? " or the world target" : "") +
                                     " puts the plan's inputs out of range: " + problem);
     }
-    t.result        = state_ ? model_.predict(*state_, t.request) : model_.predict(t.request);
+}
+
+agent_plan agent::finish_plan(const agent_command & cmd, agent_trace & t) {
     agent_plan plan = agent_finish(conv_, t);
     buffer_         = plan.qpos;
     cursor_         = 0;

@@ -112,6 +112,11 @@ public:
     // plans from the 4 buffer frames at the cursor; the plan becomes the buffer, cursor 0.
     // Throws mb::error: invalid_argument for a bad command, compute_failed when predict fails
     agent_plan plan(const agent_command & cmd, agent_trace * trace = nullptr);
+    // plan() in two halves around predict, so that a batch predicts many agents' requests fused:
+    // begin_plan fills t through t.request (validated; the history is seeded from the style's clip
+    // when empty), finish_plan turns t.result into the plan and makes it the history
+    void       begin_plan(const agent_command & cmd, agent_trace & t);
+    agent_plan finish_plan(const agent_command & cmd, agent_trace & t);
     // moves the cursor (clamped to the buffer's last frame)
     void advance(int frames);
     // upstream's replan rule: the cursor reached frame 16 or the buffer's last frame, unless

@@ -381,11 +381,23 @@ MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference
             }
         }
 
-        // lanes run one after another on the CPU; nothing is published unless all succeed
+        // fused lanes (chunks of batch_lanes()); nothing is published unless all succeed
+        std::vector<mb::predict_result> results(lanes.size());
+        size_t failed = SIZE_MAX;
+        const auto lane_text = [&]() { return failed == SIZE_MAX ? std::string("batch: ") : "requests[" + std::to_string(failed) + "]: "; };
+        try {
+            model->net->predict_batch(lanes, results, &failed);
+        } catch (const std::bad_alloc &) {
+            throw;
+        } catch (const mb::error & e) {
+            fail(e.code(), lane_text() + e.what());
+        } catch (const std::exception & e) {
+            fail(MB_COMPUTE_FAILED, lane_text() + "inference failed: " + e.what());
+        }
         std::vector<std::unique_ptr<mb_motion>> motions(static_cast<size_t>(count));
-        for (size_t i = 0; i < lanes.size(); ++i) {
+        for (size_t i = 0; i < results.size(); ++i) {
             try {
-                motions[i] = run_one(*model, lanes[i]);
+                motions[i] = mb::capi::motion_from_result(std::move(results[i]));
             } catch (const mb::error & e) {
                 fail(e.code(), "requests[" + std::to_string(i) + "]: " + e.what());
             }

@@ -85,7 +85,7 @@ const qpos_converter & converter() {
 void begin_batch(mb_motion ** outputs, uint64_t count) {
     require(outputs, "outputs");
     if (count == 0 || count > k_max_batch) {
-        fail(MB_INVALID_ARGUMENT, "batch count must be 1..64, got " + std::to_string(count));
+        fail(MB_INVALID_ARGUMENT, "batch count must be 1.." + std::to_string(k_max_batch) + ", got " + std::to_string(count));
     }
     std::fill_n(outputs, size_t(count), nullptr);
 }

@@ -9,8 +9,9 @@ std::string num(int64_t v) {
     return std::to_string(v);
 }
 
-void conv(backend & be, const conv_weights & w, bptr<const float> x, int64_t t, int64_t dilation, bptr<float> y) {
-    be.conv1d(x, w.c_in, t, w.weight, w.bias, w.c_out, w.k, dilation, y);
+void conv(backend & be, const conv_weights & w, bptr<const float> x, int64_t t, int64_t dilation, bptr<float> y,
+          int64_t n_batch) {
+    be.conv1d(x, w.c_in, t, w.weight, w.bias, w.c_out, w.k, dilation, y, n_batch);
 }
 
 } // namespace
@@ -118,10 +119,10 @@ cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, 
 
 void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int64_t n_valid, bptr<const float> ext,
                            bptr<const float> tgt, bptr<const uint8_t> has_tgt, bptr<float> y,
-                           cond_decoder_state & st) const {
-    if (n_pos < 1 || n_pos > st.max_pos || n_valid < 0 || n_valid > n_pos) {
-        throw mb::error(mb::status::invalid_argument, "cond_decoder: " + num(n_pos) + " positions (" + num(n_valid) +
-                                    " valid), state holds 1.." + num(st.max_pos));
+                           cond_decoder_state & st, int64_t B) const {
+    if (n_pos < 1 || B < 1 || n_pos * B > st.max_pos || n_valid < 0 || n_valid > n_pos) {
+        throw mb::error(mb::status::invalid_argument, "cond_decoder: " + num(B) + " × " + num(n_pos) + " positions (" +
+                                    num(n_valid) + " valid), state holds 1.." + num(st.max_pos));
     }
     if ((hp.ext_dim > 0 && !ext) || (hp.tgt_dim > 0 && has_tgt && !tgt)) {
         throw mb::error(mb::status::invalid_argument, "cond_decoder: missing external or target condition");
@@ -131,12 +132,13 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
     const bptr<float> t0 = st.t0;
     const bptr<float> t1 = st.t1;
 
+    // every lane is NCW [channels, positions] at its own offset; row-wise ops take all B lanes' rows
     // input: x[n_pos, c_in] → masked NCW [c_in, n_pos]
-    be.transpose(x, n_pos, hp.c_in, t0);
-    be.mask_cols(hp.c_in, n_pos, n_valid, t0);
+    be.transpose(x, n_pos, hp.c_in, t0, B);
+    be.mask_cols(B * hp.c_in, n_pos, n_valid, t0);
     // model.0 + ReLU: [c_in, P] → [width, P], k3 p1
-    conv(be, conv_in, t0, n_pos, 1, h);
-    be.relu(h, w * n_pos, h);
+    conv(be, conv_in, t0, n_pos, 1, h, B);
+    be.relu(h, B * w * n_pos, h);
 
     int64_t P  = n_pos;     // positions at this resolution
     int64_t nv = n_valid;   // valid positions at this resolution
@@ -148,54 +150,54 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
 
         // target condition: frame f = p·n + j takes channels [j·w/n, (j+1)·w/n) of position p
         if (hp.tgt_dim > 0 && has_tgt) {
-            be.linear(tgt, frames, hp.tgt_dim, s.tgt.weight, s.tgt.bias, wn, st.tc);   // [frames, w/n]
-            be.relu(st.tc, frames * wn, st.tc);
-            be.replace_frames(st.tc, has_tgt, P, n, wn, h);
+            be.linear(tgt, B * frames, hp.tgt_dim, s.tgt.weight, s.tgt.bias, wn, st.tc);   // [frames, w/n]
+            be.relu(st.tc, B * frames * wn, st.tc);
+            be.replace_frames(st.tc, has_tgt, P, n, wn, h, B);
         }
 
         // external condition fusion per position: [h (w), ext frames p·n..p·n+n−1 (n·E)] → w, ReLU
         if (hp.ext_dim > 0) {
             const int64_t row = w + n * hp.ext_dim;
-            be.transpose(h, w, P, t1);                                  // [P, w]
-            be.copy_rows(t1, w, P, w, st.rows, row);
-            be.copy_rows(ext, n * hp.ext_dim, P, n * hp.ext_dim, st.rows + w, row);
-            be.linear(st.rows, P, row, s.ext.weight, s.ext.bias, w, t0);   // [P, w]
-            be.relu(t0, P * w, t0);
-            be.transpose(t0, P, w, h);                                  // [w, P]
+            be.transpose(h, w, P, t1, B);                                   // [P, w]
+            be.copy_rows(t1, w, B * P, w, st.rows, row);
+            be.copy_rows(ext, n * hp.ext_dim, B * P, n * hp.ext_dim, st.rows + w, row);
+            be.linear(st.rows, B * P, row, s.ext.weight, s.ext.bias, w, t0);   // [P, w]
+            be.relu(t0, B * P * w, t0);
+            be.transpose(t0, P, w, h, B);                                   // [w, P]
         }
 
         // Resnet1D: pre-activation blocks, dilations growth^(depth−1) … 1
         for (const res_block_weights & rb : s.res) {
-            be.mask_cols(w, P, nv, h);                      // x = x·m; x0 = x
-            be.relu(h, w * P, t0);
-            be.mask_cols(w, P, nv, t0);
-            conv(be, rb.conv1, t0, P, rb.dilation, t1);     // k3, padding = dilation
-            be.relu(t1, w * P, t1);
-            be.mask_cols(w, P, nv, t1);
-            conv(be, rb.conv2, t1, P, 1, t0);               // k1
-            be.add(t0, h, w * P, h);
-            be.mask_cols(w, P, nv, h);
+            be.mask_cols(B * w, P, nv, h);                      // x = x·m; x0 = x
+            be.relu(h, B * w * P, t0);
+            be.mask_cols(B * w, P, nv, t0);
+            conv(be, rb.conv1, t0, P, rb.dilation, t1, B);      // k3, padding = dilation
+            be.relu(t1, B * w * P, t1);
+            be.mask_cols(B * w, P, nv, t1);
+            conv(be, rb.conv2, t1, P, 1, t0, B);                // k1
+            be.add(t0, h, B * w * P, h);
+            be.mask_cols(B * w, P, nv, h);
         }
 
         // nearest ×2 upsample: [w, P] → [w, 2P]; the mask doubles with it
-        be.upsample2(h, w, P, t1);
+        be.upsample2(h, B * w, P, t1);
         P *= 2;
         nv *= 2;
-        be.mask_cols(w, P, nv, t1);
+        be.mask_cols(B * w, P, nv, t1);
         // model.<2+i>.2: k3 p1
-        conv(be, s.conv, t1, P, 1, h);
+        conv(be, s.conv, t1, P, 1, h, B);
     }
 
     // model.<2+down_t> + ReLU, then model.<4+down_t>: [w, 4·n_pos] → [c_out, 4·n_pos]
-    be.mask_cols(w, P, nv, h);
-    conv(be, conv_mid, h, P, 1, t0);
-    be.relu(t0, w * P, t0);
-    be.mask_cols(w, P, nv, t0);
-    conv(be, conv_out, t0, P, 1, t1);
-    be.mask_cols(hp.c_out, P, nv, t1);
+    be.mask_cols(B * w, P, nv, h);
+    conv(be, conv_mid, h, P, 1, t0, B);
+    be.relu(t0, B * w * P, t0);
+    be.mask_cols(B * w, P, nv, t0);
+    conv(be, conv_out, t0, P, 1, t1, B);
+    be.mask_cols(B * hp.c_out, P, nv, t1);
 
     // output transposed to frame-major [n_pos·F, c_out]
-    be.transpose(t1, hp.c_out, P, y);
+    be.transpose(t1, hp.c_out, P, y, B);
 }
 
 } // namespace mb

@@ -56,19 +56,20 @@ transformer transformer::load(weight_loader & wl, const std::string & prefix, in
     return t;
 }
 
-void transformer::forward(backend & be, bptr<float> x, int64_t n, transformer_state & st) const {
-    if (n < 1 || n > st.n_max) {
-        throw mb::error(mb::status::invalid_argument, "transformer: " + std::to_string(n) + " rows, state holds 1.." +
-                                    std::to_string(st.n_max));
+void transformer::forward(backend & be, bptr<float> x, int64_t n_lane, transformer_state & st, int64_t n_batch) const {
+    if (n_lane < 1 || n_batch < 1 || n_lane * n_batch > st.n_max) {
+        throw mb::error(mb::status::invalid_argument, "transformer: " + std::to_string(n_batch) + " × " +
+                                    std::to_string(n_lane) + " rows, state holds 1.." + std::to_string(st.n_max));
     }
     const int64_t d = hp.n_embd, f = hp.n_ff;
+    const int64_t n = n_lane * n_batch;     // rows of every lane together (all but attention are per row)
     constexpr float eps = 1e-5f;
 
     for (const transformer_layer & l : layers) {
         // self-attention: qkv [n, 3d] → heads [n, d] → out_proj [n, d]
         {
             be.linear(x, n, d, l.in_proj_weight, l.in_proj_bias, 3 * d, st.qkv);
-            be.attention(st.qkv, n, d, hp.n_head, {}, st.att);
+            be.attention(st.qkv, n_lane, d, hp.n_head, {}, st.att, n_batch);
             be.linear(st.att, n, d, l.out_proj_weight, l.out_proj_bias, d, st.proj);
         }
         // x = norm1(x + attention)
