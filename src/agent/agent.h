@@ -61,6 +61,8 @@ struct agent_trace {
     predict_result     result;                      // predict output (canonical)
     std::vector<float> qpos_canon;                  // [4n, 36] generated, canonical
     std::vector<float> qpos_uncanon;                // [4n, 36] generated, world, before the blend
+    double world_rotation[9]{};                     // canonical motion space → world motion space:
+    double world_offset[3]{};                       //   x ← R x + d (the map the plan and targets use)
 };
 
 struct agent_plan {
@@ -109,9 +111,9 @@ public:
     bool has_context() const { return !buffer_.empty(); }
     // replaces the buffer with `frames` ≥ 4 world qpos frames [frames, 36]; cursor 0
     void set_context(const float * qpos, int frames);
-    // plans from the 4 buffer frames at the cursor; the plan becomes the buffer, cursor 0.
-    // Throws std::invalid_argument for a bad command, std::runtime_error when the plan is not finite
-    agent_plan plan(const agent_command & cmd, agent_trace * trace = nullptr);
+    // plans from the 4 buffer frames at the cursor; the plan becomes the buffer, cursor 0; `tap`
+    // receives predict's named intermediates. Throws std::invalid_argument for a bad command, std::runtime_error when the plan is not finite
+    agent_plan plan(const agent_command & cmd, agent_trace * trace = nullptr, const trace_fn & tap = {});
     // moves the cursor (clamped to the buffer's last frame)
     void advance(int frames);
     // upstream's replan rule: the cursor reached frame 16 or the buffer's last frame, unless

@@ -17,5 +17,6 @@ int cmd_infer(int argc, char ** argv);
 int cmd_plan(int argc, char ** argv);
 int cmd_serve(int argc, char ** argv);
 int cmd_download(int argc, char ** argv);
+int cmd_parity(int argc, char ** argv);
 
 } // namespace mb::cli

@@ -23,6 +23,7 @@ static const command k_commands[] = {
     {"infer", "infer --model DIR --request REQUEST.json --output RESULT.json [--threads N] [--trace DIR]", cmd_infer},
     {"plan", "plan --model DIR --style FILE.mbstyle [--style ...] --script SCRIPT.json --output MOTION.json [--format json|csv] [--threads N]", cmd_plan},
     {"serve", "serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] [--web DIR] [--max-peers N]", cmd_serve},
+    {"parity", "parity FIXTURE.mbparity --model DIR --styles DIR --report REPORT.json [--device cpu|cuda] [--threads N] [--trace-dir DIR]", cmd_parity},
     {"download", "download [--dir models] [--revision REV] [--base-url URL]", cmd_download},
 };
 
