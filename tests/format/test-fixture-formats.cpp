@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <fstream>
 #include <random>
 
 namespace {
@@ -306,3 +307,40 @@ TEST(fixture_formats, random_mutations_fail_cleanly) {
 }
 
 } // namespace
+
+// the Python writers (tools/reference/mbfixtures.py) → the C++ readers → byte-identical rewrites
+TEST(fixture_formats, python_writer_files_read_and_rewrite_byte_identically) {
+    const std::string py = MB_PYTHON;
+    if (!std::filesystem::exists(py)) GTEST_SKIP() << "skipped: " << py << " not found";
+    temp_dir          dir;
+    const std::string script = dir.file("w.py");
+    std::ofstream(script) << "import sys\n"
+                             "sys.path.insert(0, '" MB_SOURCE_DIR "/tools/reference')\n"
+                             "import numpy as np\n"
+                             "from mbfixtures import write_mbparity, write_mbreplay\n"
+                             "g = np.random.default_rng(5)\n"
+                             "def q(*s):\n"
+                             "    v = g.normal(size=s + (4,)); return v / np.linalg.norm(v, axis=-1, keepdims=True)\n"
+                             "par = [-1, 0, 1, 2, 3, 4, 5, 6, 0, 8, 9, 10, 11, 12, 13, 0, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,"
+                             " 17, 26, 27, 28, 29, 30, 31, 32]\n"
+                             "plans = []\n"
+                             "for i, F in enumerate([64, 36, 24]):\n"
+                             "    plans.append(dict(command_frame=16 * i, frames=F, mode=i, seed=2**40 + i, movement=g.normal(size=3),"
+                             " facing=g.normal(size=3), context_roots=g.normal(size=(4, 3)), context_local_xyzw=q(4, 34),"
+                             " expected_roots=g.normal(size=(F, 3)), expected_local_xyzw=q(F, 34), expected_joints=g.normal(size=(F, 34, 3)),"
+                             " target_roots=g.normal(size=(4, 3)), target_local_xyzw=q(4, 34), target_joints=g.normal(size=(4, 34, 3))))\n"
+                             "write_mbparity(sys.argv[1], 30, par, g.normal(size=(34, 3)), plans)\n"
+                             "write_mbreplay(sys.argv[2], 50, [-1, 0, 0, 2], g.integers(0, 15, 90), np.r_[[-1] * 10, [0] * 40, [1] * 40],"
+                             " g.normal(size=(90, 36)), g.normal(size=(90, 4, 3)), [10, 50], [2, 14], [64, 24], g.normal(size=(2, 4, 4, 3)))\n";
+    const std::string cmd = py + " " + script + " " + dir.file("a.mbparity") + " " + dir.file("a.mbreplay");
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const std::string pb = mb::test::read_bytes(dir.file("a.mbparity")), rb = mb::test::read_bytes(dir.file("a.mbreplay"));
+    const parity_fixture f = mbparity_read(dir.file("a.mbparity"));
+    EXPECT_EQ(f.plans.size(), 3u);
+    EXPECT_EQ(f.plans[2].seed, (1ull << 40) + 2);
+    EXPECT_EQ(mbparity_serialize(f), pb);
+    const replay_session s = mbreplay_read(dir.file("a.mbreplay"));
+    EXPECT_EQ(s.frames(), 90u);
+    EXPECT_EQ(s.plan_mode[1], 14);
+    EXPECT_EQ(mbreplay_serialize(s), rb);
+}

@@ -18,5 +18,7 @@ int cmd_plan(int argc, char ** argv);
 int cmd_serve(int argc, char ** argv);
 int cmd_download(int argc, char ** argv);
 int cmd_parity(int argc, char ** argv);
+int cmd_compare_reports(int argc, char ** argv);
+int cmd_replay_info(int argc, char ** argv);
 
 } // namespace mb::cli
