@@ -3,6 +3,7 @@
 // full-size random-weight bundle and synthetic styles made once by tools/convert.py
 // (untrained weights: the motion means nothing; the log and /api/meta say so)
 #include "tools/cli/commands.h"
+#include "tools/serve/replay-server.h"
 #include "tools/serve/server.h"
 
 #include <algorithm>
@@ -23,7 +24,8 @@ namespace fs = std::filesystem;
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] "
-                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60]\n");
+                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60]\n"
+                         "       motionbricks serve --replay FILE.mbreplay | --comparison REPORT.json [--listen ...] [--web DIR] [--allow-host NAME ...]\n");
     return 2;
 }
 
@@ -59,8 +61,34 @@ int run_py(const std::string & args) {
 
 } // namespace
 
+namespace {
+
+void print_listening(uint16_t port) {
+    std::fprintf(stderr, "serve: listening on port %u (playback, no model)\n", unsigned(port));
+    std::fflush(stderr);
+}
+
+// --replay / --comparison: the viewer's playback modes, no model (replay-server.h)
+int serve_playback_mode(serve::playback_options po) {
+    if (po.web_root.empty()) po.web_root = MB_SERVE_WEB_DIR;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    std::string why;
+    if (!serve::serve_playback(po, why, print_listening)) {
+        std::fprintf(stderr, "motionbricks serve: %s\n", why.c_str());
+        return 2;
+    }
+    std::fprintf(stderr, "serve: stopping\n");
+    return 0;
+}
+
+} // namespace
+
 int cmd_serve(int argc, char ** argv) {
-    std::string         model_dir, styles_dir, web_dir;
+    std::string         model_dir, styles_dir, web_dir, replay_path, comparison_path;
     serve::server_options opt;
     int                 threads = 0;
     for (int i = 1; i < argc; ++i) {
@@ -94,6 +122,10 @@ int cmd_serve(int argc, char ** argv) {
             }
         } else if (a == "--web") {
             web_dir = v;
+        } else if (a == "--replay") {
+            replay_path = v;
+        } else if (a == "--comparison") {
+            comparison_path = v;
         } else if (a == "--max-peers") {
             if (!parse_int(v, 1, 4096, n)) {
                 std::fprintf(stderr, "motionbricks serve: --max-peers must be an integer 1..4096\n");
@@ -131,6 +163,24 @@ int cmd_serve(int argc, char ** argv) {
             std::fprintf(stderr, "motionbricks serve: unknown option '%s'\n", a.c_str());
             return usage();
         }
+    }
+
+    if (!replay_path.empty() || !comparison_path.empty()) {
+        if (!replay_path.empty() && !comparison_path.empty()) {
+            std::fprintf(stderr, "motionbricks serve: --replay and --comparison exclude each other\n");
+            return 2;
+        }
+        if (!model_dir.empty() || !styles_dir.empty()) {
+            std::fprintf(stderr, "motionbricks serve: --replay and --comparison load no model (drop --model/--styles)\n");
+            return 2;
+        }
+        serve::playback_options po;
+        po.mode        = replay_path.empty() ? "comparison" : "replay";
+        po.path        = replay_path.empty() ? comparison_path : replay_path;
+        po.listen      = opt.listen;
+        po.web_root    = web_dir;
+        po.allow_hosts = opt.allow_hosts;
+        return serve_playback_mode(po);
     }
 
     // the model: explicit, published, or the cached demo
