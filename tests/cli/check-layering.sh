@@ -23,7 +23,7 @@ allowed() {
         src/tools/cli/cmd-dump.cpp) case "$2" in format/*) return 0 ;; esac ;;
         src/tools/cli/infer-request.h) case "$2" in motion/predict.h) return 0 ;; esac ;;
         src/tools/cli/cmd-parity.cpp | src/tools/cli/cmd-compare-reports.cpp | src/tools/cli/cmd-replay-info.cpp | src/tools/serve/replay-*.cpp)
-            case "$2" in format/mbparity.h | format/mbreplay.h | format/fixture-io.h | format/sha256.h) return 0 ;; esac ;;
+            case "$2" in format/mbparity.h | format/mbreplay.h | format/fixture-io.h | format/sha256.h | format/error.h) return 0 ;; esac ;;
     esac
     return 1
 }

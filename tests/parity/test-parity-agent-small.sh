@@ -3,7 +3,8 @@
 # demo-agent run (../shared/fixtures/agent-small → .mbparity by tools/reference/from_agent_run.py):
 # every plan passes both gates with exact durations; 1 thread against 2 gives identical reports
 # and traces; a fixture whose expected motion is moved 5 cm fails (exit 1); a corrupt fixture,
-# reports of different fixtures and a corrupt replay are refused (exit 2).
+# reports of different fixtures and a corrupt replay are refused (exit 2); the session's replay
+# (360 frames, root + 29 bodies, 19 plans) reads back.
 # Usage: test-parity-agent-small.sh MOTIONBRICKS_BIN SHARED_DIR PYTHON WORK_DIR. Exit 77 when absent.
 set -euo pipefail
 bin="$1"; shared="$2"; py="$3"; work="$4"
@@ -86,6 +87,9 @@ grep -q '^plan   5 .* FAIL$' "$work/off.log" || { echo "plan 5 not reported as f
 "$bin" replay-info "$work/s.mbreplay" > "$work/info.txt"; rc=$?
 printf 'format: motionbricks-portable-replay-v1\nfps: 30\nframes: 40\njoints: 3\nqpos: 7\nplans: 1\ntarget-frames: 4\nfirst-root: 0 0 0\nlast-root: 1.25 0.75 -2.5\n' \
     | diff - "$work/info.txt" || { echo "replay-info lines differ"; exit 1; }
+"$bin" replay-info "$work/fx/agent-small.mbreplay" > "$work/upstream-info.txt"; rc=$?
+grep -qx 'frames: 360' "$work/upstream-info.txt" && grep -qx 'joints: 30' "$work/upstream-info.txt" && grep -qx 'plans: 19' "$work/upstream-info.txt" \
+    || { echo "upstream session replay: exit $rc: $(cat "$work/upstream-info.txt")"; exit 1; }
 "$bin" replay-info "$work/cut.mbreplay" 2> "$work/cut.log"; rc=$?
 [ $rc -eq 2 ] && grep -q 'truncated' "$work/cut.log" || { echo "cut replay: exit $rc: $(cat "$work/cut.log")"; exit 1; }
 echo "parity, compare-reports and replay-info: all checks passed"

@@ -1,6 +1,6 @@
 """Turns upstream's recorded demo-agent run (../shared/fixtures/agent-small: agent_run.npz, written by
-upstream's own full_agent on the reference-small weights) into an open-loop .mbparity v1 fixture and a
-reference fixture manifest v1. Each replan becomes one plan: the world context (the recorded qpos as
+upstream's own full_agent on the reference-small weights) into an open-loop .mbparity v1 fixture, a
+portable .mbreplay v1 of the session as upstream's demo showed it, and a reference fixture manifest v1. Each replan becomes one plan: the world context (the recorded qpos as
 world transforms), the controller's command and clip-frame draw, upstream's unblended 414-d output and
 the placed targets, both moved into the world by the same rigid map upstream's agent applies to the
 generated qpos. No upstream code runs here: the arrays are upstream's.
@@ -18,7 +18,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 from kinematics import features_to_transforms, fk, local_xyzw, mujoco_to_motion, qpos_yaw, rot_y  # noqa: E402
 from manifest import write_manifest  # noqa: E402
-from mbfixtures import write_mbparity  # noqa: E402
+from mbfixtures import write_mbparity, write_mbreplay  # noqa: E402
 from motionbricks.style import Converter  # noqa: E402  (kinematics put python/ on the path)
 
 
@@ -65,6 +65,28 @@ def plans_from_run(run, parents, neutral):
     return plans
 
 
+VIRTUAL = (7, 14, 25, 33)   # the hand and toe endpoints, omitted from a replay
+
+
+def replay_from_run(run, parents, plans):
+    """the displayed session: qpos, the root and 29 physical bodies' world positions, per-frame plan and
+    mode, each plan's first shown frame (the frame after its replan step), mode, length and targets."""
+    keep = [j for j in range(len(parents)) if j not in VIRTUAL]
+    sub_parents = [-1 if parents[j] < 0 else keep.index(int(parents[j])) for j in keep]
+    qpos = run["frame_qpos"].astype(np.float64)
+    pos, _ = Converter().qpos_to_transforms(qpos)
+    frames = len(qpos)
+    first = [int(s) for s in run["rp_step"]]   # replan at step s (1-based) → shown from 0-based frame s
+    active = np.full(frames, -1, dtype=np.int32)
+    for r, f in enumerate(first):
+        active[f:] = r
+    final = np.minimum(run["rp_mode_final"].astype(np.int32), 14)
+    modes = np.where(active >= 0, final[np.maximum(active, 0)], np.minimum(run["frame_ctrl_mode"], 14)).astype(np.int32)
+    targets = np.stack([p["target_joints"][:, keep] for p in plans])
+    return dict(parents=sub_parents, modes=modes, active_plan=active, qpos=qpos, positions=pos[:, keep],
+                plan_first_frame=first, plan_mode=final, plan_frames=run["rp_num_frames"], target_positions=targets)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fixtures", required=True, help="../shared/fixtures")
@@ -79,6 +101,7 @@ def main(argv=None):
     os.makedirs(a.out, exist_ok=True)
     plans = plans_from_run(run, parents, neutral)
     write_mbparity(os.path.join(a.out, "agent-small.mbparity"), 30, parents, neutral, plans)
+    write_mbreplay(os.path.join(a.out, "agent-small.mbreplay"), 30, **replay_from_run(run, parents, plans))
     weights = os.path.join(a.fixtures, "reference-small", "weights")
     write_manifest(a.out, {
         "upstream": {"repository": "NVlabs/GR00T-WholeBodyControl", "path": "motionbricks",
@@ -91,9 +114,9 @@ def main(argv=None):
         "session": {"frames": int(len(run["frame_step"])), "plans": len(plans), "fps": 30,
                     "source": "agent-small/agent_run.npz (upstream full_agent, recorded)"},
         "stand_ins": [],
-        "files": ["agent-small.mbparity"],
+        "files": ["agent-small.mbparity", "agent-small.mbreplay"],
     })
-    print(f"{len(plans)} plans → {os.path.join(a.out, 'agent-small.mbparity')}")
+    print(f"{len(plans)} plans → {os.path.join(a.out, 'agent-small.mbparity')}, agent-small.mbreplay")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include "format/mbparity.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/parity-metrics.h"
+#include "tools/serve/replay-recorder.h"
 
 #include <motionbricks/motionbricks.h>
 #include <nlohmann/json.hpp>
@@ -25,14 +26,10 @@ namespace mb::cli {
 namespace {
 
 using json = nlohmann::json;
+using serve::clips_style;   // a fixture's mode is upstream's CLIPS index
 
 constexpr int k_j = int(MB_G1_JOINT_COUNT);
 constexpr int k_w = 4;
-
-// upstream's CLIPS order: a fixture's mode is an index into this table
-const char * const k_mode_styles[15] = {"idle",         "slow_walk",      "walk",         "hand_crawling", "walk_boxing",
-                                        "elbow_crawling", "stealth_walk", "injured_walk", "walk_stealth",  "walk_happy_dance",
-                                        "walk_zombie",  "walk_gun",       "walk_scared",  "walk_left",     "walk_right"};
 
 // how the recorded taps are named in a neural trace (the reference's keys where one exists)
 const std::map<std::string, std::string> k_trace_names = {
@@ -171,14 +168,14 @@ int run(int argc, char ** argv) {
     auto load_style = [&](int mode) -> mb_style * {
         auto it = styles.find(mode);
         if (it != styles.end()) return it->second.get();
-        const std::string path = styles_dir + "/" + k_mode_styles[mode] + ".mbstyle";
+        const std::string path = styles_dir + "/" + clips_style(mode) + ".mbstyle";
         mb_style *        s    = nullptr;
         if (mb_style_load(model.get(), path.c_str(), &s, err, sizeof err) != MB_OK) return nullptr;
         return styles.emplace(mode, owned<mb_style>(s)).first->second.get();
     };
     for (const parity_plan & p : fx.plans) {
         if (!load_style(p.mode)) {
-            std::fprintf(stderr, "motionbricks parity: style '%s' (mode %d): %s\n", k_mode_styles[p.mode], p.mode, err);
+            std::fprintf(stderr, "motionbricks parity: style '%s' (mode %d): %s\n", clips_style(p.mode), p.mode, err);
             return 2;
         }
     }
@@ -267,7 +264,7 @@ int run(int argc, char ** argv) {
             {"index", pi},
             {"command_frame", p.command_frame},
             {"mode", p.mode},
-            {"style", k_mode_styles[p.mode]},
+            {"style", clips_style(p.mode)},
             {"seed", p.seed},
             {"expected_frames", p.frames},
             {"actual_frames", frames},
@@ -289,7 +286,7 @@ int run(int argc, char ** argv) {
         };
         plans.push_back(std::move(plan));
         std::printf("plan %3zu  mode %-16s frames %2llu/%2u %s  root %.3g m  rot %.3g deg  joint %.3g m  target %.3g m %.3g deg %.3g m  %s\n",
-                    pi, k_mode_styles[p.mode], (unsigned long long) frames, p.frames, duration_exact ? "exact" : "DIFFER",
+                    pi, clips_style(p.mode), (unsigned long long) frames, p.frames, duration_exact ? "exact" : "DIFFER",
                     s[0].get_max(), s[1].get_max(), s[2].get_max(), s[3].get_max(), s[4].get_max(), s[5].get_max(),
                     strict_ok ? "pass" : ok ? "FAIL (strict gate)" : "FAIL");
         if (!trace_dir.empty()) {

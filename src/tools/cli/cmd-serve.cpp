@@ -3,6 +3,7 @@
 // full-size random-weight bundle and synthetic styles made once by tools/convert.py
 // (untrained weights: the motion means nothing; the log and /api/meta say so)
 #include "tools/cli/commands.h"
+#include "tools/serve/replay-recorder.h"
 #include "tools/serve/replay-server.h"
 #include "tools/serve/server.h"
 
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] "
-                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60]\n"
+                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60] [--record FILE.mbreplay]\n"
                          "       motionbricks serve --replay FILE.mbreplay | --comparison REPORT.json [--listen ...] [--web DIR] [--allow-host NAME ...]\n");
     return 2;
 }
@@ -88,7 +89,7 @@ int serve_playback_mode(serve::playback_options po) {
 } // namespace
 
 int cmd_serve(int argc, char ** argv) {
-    std::string         model_dir, styles_dir, web_dir, replay_path, comparison_path;
+    std::string         model_dir, styles_dir, web_dir, replay_path, comparison_path, record_path;
     serve::server_options opt;
     int                 threads = 0;
     for (int i = 1; i < argc; ++i) {
@@ -126,6 +127,8 @@ int cmd_serve(int argc, char ** argv) {
             replay_path = v;
         } else if (a == "--comparison") {
             comparison_path = v;
+        } else if (a == "--record") {
+            record_path = v;
         } else if (a == "--max-peers") {
             if (!parse_int(v, 1, 4096, n)) {
                 std::fprintf(stderr, "motionbricks serve: --max-peers must be an integer 1..4096\n");
@@ -170,8 +173,8 @@ int cmd_serve(int argc, char ** argv) {
             std::fprintf(stderr, "motionbricks serve: --replay and --comparison exclude each other\n");
             return 2;
         }
-        if (!model_dir.empty() || !styles_dir.empty()) {
-            std::fprintf(stderr, "motionbricks serve: --replay and --comparison load no model (drop --model/--styles)\n");
+        if (!model_dir.empty() || !styles_dir.empty() || !record_path.empty()) {
+            std::fprintf(stderr, "motionbricks serve: --replay and --comparison load no model (drop --model/--styles/--record)\n");
             return 2;
         }
         serve::playback_options po;
@@ -246,6 +249,11 @@ int cmd_serve(int argc, char ** argv) {
         std::fprintf(stderr, "motionbricks serve: cannot load the model: %s\n", e.what());
         return 1;
     }
+    std::unique_ptr<serve::replay_recorder> recorder;
+    if (!record_path.empty()) {
+        recorder         = std::make_unique<serve::replay_recorder>(pl->skeleton());
+        opt.hub.recorder = recorder.get();
+    }
     serve::server srv(opt, *pl);
     try {
         srv.start();
@@ -263,6 +271,16 @@ int cmd_serve(int argc, char ** argv) {
     sigwait(&set, &sig);
     std::fprintf(stderr, "serve: stopping\n");
     srv.stop();
+    if (recorder) {
+        try {
+            recorder->write(record_path);
+            std::fprintf(stderr, "serve: recorded %llu frames to %s%s\n", (unsigned long long) recorder->frames(), record_path.c_str(),
+                         recorder->dropped() ? " (frames past 1,000,000 were not kept)" : "");
+        } catch (const std::exception & e) {
+            std::fprintf(stderr, "motionbricks serve: --record: %s\n", e.what());
+            return 1;
+        }
+    }
     return 0;
 }
 

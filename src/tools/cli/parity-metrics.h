@@ -2,6 +2,8 @@
 // their registry tolerances, per-row errors, skeleton FK and nested JSON arrays
 #pragma once
 
+#include "tools/serve/pose-fk.h"
+
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -40,10 +42,7 @@ double vec_error(const float * a, const float * b);
 // sign-invariant angle between two quaternions, degrees: 2 acos(|a·b| / (|a| |b|))
 double quat_error_deg(const float * a, const float * b);
 
-// forward kinematics over a skeleton of `joints` joints: positions [frames, joints, 3] from roots
-// [frames, 3] and local x, y, z, w rotations [frames, joints, 4] (parent before child; neutral [joints, 3])
-std::vector<float> skeleton_fk(const int32_t * parents, const float * neutral, int joints, const float * roots,
-                               const float * local_xyzw, int frames);
+using serve::skeleton_fk;   // FK over the fixture's skeleton (tools/serve/pose-fk.h)
 
 // rows of `cols` values as a nested JSON array ([n][cols]); non-finite values become null
 nlohmann::json json_rows(const float * v, size_t n, size_t cols);

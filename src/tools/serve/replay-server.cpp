@@ -76,16 +76,6 @@ bool serve_playback(const playback_options & opt, std::string & why, void (*on_l
     }
     on_listening(acceptor.local_endpoint().port());
 
-    // the signal thread closes the acceptor, which ends the loop below
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    std::thread stopper([&] {
-        int sig = 0;
-        sigwait(&set, &sig);
-        asio::post(io, [&] { acceptor.close(); });
-    });
     const std::string data_path = "/api/" + opt.mode;
     std::function<void()> accept = [&] {
         acceptor.async_accept([&](beast::error_code ec, tcp::socket sock) {
@@ -122,8 +112,18 @@ bool serve_playback(const playback_options & opt, std::string & why, void (*on_l
         });
     };
     accept();
-    io.run();
-    stopper.join();
+    // the network on its own thread; this one waits for the signal (the calling thread is the one
+    // a process-directed signal reaches first: a library's thread, as OpenBLAS starts at load,
+    // has it unblocked and would take the default action)
+    std::thread net([&] { io.run(); });
+    sigset_t    set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    int sig = 0;
+    sigwait(&set, &sig);
+    asio::post(io, [&] { acceptor.close(); });
+    net.join();
     return true;
 }
 

@@ -18,7 +18,8 @@ struct playback_options {
 };
 
 // reads and checks the file (a refused file: false and `why`, exit 2 for the caller), then serves
-// until SIGINT/SIGTERM (blocked by the caller) arrives; `on_listening` gets the bound port
+// until SIGINT/SIGTERM (blocked by the caller, waited for on the calling thread) arrives;
+// `on_listening` gets the bound port
 bool serve_playback(const playback_options & opt, std::string & why, void (*on_listening)(uint16_t port));
 
 } // namespace mb::serve
