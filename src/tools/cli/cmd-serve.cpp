@@ -24,9 +24,10 @@ namespace {
 namespace fs = std::filesystem;
 
 int usage() {
-    std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] "
+    std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] %s "
                          "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60] [--record FILE.mbreplay]\n"
-                         "       motionbricks serve --replay FILE.mbreplay | --comparison REPORT.json [--listen ...] [--web DIR] [--allow-host NAME ...]\n");
+                         "       motionbricks serve --replay FILE.mbreplay | --comparison REPORT.json [--listen ...] [--web DIR] [--allow-host NAME ...]\n",
+                 tools::k_model_options_usage);
     return 2;
 }
 
@@ -91,7 +92,7 @@ int serve_playback_mode(serve::playback_options po) {
 int cmd_serve(int argc, char ** argv) {
     std::string         model_dir, styles_dir, web_dir, replay_path, comparison_path, record_path;
     serve::server_options opt;
-    int                 threads = 0;
+    tools::model_options mopt;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -104,7 +105,9 @@ int cmd_serve(int argc, char ** argv) {
         }
         const std::string v = argv[++i];
         int               n = 0;
-        if (a == "--model") {
+        if (const int r = tools::parse_model_option("serve", a, v, mopt); r != 0) {
+            if (r < 0) return 2;
+        } else if (a == "--model") {
             model_dir = v;
         } else if (a == "--styles") {
             styles_dir = v;
@@ -116,11 +119,6 @@ int cmd_serve(int argc, char ** argv) {
                 return 2;
             }
             opt.listen = v;
-        } else if (a == "--threads") {
-            if (!parse_int(v, 1, 1024, threads)) {
-                std::fprintf(stderr, "motionbricks serve: --threads must be an integer 1..1024\n");
-                return 2;
-            }
         } else if (a == "--web") {
             web_dir = v;
         } else if (a == "--replay") {
@@ -244,7 +242,7 @@ int cmd_serve(int argc, char ** argv) {
     std::unique_ptr<serve::planner> pl;
     try {
         std::fprintf(stderr, "serve: loading %s with %zu styles from %s\n", model_dir.c_str(), styles.size(), styles_dir.c_str());
-        pl = std::make_unique<serve::planner>(model_dir, styles, threads);
+        pl = std::make_unique<serve::planner>(model_dir, styles, mopt);
     } catch (const std::exception & e) {
         std::fprintf(stderr, "motionbricks serve: cannot load the model: %s\n", e.what());
         return 1;

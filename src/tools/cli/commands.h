@@ -20,5 +20,6 @@ int cmd_download(int argc, char ** argv);
 int cmd_parity(int argc, char ** argv);
 int cmd_compare_reports(int argc, char ** argv);
 int cmd_replay_info(int argc, char ** argv);
+int cmd_bench(int argc, char ** argv);
 
 } // namespace mb::cli
