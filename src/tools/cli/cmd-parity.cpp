@@ -187,7 +187,6 @@ int run(int argc, char ** argv) {
     if (!trace_dir.empty()) std::filesystem::create_directories(trace_dir);
 
     json             plans = json::array();
-    error_stat       worst[METRIC_COUNT];
     uint64_t         worst_plan[METRIC_COUNT] = {};
     double           worst_max[METRIC_COUNT]  = {};
     uint64_t         duration_matches = 0;
@@ -254,12 +253,10 @@ int run(int argc, char ** argv) {
                 worst_max[k]  = mx;
                 worst_plan[k] = pi;
             }
-            worst[k].finite = worst[k].finite && s[k].finite;
         }
         duration_matches += duration_exact;
         passed        = passed && ok;
         strict_passed = strict_passed && strict_ok;
-        const std::vector<float> exp_tj = p.target_joints;
         json plan = {
             {"index", pi},
             {"command_frame", p.command_frame},
@@ -281,7 +278,7 @@ int run(int argc, char ** argv) {
             {"native_joint_positions", json_rows3(joints.data(), frames, k_j, 3)},
             {"native_target_roots", json_rows(troots, k_w, 3)},
             {"native_target_rotations", json_rows3(trots, k_w, k_j, 4)},
-            {"expected_target_joint_positions", json_rows3(exp_tj.data(), k_w, k_j, 3)},
+            {"expected_target_joint_positions", json_rows3(p.target_joints.data(), k_w, k_j, 3)},
             {"native_target_joint_positions", json_rows3(tjoints.data(), k_w, k_j, 3)},
         };
         plans.push_back(std::move(plan));
