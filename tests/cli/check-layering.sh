@@ -2,6 +2,7 @@
 # The layering rule of the programs (issue 10; docs/ARCHITECTURE.md): a program under src/tools/ is a
 # client of the public C ABI (include/motionbricks/) and includes no internal header
 # (agent/, motion/, model/, backend/, capi/, format/), with these exceptions:
+#   - sonic-parity reads its `.mbsonic` fixture through format/mbsonic.h (a file reader, like dump);
 #   - inspect and dump read files through src/format (and inspect the networks' hparams through
 #     src/model), as llama.cpp's gguf tools use gguf.h;
 #   - the bounded readers of the programs' own untrusted text (format/json-bounded.h,
@@ -21,6 +22,7 @@ allowed() {
     case "$1" in
         src/tools/cli/cmd-inspect.cpp) case "$2" in format/* | model/*) return 0 ;; esac ;;
         src/tools/cli/cmd-dump.cpp) case "$2" in format/*) return 0 ;; esac ;;
+        src/tools/cli/cmd-sonic-parity.cpp) case "$2" in format/mbsonic.h) return 0 ;; esac ;;
         src/tools/cli/infer-request.h) case "$2" in motion/predict.h) return 0 ;; esac ;;
         src/tools/cli/cmd-parity.cpp | src/tools/cli/cmd-compare-reports.cpp | src/tools/cli/cmd-replay-info.cpp | src/tools/serve/replay-*.cpp)
             case "$2" in format/mbparity.h | format/mbreplay.h | format/fixture-io.h | format/sha256.h | format/error.h) return 0 ;; esac ;;
@@ -36,7 +38,7 @@ for f in $(find src/tools -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.hp
         inc=$(printf '%s\n' "$line" | sed 's/^[^"]*"\([^"]*\)".*$/\1/')
         case "$inc" in
             tools/*) ;;
-            agent/* | motion/* | model/* | backend/* | capi/* | format/*)
+            agent/* | motion/* | model/* | backend/* | capi/* | format/* | sonic/*)
                 if ! allowed "$f" "$inc"; then
                     echo "$f:${line%%:*}: includes internal header \"$inc\" (programs use <motionbricks/...>)"
                     echo x >> "${TMPDIR:-/tmp}/mb-layering.$$"
@@ -47,7 +49,7 @@ for f in $(find src/tools -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.hp
         esac
     done
     # the same headers through angle brackets (src/ is on the include path)
-    grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<(agent|motion|model|backend|capi|format)/' "$f" | while IFS= read -r line; do
+    grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<(agent|motion|model|backend|capi|format|sonic)/' "$f" | while IFS= read -r line; do
         echo "$f:${line%%:*}: includes an internal header through <...>"
         echo x >> "${TMPDIR:-/tmp}/mb-layering.$$"
     done

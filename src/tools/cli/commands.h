@@ -21,5 +21,7 @@ int cmd_parity(int argc, char ** argv);
 int cmd_compare_reports(int argc, char ** argv);
 int cmd_replay_info(int argc, char ** argv);
 int cmd_bench(int argc, char ** argv);
+int cmd_sonic_parity(int argc, char ** argv);
+int cmd_bench_sonic(int argc, char ** argv);    // `bench sonic`
 
 } // namespace mb::cli
