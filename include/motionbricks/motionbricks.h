@@ -576,5 +576,6 @@ MB_API mb_status mb_motion_get_stage_time_ms(const mb_motion * value, uint32_t s
 #endif
 
 #include <motionbricks/batch.h>
+#include <motionbricks/parity.h>
 
 #endif /* MOTIONBRICKS_MOTIONBRICKS_H */

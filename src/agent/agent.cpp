@@ -416,6 +416,8 @@ agent_plan agent_finish(const qpos_converter & conv, agent_trace & t) {
     double d_mj[3] = {t.p0[0] - first[0], t.p0[1] - first[1], 0};
     double d[3];
     mujoco_to_motion_vec(d_mj, d);
+    std::copy(rm, rm + 9, t.world_rotation);
+    std::copy(d, d + 3, t.world_offset);
     plan.target_positions.assign(k_agent_context * k_j * 3, 0.0f);
     plan.target_rotations = t.target_joint_rot;
     for (int i = 0; i < k_agent_context; ++i) {
@@ -495,11 +497,11 @@ void agent::set_context(const float * qpos, int frames) {
     last_idle_ = false;
 }
 
-agent_plan agent::plan(const agent_command & cmd, agent_trace * trace) {
+agent_plan agent::plan(const agent_command & cmd, agent_trace * trace, const trace_fn & tap) {
     agent_trace   local;
     agent_trace & t = trace ? *trace : local;
     begin_plan(cmd, t);
-    t.result = state_ ? model_.predict(*state_, t.request) : model_.predict(t.request);
+    t.result = state_ ? model_.predict(*state_, t.request, tap) : model_.predict(t.request, tap);
     return finish_plan(cmd, t);
 }
 

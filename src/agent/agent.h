@@ -61,6 +61,8 @@ struct agent_trace {
     predict_result     result;                      // predict output (canonical)
     std::vector<float> qpos_canon;                  // [4n, 36] generated, canonical
     std::vector<float> qpos_uncanon;                // [4n, 36] generated, world, before the blend
+    double world_rotation[9]{};                     // canonical motion space → world motion space:
+    double world_offset[3]{};                       //   x ← R x + d (the map the plan and targets use)
 };
 
 struct agent_plan {
@@ -111,7 +113,8 @@ public:
     void set_context(const float * qpos, int frames);
     // plans from the 4 buffer frames at the cursor; the plan becomes the buffer, cursor 0.
     // Throws mb::error: invalid_argument for a bad command, compute_failed when predict fails
-    agent_plan plan(const agent_command & cmd, agent_trace * trace = nullptr);
+    // `tap` receives predict's named intermediates
+    agent_plan plan(const agent_command & cmd, agent_trace * trace = nullptr, const trace_fn & tap = {});
     // plan() in two halves around predict, so that a batch predicts many agents' requests fused:
     // begin_plan fills t through t.request (validated; the history is seeded from the style's clip
     // when empty), finish_plan turns t.result into the plan and makes it the history

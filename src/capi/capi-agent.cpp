@@ -1,5 +1,6 @@
 // motionbricks.h entry points of styles and agents: .mbstyle loading, the stateful agent of
 // src/agent behind mb_agent_* (history, plan, batch, advance) and plan → mb_motion
+#include "capi/capi-agent.h"
 #include "capi/capi-error.h"
 #include "capi/handles.h"
 
@@ -50,6 +51,10 @@ bool plays_idle(const mb::style_asset & s) {
 bool takes_sidesteps(const mb::style_asset & s) {
     return s.name == "walk" || s.name == "slow_walk";
 }
+
+} // namespace
+
+namespace mb::capi {
 
 // the C command → the agent's (both motion space; the agent converts to MuJoCo itself)
 mb::agent_command to_agent_command(const mb_agent & agent, const mb_command & c) {
@@ -108,6 +113,13 @@ std::unique_ptr<mb_motion> motion_from_plan(mb::agent_plan && p) {
     mb::capi::check_motion(*m, "the plan");
     return m;
 }
+
+} // namespace mb::capi
+
+namespace {
+
+using mb::capi::motion_from_plan;
+using mb::capi::to_agent_command;
 
 // plans one agent; the agent is unchanged unless a motion is returned (on its own state)
 std::unique_ptr<mb_motion> plan_one(mb_agent & a, const mb::agent_command & cmd) {

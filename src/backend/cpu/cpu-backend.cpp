@@ -387,7 +387,8 @@ public:
         // ascending by probability, lower index first on ties, NaN last (torch.sort); the
         // index tie-break makes std::sort's order unique
         grow(order_, m);
-        std::iota(order_.begin(), order_.begin() + m, 0);
+        const auto first = order_.begin(), last = order_.begin() + m;
+        std::iota(first, last, 0);
         const auto key = [p](int32_t i) { return std::isnan(p[i]) ? INFINITY : p[i]; };
         std::sort(first, last, [&key](int32_t a, int32_t b) {
             const float ka = key(a), kb = key(b);

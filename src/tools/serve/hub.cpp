@@ -1,5 +1,6 @@
 // the stream hub: timeline, tick clock, planning schedule, ownership and fan-out
 #include "tools/serve/hub.h"
+#include "tools/serve/replay-recorder.h"
 
 #include "tools/serve/tokens.h"
 
@@ -376,6 +377,7 @@ void hub::advance_clock(clock::time_point now) {
                 shown_style_ = style_marks_.front().style;
                 style_marks_.pop_front();
             }
+            if (opt_.recorder) opt_.recorder->frame(f, timeline_.at(f), shown_style_);
             // drop frames well behind the clock (one frame always stays)
             timeline_.drop_before(f);
         }
@@ -591,6 +593,7 @@ void hub::on_result(plan_result & r) {
     last_plan_idle_ = in_flight_idle_;
     ++revision_;
     style_marks_.push_back({at, r.style});
+    if (opt_.recorder) opt_.recorder->plan(at, r.style, int(frames), r.target_joints);
     targets_msg_ = make_targets(&r);
     broadcast_reliable(targets_msg_);
     for (int64_t s : seqs) {

@@ -23,10 +23,13 @@
 
 namespace mb::serve {
 
+class replay_recorder;
+
 struct hub_options {
     double reclaim_seconds = 30;    // after the owner left, a new connection may claim ownership
     int    max_peers       = 8;     // WebSocket viewers at once
     double spectator_idle_seconds = 60;   // a spectator silent this long (pings aside) gives its slot to a refused viewer
+    replay_recorder * recorder = nullptr; // serve --record: told each frame shown and each plan (borrowed)
 };
 
 struct hub_stats {
