@@ -3,6 +3,7 @@
 // full-size random-weight bundle and synthetic styles made once by tools/convert.py
 // (untrained weights: the motion means nothing; the log and /api/meta say so)
 #include "tools/cli/commands.h"
+#include "tools/cli/serve-robot.h"
 #include "tools/serve/server.h"
 
 #include <algorithm>
@@ -23,7 +24,8 @@ namespace fs = std::filesystem;
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] "
-                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60]\n");
+                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60] %s\n",
+                 serve_robot_usage());
     return 2;
 }
 
@@ -63,6 +65,7 @@ int cmd_serve(int argc, char ** argv) {
     std::string         model_dir, styles_dir, web_dir;
     serve::server_options opt;
     int                 threads = 0;
+    serve_robot_options robot;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -127,6 +130,8 @@ int cmd_serve(int argc, char ** argv) {
                 return 2;
             }
             opt.hub.reclaim_seconds = n;
+        } else if (const int r = parse_serve_robot_option(a, v, robot); r != 0) {
+            if (r < 0) return 2;
         } else {
             std::fprintf(stderr, "motionbricks serve: unknown option '%s'\n", a.c_str());
             return usage();
@@ -196,6 +201,13 @@ int cmd_serve(int argc, char ** argv) {
         std::fprintf(stderr, "motionbricks serve: cannot load the model: %s\n", e.what());
         return 1;
     }
+    std::unique_ptr<serve::robot_tap> tap;   // outlives the server, whose hub calls it
+    try {
+        tap = make_robot_tap(robot, opt.hub);
+    } catch (const std::exception & e) {
+        std::fprintf(stderr, "motionbricks serve: %s\n", e.what());
+        return 2;
+    }
     serve::server srv(opt, *pl);
     try {
         srv.start();
@@ -213,7 +225,7 @@ int cmd_serve(int argc, char ** argv) {
     sigwait(&set, &sig);
     std::fprintf(stderr, "serve: stopping\n");
     srv.stop();
-    return 0;
+    return finish_robot_tap(robot, tap.get()) ? 0 : 1;
 }
 
 } // namespace mb::cli

@@ -17,5 +17,7 @@ int cmd_infer(int argc, char ** argv);
 int cmd_plan(int argc, char ** argv);
 int cmd_serve(int argc, char ** argv);
 int cmd_download(int argc, char ** argv);
+int cmd_export_sonic(int argc, char ** argv);
+int cmd_stream_zmq(int argc, char ** argv);
 
 } // namespace mb::cli

@@ -24,6 +24,8 @@ static const command k_commands[] = {
     {"plan", "plan --model DIR --style FILE.mbstyle [--style ...] --script SCRIPT.json --output MOTION.json [--format json|csv] [--threads N]", cmd_plan},
     {"serve", "serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] [--web DIR] [--max-peers N]", cmd_serve},
     {"download", "download [--dir models] [--revision REV] [--base-url URL]", cmd_download},
+    {"export-sonic", "export-sonic --out DIR (SCRIPT.json --model DIR --style FILE ... | --qpos FILE.csv|.npz) [--mjcf FILE]", cmd_export_sonic},
+    {"stream-zmq", "stream-zmq (SCRIPT.json --model DIR --style FILE ... | --qpos FILE) [--zmq tcp://127.0.0.1:5556] [--zmq-topic pose] [--pace 1]", cmd_stream_zmq},
 };
 
 } // namespace mb::cli

@@ -376,6 +376,7 @@ void hub::advance_clock(clock::time_point now) {
                 shown_style_ = style_marks_.front().style;
                 style_marks_.pop_front();
             }
+            if (opt_.on_tick) opt_.on_tick(timeline_, tick_, epoch_);
             // drop frames well behind the clock (one frame always stays)
             timeline_.drop_before(f);
         }
