@@ -79,12 +79,13 @@ MB_API mb_status mb_motion_write_sonic_folder(const mb_motion * motion, const ch
 
 /* ==== ZMQ stream protocol v1 (gear_sonic_deploy) ================================================ */
 
-/* Samples the 30 fps clip `qpos` [frames, 36] at the fractional frame `position` (clamped to
- * [0, frames - 1]; 50 Hz frame k is position 0.6 k) and writes the 29 hinge angles in IsaacLab
- * order to joint_pos[29] and the root quaternion w x y z to body_quat[4]. Either output may be
- * NULL. Errors: MB_INVALID_ARGUMENT (qpos NULL, frames 0, position not finite). */
-MB_API mb_status mb_qpos_sample_isaaclab(const float * qpos, uint64_t frames, double position, double * joint_pos,
-                                         double * body_quat, char * error, uint64_t error_capacity);
+/* Samples the 30 fps clip `qpos` [frames, 36] a fraction `weight` (0..1) of the way from frame `frame`
+ * to frame + 1 (both clamped to the last frame; 50 Hz frame k is frame 3k / 5 in integers, weight
+ * (3k mod 5) / 5) and writes the 29 hinge angles in IsaacLab order to joint_pos[29] and the root
+ * quaternion w x y z to body_quat[4]. Either output may be NULL. Errors: MB_INVALID_ARGUMENT (qpos
+ * NULL, frames 0, weight outside 0..1). */
+MB_API mb_status mb_qpos_sample_isaaclab(const float * qpos, uint64_t frames, uint64_t frame, double weight,
+                                         double * joint_pos, double * body_quat, char * error, uint64_t error_capacity);
 
 /* Encodes one protocol v1 message of `frames` frames: `topic` (NUL-terminated, may be ""), a
  * 1280-byte NUL-padded JSON header, then joint_pos f64 [frames, 29], joint_vel f64 [frames, 29]

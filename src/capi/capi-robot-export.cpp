@@ -10,6 +10,7 @@
 
 #include <motionbricks/robot-export.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -117,14 +118,14 @@ MB_API mb_status mb_motion_write_sonic_folder(const mb_motion * motion, const ch
     });
 }
 
-MB_API mb_status mb_qpos_sample_isaaclab(const float * qpos, uint64_t frames, double position, double * joint_pos,
+MB_API mb_status mb_qpos_sample_isaaclab(const float * qpos, uint64_t frames, uint64_t frame, double weight, double * joint_pos,
                                          double * body_quat, char * error, uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
         require(qpos, "qpos");
         if (frames == 0 || frames > (uint64_t(1) << 40)) fail(MB_INVALID_ARGUMENT, "frames must be at least 1");
-        if (!std::isfinite(position)) fail(MB_INVALID_ARGUMENT, "position must be finite");
+        if (!(weight >= 0 && weight <= 1)) fail(MB_INVALID_ARGUMENT, "weight must be 0..1");
         double q[mb::k_qpos_dim];
-        mb::qpos_sample(qpos, int64_t(frames), position, q);
+        mb::qpos_sample(qpos, int64_t(frames), int64_t(std::min(frame, frames - 1)), weight, q);
         if (joint_pos) {
             for (int j = 0; j < mb::k_qpos_hinges; ++j) joint_pos[j] = q[mb::k_qpos_root + mb::k_mujoco_of_isaaclab[j]];
         }

@@ -31,11 +31,9 @@ void quat_slerp(const double * a, const double * b, double t, double * out) {
     for (int i = 0; i < 4; ++i) out[i] = n > 0 ? q[i] / n : 0.0;
 }
 
-void qpos_sample(const float * qpos, int64_t frames, double s, double * out) {
-    s                = std::clamp(s, 0.0, double(frames - 1));
-    const int64_t f0 = std::min(int64_t(std::floor(s)), frames - 1);
+void qpos_sample(const float * qpos, int64_t frames, int64_t f0, double w, double * out) {
+    f0               = std::clamp<int64_t>(f0, 0, frames - 1);
     const int64_t f1 = std::min(f0 + 1, frames - 1);
-    const double  w  = s - double(f0);
     const float * a  = qpos + f0 * k_qpos_dim;
     const float * b  = qpos + f1 * k_qpos_dim;
     for (int c = 0; c < k_qpos_dim; ++c) out[c] = (1 - w) * double(a[c]) + w * double(b[c]);
@@ -51,7 +49,10 @@ void qpos_sample(const float * qpos, int64_t frames, double s, double * out) {
 std::vector<double> qpos_resample(const float * qpos, int64_t frames, int rate) {
     const int64_t       n = resampled_frames(frames, rate);
     std::vector<double> out(size_t(n) * k_qpos_dim);
-    for (int64_t k = 0; k < n; ++k) qpos_sample(qpos, frames, double(k) * 30.0 / double(rate), &out[size_t(k) * k_qpos_dim]);
+    // exact positions: 30 k / rate = f0 + r / rate in integers
+    for (int64_t k = 0; k < n; ++k) {
+        qpos_sample(qpos, frames, 30 * k / rate, double(30 * k % rate) / double(rate), &out[size_t(k) * k_qpos_dim]);
+    }
     return out;
 }
 

@@ -15,8 +15,9 @@ namespace mb {
 // `frames` itself at 30
 int64_t resampled_frames(int64_t frames, int rate);
 
-// one qpos [36] (quaternion w first) at 30 fps position `s` (clamped to [0, frames - 1])
-void qpos_sample(const float * qpos, int64_t frames, double s, double * out);
+// one qpos [36] (quaternion w first) a fraction `w` (0..1) of the way from 30 fps frame f0 to
+// f0 + 1 (both clamped to the clip); 50 Hz frame k is f0 = 3k / 5 (integer), w = (3k mod 5) / 5
+void qpos_sample(const float * qpos, int64_t frames, int64_t f0, double w, double * out);
 
 // the whole clip at `rate` (30 or 50) Hz: [resampled_frames, 36] (at 30 a copy)
 std::vector<double> qpos_resample(const float * qpos, int64_t frames, int rate);

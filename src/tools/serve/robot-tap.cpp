@@ -37,7 +37,8 @@ void robot_tap::on_tick(const timeline & tl, int64_t tick, uint64_t epoch) {
         stream_.restart();
     }
     const int64_t last = tick * 3 / 5 + 1;   // frame_floor(tick) + 1: final (hub.cpp's stall rule)
-    for (; next_ <= last && next_ < tl.end(); ++next_) {
+    // past the timeline's end the hub holds the last frame (timeline::at clamps), and so does the stream
+    for (; next_ <= last; ++next_) {
         const float * q = tl.at(next_).qpos;
         if (publisher_) stream_.push(q);
         if (record_) recorded_.insert(recorded_.end(), q, q + k_qpos_values);

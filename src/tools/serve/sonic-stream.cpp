@@ -18,10 +18,11 @@ int64_t first_frame(int64_t k) { return k * 3 / 5; }
 sonic_stream::sonic_stream(std::string topic, sink out) : topic_(std::move(topic)), out_(std::move(out)) {}
 
 void sonic_stream::sample(int64_t k, double * joint_pos, double * body_quat) const {
-    // positions are relative to frames_[0]; the clamp at the clip's end is the C ABI's
-    const double pos = double(k) * 0.6 - double(base_);
+    // frames are relative to frames_[0]; the clamp at the clip's end is the C ABI's
+    const uint64_t f = uint64_t(first_frame(k) - base_);
+    const double   w = double(k * 3 % 5) / 5.0;
     motionbricks::detail::check([&](char * e, uint64_t n) {
-        return mb_qpos_sample_isaaclab(frames_.data(), frames_.size() / k_qpos, pos, joint_pos, body_quat, e, n);
+        return mb_qpos_sample_isaaclab(frames_.data(), frames_.size() / k_qpos, f, w, joint_pos, body_quat, e, n);
     });
 }
 

@@ -15,7 +15,18 @@ bool zmq_endpoint_is_local(const std::string & e) {
     const size_t      colon = rest.rfind(':');
     if (colon == std::string::npos) return false;
     const std::string host = rest.substr(0, colon);
-    return host == "localhost" || host == "[::1]" || host.rfind("127.", 0) == 0;
+    if (host == "localhost" || host == "[::1]") return true;
+    // 127.a.b.c, digits and dots only
+    if (host.rfind("127.", 0) != 0) return false;
+    int dots = 0;
+    for (char c : host) {
+        if (c == '.') {
+            ++dots;
+        } else if (c < '0' || c > '9') {
+            return false;
+        }
+    }
+    return dots == 3;
 }
 
 zmq_publisher::zmq_publisher(const zmq_publisher_options & opt) {
