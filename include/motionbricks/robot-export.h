@@ -94,7 +94,7 @@ MB_API mb_status mb_qpos_sample_isaaclab(const float * qpos, uint64_t frames, ui
  * may be NULL with capacity 0 to ask for the size). Errors: MB_INVALID_ARGUMENT (NULL pointers,
  * frames 0 or above 10000, a non-finite value, capacity too small: *size still says what is
  * needed). */
-MB_API mb_status mb_sonic_v1_encode(const char * topic, const double * joint_pos, const double * joint_vel,
+MB_API mb_status mb_robot_stream_encode(const char * topic, const double * joint_pos, const double * joint_vel,
                                     const double * body_quat, const int64_t * frame_index, uint64_t frames,
                                     uint8_t * output, uint64_t capacity, uint64_t * size, char * error,
                                     uint64_t error_capacity);

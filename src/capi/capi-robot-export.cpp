@@ -136,7 +136,7 @@ MB_API mb_status mb_qpos_sample_isaaclab(const float * qpos, uint64_t frames, ui
     });
 }
 
-MB_API mb_status mb_sonic_v1_encode(const char * topic, const double * joint_pos, const double * joint_vel, const double * body_quat,
+MB_API mb_status mb_robot_stream_encode(const char * topic, const double * joint_pos, const double * joint_vel, const double * body_quat,
                                     const int64_t * frame_index, uint64_t frames, uint8_t * output, uint64_t capacity,
                                     uint64_t * size, char * error, uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {

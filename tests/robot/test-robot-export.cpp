@@ -212,13 +212,13 @@ TEST(SonicV1, MessageLayout) {
     }
     const int64_t idx[2] = {7, 8};
     uint64_t      size   = 0;
-    ASSERT_EQ(mb_sonic_v1_encode("pose", jp, jv, bq, idx, 2, nullptr, 0, &size, nullptr, 0), MB_OK);
+    ASSERT_EQ(mb_robot_stream_encode("pose", jp, jv, bq, idx, 2, nullptr, 0, &size, nullptr, 0), MB_OK);
     EXPECT_EQ(size, 4 + 1280 + 2 * (58 * 8 + 32 + 8));
     std::vector<uint8_t> m(size);
     char                 e[256];
-    EXPECT_EQ(mb_sonic_v1_encode("pose", jp, jv, bq, idx, 2, m.data(), size - 1, &size, e, sizeof e), MB_INVALID_ARGUMENT);
+    EXPECT_EQ(mb_robot_stream_encode("pose", jp, jv, bq, idx, 2, m.data(), size - 1, &size, e, sizeof e), MB_INVALID_ARGUMENT);
     EXPECT_NE(std::string(e).find("needs"), std::string::npos);
-    ASSERT_EQ(mb_sonic_v1_encode("pose", jp, jv, bq, idx, 2, m.data(), size, &size, e, sizeof e), MB_OK);
+    ASSERT_EQ(mb_robot_stream_encode("pose", jp, jv, bq, idx, 2, m.data(), size, &size, e, sizeof e), MB_OK);
     ASSERT_EQ(std::memcmp(m.data(), "pose", 4), 0);
     const char *      h   = reinterpret_cast<const char *>(m.data() + 4);
     const size_t      len = strnlen(h, 1280);
@@ -237,7 +237,7 @@ TEST(SonicV1, MessageLayout) {
     std::memcpy(&last, m.data() + size - 8, 8);
     EXPECT_EQ(last, 8);
     jp[3] = NAN;
-    EXPECT_EQ(mb_sonic_v1_encode("pose", jp, jv, bq, idx, 2, m.data(), size, &size, e, sizeof e), MB_INVALID_ARGUMENT);
+    EXPECT_EQ(mb_robot_stream_encode("pose", jp, jv, bq, idx, 2, m.data(), size, &size, e, sizeof e), MB_INVALID_ARGUMENT);
 }
 
 // the incremental stream gives exactly the offline 50 Hz resampling, whatever the push pattern

@@ -42,11 +42,11 @@ void sonic_stream::send(int64_t k, bool has_next) {
     const int64_t index = index_;
     uint64_t      size  = 0;
     motionbricks::detail::check([&](char * e, uint64_t n) {
-        return mb_sonic_v1_encode(topic_.c_str(), jp, jv, q, &index, 1, nullptr, 0, &size, e, n);
+        return mb_robot_stream_encode(topic_.c_str(), jp, jv, q, &index, 1, nullptr, 0, &size, e, n);
     });
     message_.resize(size);
     motionbricks::detail::check([&](char * e, uint64_t n) {
-        return mb_sonic_v1_encode(topic_.c_str(), jp, jv, q, &index, 1, message_.data(), message_.size(), &size, e, n);
+        return mb_robot_stream_encode(topic_.c_str(), jp, jv, q, &index, 1, message_.data(), message_.size(), &size, e, n);
     });
     ++index_;
     out_(message_.data(), message_.size());
