@@ -232,7 +232,8 @@ private:
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks plan --model DIR --style FILE.mbstyle [--style FILE ...] --script SCRIPT.json "
-                         "--output MOTION.json|.csv|.npz [--format json|csv] [--threads N] %s\n", qpos_options_usage());
+                         "--output MOTION.json|.csv|.npz [--format json|csv] %s %s\n", tools::k_model_options_usage,
+                 qpos_options_usage());
     return 2;
 }
 
@@ -266,7 +267,7 @@ mbx::command step_command(const plan_segment & seg, const mbx::style & style, ui
 int cmd_plan(int argc, char ** argv) {
     std::string              model_dir, script_path, output_path, format = "json";
     std::vector<std::string> style_paths;
-    int                      n_threads = 0;
+    tools::model_options     mopt;
     bool                     format_given = false;
     qpos_output              qout;
     for (int i = 1; i < argc; ++i) {
@@ -276,7 +277,9 @@ int cmd_plan(int argc, char ** argv) {
             return usage();
         }
         const std::string v = argv[++i];
-        if (a == "--model") {
+        if (const int r = tools::parse_model_option("plan", a, v, mopt); r != 0) {
+            if (r < 0) return 2;
+        } else if (a == "--model") {
             model_dir = v;
         } else if (a == "--style") {
             style_paths.push_back(v);
@@ -293,14 +296,6 @@ int cmd_plan(int argc, char ** argv) {
             format_given = true;
         } else if (const int r = parse_qpos_option("plan", a, v, qout); r != 0) {
             if (r < 0) return 2;
-        } else if (a == "--threads") {
-            int        t   = 0;
-            const auto res = std::from_chars(v.data(), v.data() + v.size(), t);
-            if (res.ec != std::errc() || res.ptr != v.data() + v.size() || t < 1 || t > 1024) {
-                std::fprintf(stderr, "motionbricks plan: --threads must be an integer 1..1024\n");
-                return 2;
-            }
-            n_threads = t;
         } else {
             std::fprintf(stderr, "motionbricks plan: unknown option '%s'\n", a.c_str());
             return usage();
@@ -316,7 +311,7 @@ int cmd_plan(int argc, char ** argv) {
         return 2;
     }
     int                        load_exit = 0;
-    std::optional<mbx::model>  model     = load_model("plan", model_dir, n_threads, load_exit);
+    std::optional<mbx::model>  model     = load_model("plan", model_dir, mopt, load_exit);
     if (!model) return load_exit;
 
     // styles (a bad or missing style file is bad input), then the script against their names

@@ -26,7 +26,7 @@ int usage() {
     std::fprintf(stderr,
                  "usage: motionbricks stream-zmq (SCRIPT.json --model DIR --style FILE.mbstyle [--style ...] | --qpos FILE.csv|.npz) "
                  "[--zmq tcp://127.0.0.1:5556] [--zmq-topic pose] [--zmq-hwm 100] [--zmq-allow-remote yes|no] "
-                 "[--pace 1] [--wait-subscriber SECONDS] [--threads N]\n");
+                 "[--pace 1] [--wait-subscriber SECONDS] %s\n", tools::k_model_options_usage);
     return 2;
 }
 
@@ -38,66 +38,30 @@ bool parse_double(const std::string & v, double lo, double hi, double & out) {
 } // namespace
 
 int cmd_stream_zmq(int argc, char ** argv) {
-    plan_inputs         plan;
+    plan_inputs         in;
     serve_robot_options zmq;
-    zmq.zmq            = "tcp://127.0.0.1:5556";
-    std::string qpos_path;
-    double      pace = 1, wait_s = 0;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--help" || a == "-h") {
-            usage();
-            return 0;
+    zmq.zmq     = "tcp://127.0.0.1:5556";
+    double pace = 1, wait_s = 0;
+    const int rc = parse_motion_input("stream-zmq", argc, argv, in, [&](const std::string & a, const std::string & v) {
+        if (a == "--pace") {
+            if (parse_double(v, 0, 1000, pace)) return 1;
+            std::fprintf(stderr, "motionbricks stream-zmq: --pace must be 0 (as fast as possible) .. 1000 (1 = real time)\n");
+            return -1;
         }
-        if (a.rfind("--", 0) != 0) {
-            if (!plan.script_path.empty()) return usage();
-            plan.script_path = a;
-            continue;
+        if (a == "--wait-subscriber") {
+            if (parse_double(v, 0, 3600, wait_s)) return 1;
+            std::fprintf(stderr, "motionbricks stream-zmq: --wait-subscriber must be 0..3600 seconds\n");
+            return -1;
         }
-        if (i + 1 >= argc) {
-            std::fprintf(stderr, "motionbricks stream-zmq: '%s' needs a value\n", a.c_str());
-            return usage();
-        }
-        const std::string v = argv[++i];
-        int               r = 0;
-        if (a == "--qpos") {
-            qpos_path = v;
-        } else if (a == "--pace") {
-            if (!parse_double(v, 0, 1000, pace)) {
-                std::fprintf(stderr, "motionbricks stream-zmq: --pace must be 0 (as fast as possible) .. 1000 (1 = real time)\n");
-                return 2;
-            }
-        } else if (a == "--wait-subscriber") {
-            if (!parse_double(v, 0, 3600, wait_s)) {
-                std::fprintf(stderr, "motionbricks stream-zmq: --wait-subscriber must be 0..3600 seconds\n");
-                return 2;
-            }
-        } else if ((r = parse_plan_option("stream-zmq", a, v, plan)) != 0 || (a.rfind("--zmq", 0) == 0 && (r = parse_serve_robot_option(a, v, zmq)) != 0)) {
-            if (r < 0) return 2;
-        } else {
-            std::fprintf(stderr, "motionbricks stream-zmq: unknown option '%s'\n", a.c_str());
-            return usage();
-        }
-    }
-    if (qpos_path.empty() == plan.script_path.empty()) return usage();
-    if (qpos_path.empty() && (plan.model_dir.empty() || plan.style_paths.empty())) return usage();
+        return a.rfind("--zmq", 0) == 0 ? parse_serve_robot_option(a, v, zmq) : 0;
+    }, usage);
+    if (rc >= 0) return rc;
 #ifndef MB_HAVE_ZMQ
     std::fprintf(stderr, "motionbricks stream-zmq: this build has no ZeroMQ (install libzmq3-dev and reconfigure)\n");
     return 1;
 #else
     std::vector<float> qpos;
-    if (!qpos_path.empty()) {
-        try {
-            const motionbricks::motion m =
-                motionbricks::read_qpos_file(qpos_path, qpos_path.size() > 4 && qpos_path.substr(qpos_path.size() - 4) == ".npz" ? MB_QPOS_FORMAT_NPZ : MB_QPOS_FORMAT_CSV);
-            qpos.assign(m.mujoco_qpos().begin(), m.mujoco_qpos().end());
-        } catch (const motionbricks::error & e) {
-            std::fprintf(stderr, "motionbricks stream-zmq: bad qpos file: %s\n", e.what());
-            return e.status() == MB_IO_ERROR ? 1 : 2;
-        }
-    } else if (const int rc = run_plan_script("stream-zmq", plan, qpos); rc != 0) {
-        return rc;
-    }
+    if (const int lc = load_motion_input("stream-zmq", in, qpos); lc != 0) return lc;
     try {
         serve::zmq_publisher_options po;
         po.endpoint     = zmq.zmq;

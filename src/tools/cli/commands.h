@@ -19,5 +19,6 @@ int cmd_serve(int argc, char ** argv);
 int cmd_download(int argc, char ** argv);
 int cmd_export_sonic(int argc, char ** argv);
 int cmd_stream_zmq(int argc, char ** argv);
+int cmd_bench(int argc, char ** argv);
 
 } // namespace mb::cli

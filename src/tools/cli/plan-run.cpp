@@ -7,7 +7,6 @@
 
 #include <motionbricks/motionbricks.hpp>
 
-#include <charconv>
 #include <cstdio>
 #include <optional>
 #include <set>
@@ -34,16 +33,8 @@ int parse_plan_option(const char * cmd, const std::string & a, const std::string
         in.style_paths.push_back(v);
     } else if (a == "--script") {
         in.script_path = v;
-    } else if (a == "--threads") {
-        int        t   = 0;
-        const auto res = std::from_chars(v.data(), v.data() + v.size(), t);
-        if (res.ec != std::errc() || res.ptr != v.data() + v.size() || t < 1 || t > 1024) {
-            std::fprintf(stderr, "motionbricks %s: --threads must be an integer 1..1024\n", cmd);
-            return -1;
-        }
-        in.threads = t;
     } else {
-        return 0;
+        return tools::parse_model_option(cmd, a, v, in.model);
     }
     return 1;
 }
@@ -57,7 +48,7 @@ int run_plan_script(const char * cmd, const plan_inputs & in, std::vector<float>
         return 2;
     }
     int                       load_exit = 0;
-    std::optional<mbx::model> model     = load_model(cmd, in.model_dir, in.threads, load_exit);
+    std::optional<mbx::model> model     = load_model(cmd, in.model_dir, in.model, load_exit);
     if (!model) return load_exit;
     std::vector<mbx::style> styles;
     std::set<std::string>   names;
@@ -115,6 +106,53 @@ int run_plan_script(const char * cmd, const plan_inputs & in, std::vector<float>
         const bool bad = e.status() == MB_INVALID_ARGUMENT;
         std::fprintf(stderr, "motionbricks %s: %s: %s\n", cmd, bad ? "bad script" : "planning failed", e.what());
         return bad ? 2 : 1;
+    }
+    return 0;
+}
+
+int parse_motion_input(const char * cmd, int argc, char ** argv, plan_inputs & in,
+                       const std::function<int(const std::string &, const std::string &)> & extra, int (*usage)()) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            usage();
+            return 0;
+        }
+        if (a.rfind("--", 0) != 0) {
+            if (!in.script_path.empty()) return usage();
+            in.script_path = a;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            std::fprintf(stderr, "motionbricks %s: '%s' needs a value\n", cmd, a.c_str());
+            return usage();
+        }
+        const std::string v = argv[++i];
+        int               r = 0;
+        if (a == "--qpos") {
+            in.qpos_path = v;
+        } else if ((r = parse_plan_option(cmd, a, v, in)) != 0 || (r = extra(a, v)) != 0) {
+            if (r < 0) return 2;
+        } else {
+            std::fprintf(stderr, "motionbricks %s: unknown option '%s'\n", cmd, a.c_str());
+            return usage();
+        }
+    }
+    if (in.qpos_path.empty() == in.script_path.empty()) return usage();
+    if (in.qpos_path.empty() && (in.model_dir.empty() || in.style_paths.empty())) return usage();
+    return -1;
+}
+
+int load_motion_input(const char * cmd, const plan_inputs & in, std::vector<float> & qpos) {
+    if (in.qpos_path.empty()) return run_plan_script(cmd, in, qpos);
+    const std::string & p   = in.qpos_path;
+    const bool          npz = p.size() > 4 && p.compare(p.size() - 4, 4, ".npz") == 0;
+    try {
+        const mbx::motion m = motionbricks::read_qpos_file(p, npz ? MB_QPOS_FORMAT_NPZ : MB_QPOS_FORMAT_CSV);
+        qpos.assign(m.mujoco_qpos().begin(), m.mujoco_qpos().end());
+    } catch (const mbx::error & e) {
+        std::fprintf(stderr, "motionbricks %s: bad qpos file: %s\n", cmd, e.what());
+        return e.status() == MB_IO_ERROR ? 1 : 2;
     }
     return 0;
 }
