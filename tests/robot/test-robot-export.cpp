@@ -9,6 +9,8 @@
 #include "tools/serve/sonic-stream.h"
 #ifdef MB_HAVE_ZMQ
 #include "tools/serve/zmq-publisher.h"
+
+#include <zmq.h>
 #endif
 
 #include <motionbricks/motionbricks.h>
@@ -16,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -328,6 +331,20 @@ TEST(ZmqPublisher, LoopbackOnlyUnlessAllowed) {
     const std::string msg(2000, 'x');
     for (int i = 0; i < 10000; ++i) p.send(msg.data(), msg.size());
     EXPECT_FALSE(p.wait_subscriber(10));
+    // a subscriber that never reads: 40 MB (far past its queue and the socket buffers) still goes
+    // out without blocking, the excess dropped
+    void * ctx = zmq_ctx_new();
+    void * sub = zmq_socket(ctx, ZMQ_SUB);
+    const int one = 1;
+    zmq_setsockopt(sub, ZMQ_RCVHWM, &one, sizeof one);
+    zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "", 0);
+    ASSERT_EQ(zmq_connect(sub, p.endpoint().c_str()), 0);
+    ASSERT_TRUE(p.wait_subscriber(5000));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 20000; ++i) EXPECT_TRUE(p.send(msg.data(), msg.size()));
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+    zmq_close(sub);
+    zmq_ctx_term(ctx);
 }
 #endif
 
