@@ -20,5 +20,7 @@ int cmd_download(int argc, char ** argv);
 int cmd_export_sonic(int argc, char ** argv);
 int cmd_stream_zmq(int argc, char ** argv);
 int cmd_bench(int argc, char ** argv);
+int cmd_sonic_parity(int argc, char ** argv);
+int cmd_bench_sonic(int argc, char ** argv);    // `bench sonic`
 
 } // namespace mb::cli

@@ -24,6 +24,7 @@ static const command k_commands[] = {
     {"plan", "plan --model DIR --style FILE.mbstyle [--style ...] --script SCRIPT.json --output MOTION.json [--format json|csv] [--threads N] [--device D] [--precision P]", cmd_plan},
     {"serve", "serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] [--device D] [--precision P] [--web DIR] [--max-peers N]", cmd_serve},
     {"bench", "bench --model DIR [--device D] [--precision P] [--threads N] [--tokens 6,10,16,0] [--batch 1,8] [--iterations 21]", cmd_bench},
+    {"sonic-parity", "sonic-parity MODEL.gguf FIXTURE.mbsonic [--device D] [--threads N] [--report-all]", cmd_sonic_parity},
     {"download", "download [--dir models] [--revision REV] [--base-url URL]", cmd_download},
     {"export-sonic", "export-sonic --out DIR (SCRIPT.json --model DIR --style FILE ... | --qpos FILE.csv|.npz) [--mjcf FILE]", cmd_export_sonic},
     {"stream-zmq", "stream-zmq (SCRIPT.json --model DIR --style FILE ... | --qpos FILE) [--zmq tcp://127.0.0.1:5556] [--zmq-topic pose] [--pace 1]", cmd_stream_zmq},
