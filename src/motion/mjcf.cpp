@@ -284,6 +284,10 @@ mjcf_model mjcf_parse(std::string_view xml, const std::string & origin) {
         } else if (worldbody_seen == 1 && tag.name == "freejoint") {
             if (enclosing_body < 0) fail(origin, tag.offset, "freejoint outside a body");
             bodies[enclosing_body].freejoint = true;
+        } else if (worldbody_seen == 1 && tag.name == "joint" && tag.get("type") && *tag.get("type") == "free") {
+            // MuJoCo's other spelling of <freejoint> (gear_sonic_deploy's g1_29dof.xml)
+            if (enclosing_body < 0) fail(origin, tag.offset, "free joint outside a body");
+            bodies[enclosing_body].freejoint = true;
         } else if (worldbody_seen == 1 && tag.name == "joint") {
             if (enclosing_body < 0) fail(origin, tag.offset, "joint outside a body");
             raw_joint j;

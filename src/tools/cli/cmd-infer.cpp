@@ -6,6 +6,7 @@
 // result is renamed into place.
 // --trace writes the library's taps of the same inference (mb_model_infer_traced).
 #include "format/regular-file.h"
+#include "tools/cli/motion-output.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/load-model.h"
 #include "tools/cli/infer-request.h"
@@ -170,9 +171,9 @@ struct trace_array {
 
 int usage() {
     std::fprintf(stderr,
-                 "usage: motionbricks infer --model DIR --request REQUEST.json --output RESULT.json %s "
-                 "[--trace DIR]\n",
-                 tools::k_model_options_usage);
+                 "usage: motionbricks infer --model DIR --request REQUEST.json --output RESULT.json|.csv|.npz %s "
+                 "[--trace DIR] %s\n",
+                 tools::k_model_options_usage, qpos_options_usage());
     return 2;
 }
 
@@ -181,6 +182,7 @@ int usage() {
 int cmd_infer(int argc, char ** argv) {
     std::string model_dir, request_path, output_path, trace_dir;
     tools::model_options mopt;
+    qpos_output qout;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (i + 1 >= argc) {
@@ -198,6 +200,8 @@ int cmd_infer(int argc, char ** argv) {
             output_path = v;
         } else if (a == "--trace") {
             trace_dir = v;
+        } else if (const int r = parse_qpos_option("infer", a, v, qout); r != 0) {
+            if (r < 0) return 2;
         } else {
             std::fprintf(stderr, "motionbricks infer: unknown option '%s'\n", a.c_str());
             return usage();
@@ -278,7 +282,11 @@ int cmd_infer(int argc, char ** argv) {
                                       {"finish", ms(MB_STAGE_FINISH)},   {"total", ms(MB_STAGE_TOTAL)}};
             write_atomic(trace_dir + "/trace.json", manifest.dump(1) + "\n");
         }
-        write_atomic(output_path, result_json(*res));
+        if (is_qpos_output(output_path)) {
+            write_qpos_output(output_path, res->mujoco_qpos().data, res->frame_count(), qout);
+        } else {
+            write_atomic(output_path, result_json(*res));
+        }
     } catch (const std::exception & e) {
         std::fprintf(stderr, "motionbricks infer: %s\n", e.what());
         return 1;

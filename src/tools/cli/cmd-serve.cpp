@@ -5,6 +5,7 @@
 #include "tools/cli/commands.h"
 #include "tools/serve/replay-recorder.h"
 #include "tools/serve/replay-server.h"
+#include "tools/cli/serve-robot.h"
 #include "tools/serve/server.h"
 
 #include <algorithm>
@@ -25,9 +26,9 @@ namespace fs = std::filesystem;
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] %s "
-                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60] [--record FILE.mbreplay]\n"
+                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60] [--record FILE.mbreplay] %s\n"
                          "       motionbricks serve --replay FILE.mbreplay | --comparison REPORT.json [--listen ...] [--web DIR] [--allow-host NAME ...]\n",
-                 tools::k_model_options_usage);
+                 tools::k_model_options_usage, serve_robot_usage());
     return 2;
 }
 
@@ -93,6 +94,7 @@ int cmd_serve(int argc, char ** argv) {
     std::string         model_dir, styles_dir, web_dir, replay_path, comparison_path, record_path;
     serve::server_options opt;
     tools::model_options mopt;
+    serve_robot_options robot;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -160,6 +162,8 @@ int cmd_serve(int argc, char ** argv) {
                 return 2;
             }
             opt.hub.reclaim_seconds = n;
+        } else if (const int r = parse_serve_robot_option(a, v, robot); r != 0) {
+            if (r < 0) return 2;
         } else {
             std::fprintf(stderr, "motionbricks serve: unknown option '%s'\n", a.c_str());
             return usage();
@@ -252,6 +256,13 @@ int cmd_serve(int argc, char ** argv) {
         recorder         = std::make_unique<serve::replay_recorder>(pl->skeleton());
         opt.hub.recorder = recorder.get();
     }
+    std::unique_ptr<serve::robot_tap> tap;   // outlives the server, whose hub calls it
+    try {
+        tap = make_robot_tap(robot, opt.hub);
+    } catch (const std::exception & e) {
+        std::fprintf(stderr, "motionbricks serve: %s\n", e.what());
+        return 2;
+    }
     serve::server srv(opt, *pl);
     try {
         srv.start();
@@ -279,7 +290,7 @@ int cmd_serve(int argc, char ** argv) {
             return 1;
         }
     }
-    return 0;
+    return finish_robot_tap(robot, tap.get()) ? 0 : 1;
 }
 
 } // namespace mb::cli

@@ -20,6 +20,8 @@ int cmd_download(int argc, char ** argv);
 int cmd_parity(int argc, char ** argv);
 int cmd_compare_reports(int argc, char ** argv);
 int cmd_replay_info(int argc, char ** argv);
+int cmd_export_sonic(int argc, char ** argv);
+int cmd_stream_zmq(int argc, char ** argv);
 int cmd_bench(int argc, char ** argv);
 int cmd_sonic_parity(int argc, char ** argv);
 int cmd_bench_sonic(int argc, char ** argv);    // `bench sonic`

@@ -29,6 +29,8 @@ static const command k_commands[] = {
     {"compare-reports", "compare-reports LEFT.json RIGHT.json --output C.json [--hardware NAME] [--driver TEXT] [--left-traces DIR --right-traces DIR]", cmd_compare_reports},
     {"replay-info", "replay-info REPLAY_FILE", cmd_replay_info},
     {"download", "download [--dir models] [--revision REV] [--base-url URL]", cmd_download},
+    {"export-sonic", "export-sonic --out DIR (SCRIPT.json --model DIR --style FILE ... | --qpos FILE.csv|.npz) [--mjcf FILE]", cmd_export_sonic},
+    {"stream-zmq", "stream-zmq (SCRIPT.json --model DIR --style FILE ... | --qpos FILE) [--zmq tcp://127.0.0.1:5556] [--zmq-topic pose] [--pace 1]", cmd_stream_zmq},
 };
 
 } // namespace mb::cli

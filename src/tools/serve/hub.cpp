@@ -378,6 +378,7 @@ void hub::advance_clock(clock::time_point now) {
                 style_marks_.pop_front();
             }
             if (opt_.recorder) opt_.recorder->frame(f, timeline_.at(f), shown_style_);
+            if (opt_.on_tick) opt_.on_tick(timeline_, tick_, epoch_);
             // drop frames well behind the clock (one frame always stays)
             timeline_.drop_before(f);
         }

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,6 +31,8 @@ struct hub_options {
     int    max_peers       = 8;     // WebSocket viewers at once
     double spectator_idle_seconds = 60;   // a spectator silent this long (pings aside) gives its slot to a refused viewer
     replay_recorder * recorder = nullptr; // serve --record: told each frame shown and each plan (borrowed)
+    // after every 50 Hz tick, on the hub thread (robot-tap.h: serve --zmq / --record-qpos); may be empty
+    std::function<void(const timeline & tl, int64_t tick, uint64_t epoch)> on_tick;
 };
 
 struct hub_stats {
