@@ -74,6 +74,7 @@ class Client:
     def __init__(self, host, port, timeout=60):
         self.host, self.port, self.timeout = host, port, timeout
         self.conn = None
+        self.retry = True   # one retry when a kept-alive connection turns out closed
 
     def close(self):
         if self.conn is not None:
@@ -95,7 +96,7 @@ class Client:
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
                 # a keep-alive connection the server closed while idle: one retry on a new one
                 self.close()
-                if attempt == 1:
+                if attempt == 1 or not self.retry:
                     raise
 
     # ---- health and metadata (protocol: 200 is true, 4xx false) ----
