@@ -20,7 +20,7 @@ lscpu | grep -E "Model name|^CPU\(s\)"
 t0=$(date +%s)
 cmake -G Ninja -B "$build" -DCMAKE_BUILD_TYPE=Release -DMB_CUDA=ON -DMB_SHARED_DIR="$shared" > "$log/configure.log" 2>&1 ||
     { tail -30 "$log/configure.log"; exit 1; }
-targets="motionbricks cuda-run test-cuda-backend test-backend-ops test-root-planner test-pose-planner test-vq-decoder test-predict test-agent"
+targets="motionbricks cuda-run test-cuda-backend test-backend-ops test-root-planner test-pose-planner test-vq-decoder test-predict test-agent test-sonic"
 cmake --build "$build" -j"$(nproc)" --target $targets > "$log/build.log" 2>&1 ||
     { grep -B2 -A12 -E "error|FAILED" "$log/build.log" | head -80; exit 1; }
 echo "== built in $(( $(date +%s) - t0 )) s"

@@ -126,6 +126,9 @@ public:
     // y[i] ← x[i] < 0 ? x[i]·slope : x[i] for i < n (PyTorch LeakyReLU)
     virtual void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) = 0;
 
+    // y[i] ← x[i] / (1 + exp(−x[i])) for i < n (PyTorch SiLU; large negative x gives −0, not NaN)
+    virtual void silu(bptr<const float> x, int64_t n, bptr<float> y) = 0;
+
     // ---- layout (y must not overlap an input) ---------------------------------------------------
 
     // y[i·ldy + j] ← x[i·ldx + j] for i < n, j < d; ldx 0 repeats row 0 of x (broadcast)

@@ -5,6 +5,7 @@
 #include "backend/cuda/cuda-kernels.h"
 #include "backend-test-util.h"
 #include "format/bundle.h"
+#include "format/error.h"
 #include "model/sampling.h"
 #include "motion/predict.h"
 
@@ -256,6 +257,23 @@ TEST(cuda_full_bundle, reduced_precision_report) {
                     "plans) max %.1f mm, p99 %.1f mm\n",
                     p == backend_precision::BACKEND_PRECISION_TF32 ? "TF32" : "BF16", same_n, total, same_tokens, total,
                     mx * 1e3, p99 * 1e3);
+    }
+}
+
+// a CUDA failure is MB_COMPUTE_FAILED, and the message says whether the model survives it
+TEST(cuda_backend, failures_are_compute_failed_and_say_if_the_model_survives) {
+    for (auto [e, survives] : {std::pair<cudaError_t, bool>{cudaErrorInvalidValue, true},
+                               {cudaErrorMemoryAllocation, true}, {cudaErrorIllegalAddress, false},
+                               {cudaErrorLaunchFailure, false}}) {
+        try {
+            mb::cuda::fail("test", e);
+            ADD_FAILURE() << "fail returned";
+        } catch (const mb::error & x) {
+            EXPECT_EQ(x.code(), mb::status::compute_failed);
+            const std::string m = x.what();
+            EXPECT_NE(m.find("cuda: test: "), std::string::npos) << m;
+            EXPECT_NE(m.find(survives ? "the model can still be used" : "free the model"), std::string::npos) << m;
+        }
     }
 }
 

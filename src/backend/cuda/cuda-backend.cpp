@@ -5,6 +5,7 @@
 // MB_PRECISION_TF32 runs products of 32+ rows on tensor cores.
 #include "backend/cuda/cuda-backend.h"
 
+#include "backend/cuda/cuda-blas.h"
 #include "backend/cuda/cuda-ops.h"
 
 #include <cuda_runtime.h>
@@ -20,12 +21,8 @@
 namespace mb {
 namespace {
 
-[[noreturn]] void fail(const char * what, cudaError_t e) {
-    throw std::runtime_error(std::string("cuda: ") + what + ": " + cudaGetErrorString(e));
-}
-
 void check(cudaError_t e, const char * what) {
-    if (e != cudaSuccess) fail(what, e);
+    if (e != cudaSuccess) cuda::fail(what, e);
 }
 
 // cudaMalloc that reports exhaustion as std::bad_alloc (the C ABI's MB_OUT_OF_MEMORY)
@@ -113,11 +110,14 @@ bool graphs_enabled() {
 class cuda_backend final : public backend {
 public:
     cuda_backend(int ordinal, backend_precision precision)
-        : ordinal_(ordinal), precision_(precision), ops_(make_ops(ordinal)), s_(ops_->stream()) {}
+        : ordinal_(ordinal), precision_(precision), ops_(make_ops(ordinal)), s_(ops_->stream()),
+          col_(device_alloc(k_col_floats * sizeof(float)), k_col_floats * sizeof(float)) {}
 
     ~cuda_backend() override {
         cudaSetDevice(ordinal_);
         for (auto & kv : graphs_) cudaGraphExecDestroy(kv.second);
+        if (s_) cudaStreamSynchronize(s_);
+        blas_.reset();
         ops_.reset();
     }
 
@@ -180,7 +180,9 @@ public:
         }
         auto it = graphs_.find(key);
         if (it == graphs_.end()) {
-            check(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+            // relaxed: a first product of many rows may open cuBLAS (and allocate its workspace)
+            // while the ops are being recorded
+            check(cudaStreamBeginCapture(s_, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
             cudaGraph_t g = nullptr;
             try {
                 ops();
@@ -214,6 +216,7 @@ public:
     void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) override {
         cuda::leaky_relu(x.p, n, slope, y.p, s_);
     }
+    void silu(bptr<const float> x, int64_t n, bptr<float> y) override { cuda::silu(x.p, n, y.p, s_); }
     void copy_rows(bptr<const float> x, int64_t ldx, int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
         cuda::copy_rows(x.p, ldx, n, d, y.p, ldy, s_);
     }
@@ -241,7 +244,12 @@ public:
     void linear(bptr<const float> x, int64_t n, int64_t n_in, bptr<const float> w, bptr<const float> b,
                 int64_t n_out, bptr<float> y) override {
         if (n <= 0 || n_out <= 0) return;
-        if (precision_ == backend_precision::BACKEND_PRECISION_TF32 && tf32_ok_ && n >= 32 &&
+        if (n > k_blas_min_rows && blas_ok()) {
+            const void * h = bf16_of(w.p);
+            void *       xb = h && n * n_in * 2 <= k_col_floats * int64_t(sizeof(float)) ? col_.base() : nullptr;
+            blas_->linear(x.p, n, n_in, w.p, xb ? h : nullptr, xb, n_out, y.p);
+            if (b) cuda::add_bias_rows(y.p, b.p, n, n_out, s_);
+        } else if (precision_ == backend_precision::BACKEND_PRECISION_TF32 && tf32_ok_ && n >= 32 &&
             cuda::linear_tf32_fits(n, n_in, n_out, x.p, w.p)) {
             cuda::linear_tf32(x.p, n, n_in, w.p, b.p, n_out, y.p, s_);
         } else if (const void * h = bf16_of(w.p)) {
@@ -261,7 +269,9 @@ public:
     void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bptr<const float> w, bptr<const float> b,
                 int64_t c_out, int64_t k, int64_t dilation, bptr<float> y) override {
         if (t <= 0 || c_out <= 0) return;
-        if (const void * h = bf16_of(w.p)) {
+        if (cuda::conv1d_col_fits(c_in, t, k, k_col_floats)) {
+            cuda::conv1d_col(x.p, c_in, t, w.p, bf16_of(w.p), b.p, c_out, k, dilation, y.p, col_.as<float>().p, s_);
+        } else if (const void * h = bf16_of(w.p)) {
             cuda::conv1d_skinny_bf16(x.p, c_in, t, h, b.p, c_out, k, dilation, y.p, s_);
         } else {
             ops_->conv1d(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p);
@@ -277,6 +287,16 @@ public:
     }
 
 private:
+    // cuBLAS, opened and given a handle the first time a product has this many rows or more
+    static constexpr int64_t k_blas_min_rows = 64;
+    bool blas_ok() {
+        if (!blas_tried_) {
+            blas_tried_ = true;
+            blas_ = std::make_unique<cuda::blas>(s_, precision_ == backend_precision::BACKEND_PRECISION_TF32);
+        }
+        return blas_->ok();
+    }
+
     const void * bf16_of(const float * w) const {
         return precision_ == backend_precision::BACKEND_PRECISION_BF16 ? bf16_registry().find(w) : nullptr;
     }
@@ -293,6 +313,12 @@ private:
     std::map<uint64_t, cudaGraphExec_t> graphs_;
     std::unique_ptr<cuda::device_ops> ops_;
     cudaStream_t                      s_;
+    // conv1d's im2col scratch, made with the object (a recording may hold no allocation); the
+    // networks' convolutions need at most 64 frames × 512 channels × 3 taps
+    static constexpr int64_t          k_col_floats = int64_t(1) << 20;
+    cuda_buffer                       col_;
+    bool                              blas_tried_ = false;
+    std::unique_ptr<cuda::blas>       blas_;
 };
 
 } // namespace
