@@ -2,7 +2,8 @@
 concurrent clients each send a fixed number of plans (binary tensors; it stops by itself, and
 each level is also cut at a time limit). Reports plans/s, p50/p99 latency seen by the client
 and frames/s per level, printed and written to $MB_WORK/load.json. MB_LOAD_BUNDLE picks another
-bundle (the figures in docs/DEPLOY.md are of the full-size one); MB_LOAD_PLANS the count."""
+bundle, MB_LOAD_PLANS the count, MB_LOAD_ARGS extra server options (--device cuda) and
+MB_LOAD_REPORT the report's file name."""
 
 import json
 import os
@@ -10,12 +11,17 @@ import threading
 import time
 
 import numpy as np
-import pytest
+
+try:
+    import pytest
+except ImportError:   # run as a script without pytest
+    pytest = None
 
 from service_fixture import Server, env, simple_inputs
 
 BUNDLE = env("MB_LOAD_BUNDLE") or env("MB_BUNDLE")
-pytestmark = pytest.mark.skipif(not BUNDLE, reason="skipped: the C ABI tests' small bundle is absent")
+if pytest:
+    pytestmark = pytest.mark.skipif(not BUNDLE, reason="skipped: the C ABI tests' small bundle is absent")
 PLANS = int(os.environ.get("MB_LOAD_PLANS", "96"))
 LEVEL_SECONDS = 60
 
@@ -62,12 +68,13 @@ def level(server, clients):
 
 
 def test_load_levels():
-    with Server(BUNDLE, None, threads=2) as s:
+    extra = os.environ.get("MB_LOAD_ARGS", "").split()   # e.g. --device cuda
+    with Server(BUNDLE, None, extra, threads=2) as s:
         s.client().infer("motionbricks", simple_inputs())
         rows = [level(s, n) for n in (1, 8, 32)]
         text = s.client().request("GET", "/metrics").body.decode()
-    report = {"bundle": BUNDLE, "threads": 2, "levels": rows}
-    with open(os.path.join(os.environ.get("MB_WORK", "."), "load.json"), "w") as f:
+    report = {"bundle": BUNDLE, "threads": 2, "args": extra, "levels": rows}
+    with open(os.path.join(os.environ.get("MB_WORK", "."), os.environ.get("MB_LOAD_REPORT", "load.json")), "w") as f:
         json.dump(report, f, indent=1)
     print()
     print("| clients | plans | plans/s | p50 ms | p99 ms | frames/s |")
@@ -76,3 +83,7 @@ def test_load_levels():
     for r in rows:
         assert r["plans"] > 0
     assert "motionbricks_batch_size_bucket" in text
+
+
+if __name__ == "__main__":   # without pytest
+    test_load_levels()
