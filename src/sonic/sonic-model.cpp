@@ -290,6 +290,13 @@ void sonic_model::encode(sonic_state & state, const float * obs, int64_t count, 
     }
     st.be->set(st.in, st.packed.data(), count * P);
     run_mlp(*st.be, st, p_->encoders[size_t(mode)], count, st.out.data(), "encoder_layer_", tap);
+    // finite weights can still overflow (the fuzzer's huge biases): a NaN latent would become a NaN token
+    for (int64_t i = 0; i < count * k_tokens; ++i) {
+        if (!std::isfinite(st.out[size_t(i)])) {
+            throw mb::error(mb::status::compute_failed, "sonic encode: the latent of row " + std::to_string(i / k_tokens) +
+                                                            " is not finite (the weights overflow)");
+        }
+    }
     for (int64_t i = 0; i < count * k_tokens; ++i) tokens[i] = fsq_token(st.out[size_t(i)]);
 }
 
@@ -300,6 +307,12 @@ void sonic_model::decode(sonic_state & state, const float * obs, int64_t count, 
     if (!problem.empty()) throw mb::error(mb::status::invalid_argument, "sonic decode: " + problem);
     st.be->set(st.in, obs, count * k_decoder_obs);
     run_mlp(*st.be, st, p_->decoder, count, actions, "decoder_layer_", tap);
+    for (int64_t i = 0; i < count * k_actions; ++i) {
+        if (!std::isfinite(actions[i])) {
+            throw mb::error(mb::status::compute_failed, "sonic decode: the actions of row " + std::to_string(i / k_actions) +
+                                                            " are not finite (the weights overflow)");
+        }
+    }
 }
 
 } // namespace mb::sonic

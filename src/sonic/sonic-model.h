@@ -69,6 +69,7 @@ public:
     // Linear output before SiLU (layer 4 is the raw latent)
     void encode(sonic_state & st, const float * obs, int64_t count, float * tokens, const tap_fn & tap = {}) const;
 
+    // Both throw mb::error(compute_failed) when the result is not finite (weights that overflow).
     // obs [count, 994] → actions [count, 29]; tap receives "decoder_layer_<k>" (layer 6 = actions)
     void decode(sonic_state & st, const float * obs, int64_t count, float * actions, const tap_fn & tap = {}) const;
 

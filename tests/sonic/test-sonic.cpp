@@ -5,6 +5,7 @@
 #include <motionbricks/sonic.h>
 
 #include "format/error.h"
+#include "format/bundle.h"
 #include "format/mbsonic.h"
 #include "sonic/sonic-model.h"
 #include "sonic-weights.h"
@@ -208,6 +209,40 @@ TEST(sonic_model, rejects_bad_files_and_inputs) {
     } catch (const mb::error & e) {
         EXPECT_EQ(e.code(), mb::status::incompatible_model);
         EXPECT_NE(std::string(e.what()).find("fsq64"), std::string::npos);
+    }
+    // finite weights that overflow (the fuzzer's first finding): NaN latents are a compute failure,
+    // not NaN tokens
+    {
+        std::vector<std::vector<float>> values;
+        std::vector<mb::bundle_tensor>  tensors;
+        for (const auto & t : table) {
+            if (t.gguf_name.rfind("encoder.", 0) != 0 && t.gguf_name.rfind("decoder.", 0) != 0) continue;
+            values.push_back(mb::test::sonic_weight_values(t, 1));
+            if (t.gguf_name == "encoder.0.bias" || t.gguf_name == "decoder.0.bias") {
+                for (float & v : values.back()) v = 3e38f;
+            }
+            tensors.push_back({t.gguf_name, mb::dtype::DTYPE_F32, t.shape, values.back().data()});
+        }
+        mb::gguf_write_kv a;
+        a.key  = "sonic.architecture";
+        a.type = mb::gguf_type::GGUF_TYPE_STRING;
+        a.str  = "g1-mode0-mlp-fsq32-v1";
+        const std::string huge = (fs::temp_directory_path() / "mb-sonic-huge.gguf").string();
+        mb::bundle_write_component(huge, "sonic", tensors, {std::string(40, '0'), std::string(64, '0')}, {a});
+        auto hm = sonic_model::load(huge, 1);
+        auto hs = hm->create_state();
+        std::vector<float> zeros(mb::sonic::k_encoder_obs, 0.0f), out(64, 7.0f);
+        for (int pass = 0; pass < 2; ++pass) {
+            try {
+                if (pass == 0) hm->encode(*hs, zeros.data(), 1, out.data());
+                else hm->decode(*hs, zeros.data(), 1, out.data());
+                ADD_FAILURE() << "overflowing weights gave a result";
+            } catch (const mb::error & e) {
+                EXPECT_EQ(e.code(), mb::status::compute_failed);
+                EXPECT_NE(std::string(e.what()).find("not finite"), std::string::npos) << e.what();
+            }
+        }
+        fs::remove(huge);
     }
     fs::resize_file(wrong, 4096);
     EXPECT_THROW(sonic_model::load(wrong), mb::error);
