@@ -49,7 +49,10 @@ def test_sigterm_under_load_loses_nothing():
     for t in threads:
         t.start()
     started.wait()
-    time.sleep(1.0)
+    # SIGTERM once the load runs (a count, not a time: a loaded CI machine answers slower)
+    deadline = time.time() + 60
+    while sum(ok) < CLIENTS and time.time() < deadline:
+        time.sleep(0.01)
     code, rest = s.stop()
     for t in threads:
         t.join(60)
@@ -62,4 +65,4 @@ def test_sigterm_under_load_loses_nothing():
     assert not other, other
     assert unanswered == 0 and accepted == answered
     assert sum(ok) == accepted
-    assert sum(ok) > CLIENTS   # the load ran before the signal
+    assert sum(ok) >= CLIENTS   # the load ran before the signal
