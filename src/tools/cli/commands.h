@@ -16,6 +16,7 @@ int cmd_dump(int argc, char ** argv);
 int cmd_infer(int argc, char ** argv);
 int cmd_plan(int argc, char ** argv);
 int cmd_serve(int argc, char ** argv);
+int cmd_serve_infer(int argc, char ** argv);
 int cmd_download(int argc, char ** argv);
 int cmd_parity(int argc, char ** argv);
 int cmd_compare_reports(int argc, char ** argv);

@@ -23,6 +23,7 @@ static const command k_commands[] = {
     {"infer", "infer --model DIR --request REQUEST.json --output RESULT.json [--threads N] [--device cpu|cuda|auto] [--precision f32|tf32|bf16] [--trace DIR]", cmd_infer},
     {"plan", "plan --model DIR --style FILE.mbstyle [--style ...] --script SCRIPT.json --output MOTION.json [--format json|csv] [--threads N] [--device D] [--precision P]", cmd_plan},
     {"serve", "serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] [--device D] [--precision P] [--web DIR] [--max-peers N] [--record FILE.mbreplay] | serve --replay FILE.mbreplay | serve --comparison REPORT.json", cmd_serve},
+    {"serve-infer", "serve-infer --model DIR [--styles DIR] [--listen 127.0.0.1:8000] [--threads N] [--batch-window-ms 2] [--max-batch 16] [--max-queue 256] [--drain-seconds 30] (Open Inference Protocol v2)", cmd_serve_infer},
     {"bench", "bench --model DIR [--device D] [--precision P] [--threads N] [--tokens 6,10,16,0] [--batch 1,8] [--iterations 21]", cmd_bench},
     {"sonic-parity", "sonic-parity MODEL.gguf FIXTURE.mbsonic [--device D] [--threads N] [--report-all]", cmd_sonic_parity},
     {"parity", "parity FIXTURE.mbparity --model DIR --styles DIR --report REPORT.json [--device cpu|cuda] [--threads N] [--trace-dir DIR]", cmd_parity},

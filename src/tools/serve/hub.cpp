@@ -431,6 +431,7 @@ void hub::emit_frame() {
     s += ",\"slow_ticks\":" + std::to_string(slow_ticks_) + "}";
     last_frame_ = std::make_shared<const std::string>(std::move(s));
     last_sent_  = clock::now();
+    ++frames_sent_;
     broadcast_pose(last_frame_);
 }
 

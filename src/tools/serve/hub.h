@@ -54,6 +54,10 @@ public:
     bool try_reserve_peer();
     void release_peer();
     int  peers() const { return peers_.load(); }   // slots held: viewers not yet destroyed
+    // for /metrics: frame messages broadcast, viewers dropped for not keeping up
+    void     count_dropped_viewer() { ++dropped_viewers_; }
+    uint64_t frames_sent() const { return frames_sent_.load(); }
+    uint64_t dropped_viewers() const { return dropped_viewers_.load(); }
 
     // a connected viewer; the hub answers with hello + a snapshot. Returns the viewer id
     uint64_t attach(std::shared_ptr<viewer_link> v, const std::string & resume_token);
@@ -65,6 +69,7 @@ public:
     hub_stats stats() const;
 
 private:
+    std::atomic<uint64_t> frames_sent_{0}, dropped_viewers_{0};
     using clock = std::chrono::steady_clock;
 
     struct event {
