@@ -3,6 +3,10 @@
 
 #ifdef MB_HAVE_ZMQ
 #include "tools/serve/zmq-publisher.h"
+#else
+namespace mb::serve {
+class zmq_publisher {};    // never made without ZeroMQ; complete so that an empty unique_ptr can be destroyed (as in robot-tap.cpp)
+} // namespace mb::serve
 #endif
 
 #include <motionbricks/motionbricks.hpp>
