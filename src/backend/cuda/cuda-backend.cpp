@@ -355,7 +355,7 @@ std::string cuda_device_problem(int ordinal) {
 
 std::unique_ptr<backend> backend_cuda_create(int ordinal, backend_precision precision) {
     const std::string problem = cuda_device_problem(ordinal);
-    if (!problem.empty()) throw std::runtime_error(problem);
+    if (!problem.empty()) throw backend_unavailable(problem);    // the GPU went away since the check
     return std::make_unique<cuda_backend>(ordinal, precision);
 }
 
