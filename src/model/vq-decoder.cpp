@@ -77,7 +77,7 @@ void vq_decoder::upload_conditions(backend & be, vq_decoder_state & st, int64_t 
 void vq_decoder::run_decoder(backend & be, vq_decoder_state & st, int64_t n, int64_t n_batch, bool has_target,
                              float * y) const {
     // [n, code_dim] → decoder → [4n, out_dim], computed on the n valid tokens of every lane
-    be.run_recorded(k_rec_vq | uint64_t(n_batch) << 8 | uint64_t(n) << 1 | (has_target ? 1u : 0u), [&] {
+    run_ops(be, {}, k_rec_vq | uint64_t(n_batch) << 8 | uint64_t(n) << 1 | (has_target ? 1u : 0u), [&] {
         dec.forward(be, st.codes, n, n, st.ext, st.tgt,
                     has_target ? bptr<const uint8_t>(st.has_tgt) : bptr<const uint8_t>(), st.y, st.dec, n_batch);
     });

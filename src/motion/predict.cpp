@@ -152,6 +152,7 @@ std::unique_ptr<predict_state> motion_model::create_state(int64_t lanes) const {
     s.ref.assign(L * 3, 0.0f);
     s.rin.assign(L, root_inputs{});
     s.rr.assign(L, root_result{});
+    for (root_result & r : s.rr) r.global_root.reserve(F * 5);    // the root planner assigns into it every plan
     s.pose_cond.assign(L * F * k_pose_feat_dim, 0.0f);
     s.has_pose_cond.assign(L * F, 0);
     s.has_tgt.assign(L * F, 0);
