@@ -42,9 +42,9 @@ void backend::linear(bptr<const float> x, int64_t n, int64_t n_in, bweight w, bp
 }
 
 void backend::conv1d(bptr<const float> x, int64_t c_in, int64_t t, bweight w, bptr<const float> b, int64_t c_out,
-                     int64_t k, int64_t dilation, bptr<float> y) {
+                     int64_t k, int64_t dilation, bptr<float> y, int64_t n_batch) {
     if (w.type != weight_type::WEIGHT_F32) no_weight_type(*this, w.type);
-    conv1d(x, c_in, t, bptr<const float>(static_cast<const float *>(w.p)), b, c_out, k, dilation, y);
+    conv1d(x, c_in, t, bptr<const float>(static_cast<const float *>(w.p)), b, c_out, k, dilation, y, n_batch);
 }
 
 const std::vector<backend_reg> & backend_registry() {

@@ -167,20 +167,20 @@ TEST(cpu_typed, the_default_backend_entry_refuses_reduced_weights) {
         void get_bytes(const void *, void *, size_t) override {}
         void fill_f32(int64_t, float, mb::bptr<float>) override {}
         void fill_i32(int64_t, int32_t, mb::bptr<int32_t>) override {}
-        void add(mb::bptr<const float>, mb::bptr<const float>, int64_t, mb::bptr<float>) override {}
+        void add(mb::bptr<const float>, mb::bptr<const float>, int64_t, mb::bptr<float>, int64_t) override {}
         void relu(mb::bptr<const float>, int64_t, mb::bptr<float>) override {}
         void leaky_relu(mb::bptr<const float>, int64_t, float, mb::bptr<float>) override {}
         void silu(mb::bptr<const float>, int64_t, mb::bptr<float>) override {}
         void copy_rows(mb::bptr<const float>, int64_t, int64_t, int64_t, mb::bptr<float>, int64_t) override {}
         void where_rows(mb::bptr<const uint8_t>, mb::bptr<const float>, int64_t, mb::bptr<const float>, int64_t,
                         int64_t, int64_t, mb::bptr<float>, int64_t) override {}
-        void transpose(mb::bptr<const float>, int64_t, int64_t, mb::bptr<float>) override {}
+        void transpose(mb::bptr<const float>, int64_t, int64_t, mb::bptr<float>, int64_t) override {}
         void mask_cols(int64_t, int64_t, int64_t, mb::bptr<float>) override {}
         void upsample2(mb::bptr<const float>, int64_t, int64_t, mb::bptr<float>) override {}
         void embed_heads(mb::bptr<const float>, int64_t, int64_t, int64_t, mb::bptr<const int32_t>, int64_t,
                          mb::bptr<float>) override {}
         void replace_frames(mb::bptr<const float>, mb::bptr<const uint8_t>, int64_t, int64_t, int64_t,
-                            mb::bptr<float>) override {}
+                            mb::bptr<float>, int64_t) override {}
         using mb::backend::linear;
         void linear(mb::bptr<const float>, int64_t, int64_t, mb::bptr<const float>, mb::bptr<const float>, int64_t,
                     mb::bptr<float>) override {
@@ -189,13 +189,13 @@ TEST(cpu_typed, the_default_backend_entry_refuses_reduced_weights) {
         void add_layer_norm(mb::bptr<float>, mb::bptr<const float>, int64_t, int64_t, mb::bptr<const float>,
                             mb::bptr<const float>, float) override {}
         void attention(mb::bptr<const float>, int64_t, int64_t, int64_t, mb::bptr<const uint8_t>,
-                       mb::bptr<float>) override {}
+                       mb::bptr<float>, int64_t) override {}
         using mb::backend::conv1d;
         void conv1d(mb::bptr<const float>, int64_t, int64_t, mb::bptr<const float>, mb::bptr<const float>, int64_t,
-                    int64_t, int64_t, mb::bptr<float>) override {}
+                    int64_t, int64_t, mb::bptr<float>, int64_t) override {}
         void sample_codes(mb::bptr<const float>, int64_t, int64_t, mb::bptr<const float>, mb::bptr<int32_t>,
                           mb::bptr<float>) override {}
-        void remask_lowest(mb::bptr<const float>, int64_t, int64_t, int32_t, mb::bptr<int32_t>) override {}
+        void remask_lowest(mb::bptr<const float>, int64_t, int64_t, int32_t, mb::bptr<int32_t>, int64_t) override {}
         int f32_calls = 0;
     } be;
     std::vector<float> w(4);

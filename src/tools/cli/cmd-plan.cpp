@@ -22,6 +22,7 @@
 #include "format/regular-file.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/load-model.h"
+#include "tools/cli/motion-output.h"
 #include "tools/cli/plan-script.h"
 
 #include <motionbricks/motionbricks.hpp>
@@ -35,6 +36,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -140,8 +142,9 @@ private:
 // the frames shown, streamed: JSON arrays per field, or CSV rows of qpos
 class shown_frames {
 public:
-    shown_frames(bool csv, std::FILE * out) : csv_(csv), out_(out) {
-        if (!csv_) {
+    // keep: collect the qpos rows there instead of writing (a .csv/.npz output, motion-output.h)
+    shown_frames(bool csv, std::FILE * out, std::vector<float> * keep = nullptr) : csv_(csv), out_(out), keep_(keep) {
+        if (!csv_ && !keep_) {
             root_ = std::make_unique<section>();
             local_ = std::make_unique<section>();
             joints_ = std::make_unique<section>();
@@ -155,6 +158,10 @@ public:
     void add(const mbx::motion & m, uint64_t f) {
         const float * q = m.mujoco_qpos().data + f * k_qpos;
         ++frames_;
+        if (keep_) {
+            keep_->insert(keep_->end(), q, q + k_qpos);
+            return;
+        }
         if (csv_) {
             char buf[32];
             for (int c = 0; c < k_qpos; ++c) {
@@ -171,7 +178,7 @@ public:
         qpos_->put(rows(q, 1, k_qpos)[0].dump());
     }
     void add_plan(const mbx::motion & plan) {
-        if (csv_) return;
+        if (csv_ || keep_) return;
         json targets = json::array();
         for (int f = 0; f < k_targets; ++f) targets.push_back(rows(plan.target_joint_positions().data + size_t(f) * k_joints * 3, k_joints, 3));
         const json p = {{"first_frame", frames_}, {"frames", plan.frame_count()}, {"style", plan.style_name()},
@@ -182,6 +189,7 @@ public:
     // CSV rows went out as they came
     void finish(const mbx::model & model) {
         std::FILE * out = out_;
+        if (keep_) return;
         if (csv_) {
             flush_csv();
             return;
@@ -216,6 +224,7 @@ private:
 
     bool                     csv_;
     std::FILE *              out_;
+    std::vector<float> *     keep_   = nullptr;
     int64_t                  frames_ = 0;
     std::string              csv_text_;
     std::unique_ptr<section> root_, local_, joints_, qpos_, plans_;
@@ -223,7 +232,8 @@ private:
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks plan --model DIR --style FILE.mbstyle [--style FILE ...] --script SCRIPT.json "
-                         "--output MOTION.json [--format json|csv] %s\n", tools::k_model_options_usage);
+                         "--output MOTION.json|.csv|.npz [--format json|csv] %s %s\n", tools::k_model_options_usage,
+                 qpos_options_usage());
     return 2;
 }
 
@@ -258,6 +268,8 @@ int cmd_plan(int argc, char ** argv) {
     std::string              model_dir, script_path, output_path, format = "json";
     std::vector<std::string> style_paths;
     tools::model_options     mopt;
+    bool                     format_given = false;
+    qpos_output              qout;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (i + 1 >= argc) {
@@ -280,7 +292,10 @@ int cmd_plan(int argc, char ** argv) {
                 std::fprintf(stderr, "motionbricks plan: --format must be json or csv\n");
                 return 2;
             }
-            format = v;
+            format       = v;
+            format_given = true;
+        } else if (const int r = parse_qpos_option("plan", a, v, qout); r != 0) {
+            if (r < 0) return 2;
         } else {
             std::fprintf(stderr, "motionbricks plan: unknown option '%s'\n", a.c_str());
             return usage();
@@ -332,8 +347,12 @@ int cmd_plan(int argc, char ** argv) {
         const int left = find_style(styles, "walk_left"), right = find_style(styles, "walk_right");
         if (left >= 0 && right >= 0) ag.set_sidestep_styles(styles[size_t(left)], styles[size_t(right)]);
 
-        atomic_output out(output_path);
-        shown_frames  shown(format == "csv", out.file());
+        // .csv / .npz without --format: a qpos file for robot tools (motion-output.h)
+        const bool                   to_qpos = !format_given && is_qpos_output(output_path);
+        std::vector<float>           qpos;
+        std::optional<atomic_output> out;
+        if (!to_qpos) out.emplace(output_path);
+        shown_frames shown(format == "csv", out ? out->file() : nullptr, to_qpos ? &qpos : nullptr);
         mbx::motion   playing      = ag.history();   // what the cursor moves through
         uint64_t      plan_counter = 0;
         for (size_t si = 0; si < script.size(); ++si) {
@@ -362,7 +381,11 @@ int cmd_plan(int argc, char ** argv) {
         }
         frames = shown.count();
         shown.finish(*model);
-        out.commit();
+        if (out) {
+            out->commit();
+        } else {
+            write_qpos_output(output_path, qpos.data(), uint64_t(frames), qout);
+        }
     } catch (const mbx::error & e) {
         const bool bad = e.status() == MB_INVALID_ARGUMENT;   // a command the library refuses
         std::fprintf(stderr, "motionbricks plan: %s: %s\n", bad ? "bad script" : "planning failed", e.what());

@@ -1,5 +1,6 @@
 // the stream hub: timeline, tick clock, planning schedule, ownership and fan-out
 #include "tools/serve/hub.h"
+#include "tools/serve/replay-recorder.h"
 
 #include "tools/serve/tokens.h"
 
@@ -376,6 +377,8 @@ void hub::advance_clock(clock::time_point now) {
                 shown_style_ = style_marks_.front().style;
                 style_marks_.pop_front();
             }
+            if (opt_.recorder) opt_.recorder->frame(f, timeline_.at(f), shown_style_);
+            if (opt_.on_tick) opt_.on_tick(timeline_, tick_, epoch_);
             // drop frames well behind the clock (one frame always stays)
             timeline_.drop_before(f);
         }
@@ -428,6 +431,7 @@ void hub::emit_frame() {
     s += ",\"slow_ticks\":" + std::to_string(slow_ticks_) + "}";
     last_frame_ = std::make_shared<const std::string>(std::move(s));
     last_sent_  = clock::now();
+    ++frames_sent_;
     broadcast_pose(last_frame_);
 }
 
@@ -591,6 +595,7 @@ void hub::on_result(plan_result & r) {
     last_plan_idle_ = in_flight_idle_;
     ++revision_;
     style_marks_.push_back({at, r.style});
+    if (opt_.recorder) opt_.recorder->plan(at, r.style, int(frames), r.target_joints);
     targets_msg_ = make_targets(&r);
     broadcast_reliable(targets_msg_);
     for (int64_t s : seqs) {
