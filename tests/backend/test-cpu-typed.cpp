@@ -328,6 +328,14 @@ TEST(cpu_typed, isa_names_of_the_environment_variable) {
     }
     setenv("MB_CPU_ISA", "sse9", 1);
     EXPECT_THROW(mb::cpu::gemm_isa_from_env(), std::runtime_error);
+    // unset: the best level up to avx512-vnni (avx512-bf16 is opt-in)
+    unsetenv("MB_CPU_ISA");
+    const gemm_isa def = mb::cpu::gemm_isa_from_env();
+    EXPECT_TRUE(mb::cpu::gemm_isa_supported(def));
+    EXPECT_LE(def, gemm_isa::GEMM_ISA_AVX512_VNNI);
+    if (mb::cpu::gemm_isa_supported(gemm_isa::GEMM_ISA_AVX512_VNNI)) {
+        EXPECT_EQ(def, gemm_isa::GEMM_ISA_AVX512_VNNI);
+    }
     if (old) setenv("MB_CPU_ISA", saved.c_str(), 1);
     else unsetenv("MB_CPU_ISA");
 }

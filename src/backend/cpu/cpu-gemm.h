@@ -20,12 +20,13 @@ enum class gemm_isa : uint32_t {
     GEMM_ISA_AVX512_BF16 = 4,    // + BF16 weights on bfloat16-rounded activations (vdpbf16ps)
 };
 
-// the best one this CPU has, or the one the environment variable MB_CPU_ISA names
-// (scalar, avx2, avx512, avx512-vnni, avx512-bf16: to run the test suites through each path); read
-// once. Throws std::runtime_error for a name it does not know or an ISA this CPU lacks
+// the best one this CPU has up to avx512-vnni (avx512-bf16 measured slower: opt-in), or the one the
+// environment variable MB_CPU_ISA names (scalar, avx2, avx512, avx512-vnni, avx512-bf16: to run the
+// test suites through each path); read once. Throws std::runtime_error for a name it does not know
+// or an ISA this CPU lacks
 gemm_isa    gemm_isa_default();
 const char * gemm_isa_name(gemm_isa isa);
-// MB_CPU_ISA read now (gemm_isa_default caches it): the best ISA when unset or empty
+// MB_CPU_ISA read now (gemm_isa_default caches it): the default level when unset or empty
 gemm_isa    gemm_isa_from_env();
 // the name's ISA; false for a name that is none
 bool        gemm_isa_parse(const char * name, gemm_isa & isa);
