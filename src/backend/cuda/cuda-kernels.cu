@@ -565,6 +565,15 @@ void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, co
     check_launch("linear_skinny");
 }
 
+void linear_f32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,
+                cudaStream_t s) {
+    if (linear_tiled_fits(n, n_in, x, w)) {
+        linear_tiled(x, n, n_in, w, b, n_out, y, 0, s);
+    } else {
+        linear_skinny(x, n, n_in, w, b, n_out, y, s);
+    }
+}
+
 void linear_skinny_bf16(const float * x, int64_t n, int64_t n_in, const void * w, const float * b, int64_t n_out,
                         float * y, cudaStream_t s) {
     skinny<SKINNY_LINEAR>(x, n, n_in, static_cast<const __nv_bfloat16 *>(w), b, n_out, y, conv_geom{}, s);
@@ -616,6 +625,8 @@ void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const
     if (w_bf16) {
         skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, static_cast<const __nv_bfloat16 *>(w_bf16), b, c_out, y,
                                 g, s);
+    } else if (linear_tiled_fits(n_batch * t, c_in * k, col, w)) {
+        linear_tiled(col, n_batch * t, c_in * k, w, b, c_out, y, t, s);    // the skinny kernel's bits
     } else {
         skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, w, b, c_out, y, g, s);
     }
