@@ -99,7 +99,17 @@ if [ "$plan" = quick ]; then
     mbb cuda-f32-batch 25 "$mb" bench --model "$full" --device cuda --precision f32 --batch 8,64,256,1024 $big
     mbb cuda-f32-cublas 15 MB_CUDA_F32_CUBLAS=1 "$mb" bench --model "$full" --device cuda --precision f32 --batch 64,256,1024 $big
     mbb cuda-tf32-batch 12 "$mb" bench --model "$full" --device cuda --precision tf32 --batch 256,1024 $big
+    # batch one with other row tiles of the skinny kernel, and the tiled kernel from 17 rows on
+    # (the same bits: only the speed differs)
+    mbb cuda-f32-r4 8 MB_CUDA_SKINNY_ROWS=4 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
+    mbb cuda-f32-r8 8 MB_CUDA_SKINNY_ROWS=8 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
+    mbb cuda-f32-t17 10 MB_CUDA_TILED_ROWS=17 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1,8
     mbb cuda-f32-4096 25 "$mb" bench --model "$full" --device cuda --precision f32 --batch 4096 --iterations 3 --warmup 1
+    if time_for 40 "compute-sanitizer memcheck on linear_every_path"; then
+        timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/backend/test-cuda-backend" \
+            --gtest_filter='backends.linear_every_path' > "$log/san-linear-memcheck.log" 2>&1
+        echo "linear_every_path memcheck exit $?: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$log/san-linear-memcheck.log" | head -3 | tr '\n' ' ')"
+    fi
 else
     mbb cpu16 60 "$mb" bench --model "$full" --device cpu --batch 1 --iterations 21
     mbb cuda-f32 20 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1,8,64

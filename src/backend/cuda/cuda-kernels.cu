@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -220,12 +221,24 @@ void launch_skinny(const float * x, int64_t n, int64_t K, const WT * w, const fl
     }
 }
 
+// MB_CUDA_SKINNY_ROWS=4|8|16: that row tile for every product, to compare speeds (a tile's
+// shape does not change any output's sums)
+int forced_skinny_rows() {
+    static const int r = [] {
+        const char * v = std::getenv("MB_CUDA_SKINNY_ROWS");
+        const int    i = v ? std::atoi(v) : 0;
+        return i == 4 || i == 8 || i == 16 ? i : 0;
+    }();
+    return r;
+}
+
 template <int MODE, class WT>
 void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b, int64_t N, float * y,
             conv_geom g, cudaStream_t s) {
-    if (n <= 4) {
+    const int rows = forced_skinny_rows() ? forced_skinny_rows() : n <= 4 ? 4 : n <= 8 ? 8 : 16;
+    if (rows == 4) {
         launch_skinny<4, 8, MODE>(x, n, K, w, b, N, y, g, s);
-    } else if (n <= 8) {
+    } else if (rows == 8) {
         launch_skinny<8, 4, MODE>(x, n, K, w, b, N, y, g, s);
     } else {
         launch_skinny<16, 2, MODE>(x, n, K, w, b, N, y, g, s);

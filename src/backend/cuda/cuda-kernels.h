@@ -28,8 +28,8 @@ inline bool skinny_vectorised(int64_t K, const void * x, const void * w) {
 // the F32 product of many rows (fused batches) in tiles of 32 or 64 rows × 64 outputs, summing
 // every output in the skinny kernel's order: each output gets the bits linear_skinny gives it,
 // whatever n (lanes of a batch equal requests run alone). Where linear_tiled_fits (n above
-// k_skinny_max_rows, K ≤ 8192 with 16-byte loads, ≤ 2048 without); conv_t > 0: x is the
-// conv's im2col [n_batch·conv_t, K] and y NCW, as conv1d_col
+// k_skinny_max_rows or MB_CUDA_TILED_ROWS − 1, K ≤ 8192 with 16-byte loads, ≤ 2048 without);
+// conv_t > 0: x is the conv's im2col [n_batch·conv_t, K] and y NCW, as conv1d_col
 constexpr int64_t k_skinny_max_rows = 64;
 bool linear_tiled_fits(int64_t n, int64_t K, const float * x, const float * w);
 void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,

@@ -12,6 +12,8 @@
 // Float addition is commutative bit for bit, so which partner comes first does not matter.
 #include "backend/cuda/cuda-kernels.h"
 
+#include <cstdlib>
+
 namespace mb::cuda {
 namespace {
 
@@ -211,8 +213,19 @@ void launch_tiled(const float * x, int64_t n, int64_t K, const float * w, const 
 
 } // namespace
 
+// MB_CUDA_TILED_ROWS=N: the tiled kernel from N rows on (default k_skinny_max_rows + 1), to
+// compare speeds (the bits are the same either way)
+int64_t tiled_min_rows() {
+    static const int64_t r = [] {
+        const char * v = std::getenv("MB_CUDA_TILED_ROWS");
+        const long   i = v ? std::atol(v) : 0;
+        return i > 0 ? int64_t(i) : k_skinny_max_rows + 1;
+    }();
+    return r;
+}
+
 bool linear_tiled_fits(int64_t n, int64_t K, const float * x, const float * w) {
-    return n > k_skinny_max_rows && tiled_chunks(K, skinny_vectorised(K, x, w) ? 4 : 1) <= k_max_chunks;
+    return n >= tiled_min_rows() && tiled_chunks(K, skinny_vectorised(K, x, w) ? 4 : 1) <= k_max_chunks;
 }
 
 void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
