@@ -101,6 +101,14 @@ if [ "$plan" = quick ]; then
     mbb cuda-tf32-batch 12 "$mb" bench --model "$full" --device cuda --precision tf32 --batch 256,1024 $big
     # batch one with other row tiles of the skinny kernel, and the tiled kernel from 17 rows on
     # (the same bits: only the speed differs)
+    mbb cuda-f32-pdl 8 MB_CUDA_PDL=1 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
+    if time_for 30 "parity suites with MB_CUDA_PDL=1"; then
+        (cd "$build" && MB_CUDA_PDL=1 ctest -R 'cuda\.test-(root-planner|pose-planner|vq-decoder|predict|predict-batch)$' -j4 \
+            --timeout 60) > "$log/ctest-pdl.log" 2>&1
+        echo "MB_CUDA_PDL=1: $(grep -E 'tests passed|tests failed' "$log/ctest-pdl.log")"
+        grep -E "\*\*\*Failed|Failure" "$log/ctest-pdl.log" | head -5
+    fi
+    mbb cuda-f32-r32 8 MB_CUDA_SKINNY_ROWS=32 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
     mbb cuda-f32-r4 8 MB_CUDA_SKINNY_ROWS=4 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
     mbb cuda-f32-r8 8 MB_CUDA_SKINNY_ROWS=8 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
     mbb cuda-f32-t17 10 MB_CUDA_TILED_ROWS=17 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1,8
