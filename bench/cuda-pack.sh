@@ -30,7 +30,7 @@ if [ -n "$build" ]; then
         [ -x "$build/$p" ] || { echo "cuda-pack: $build/$p is not built" >&2; exit 1; }
         echo "$build/$p" >> "$list"
     done
-    find "$build" -maxdepth 1 -name 'libmotionbricks.so*' >> "$list"
+    find "$build" -name 'libmotionbricks.so*' -not -path '*/CMakeFiles/*' >> "$list"
     find "$build" \( -name CTestTestfile.cmake -o -name '*_include.cmake' -o -name '*_tests.cmake' \) >> "$list"
     tar -czf .gpu/build.tgz -T "$list"
     rm -f "$list"

@@ -50,7 +50,9 @@ if [ -z "$build" ] && [ -f .gpu/build.tgz ]; then
 fi
 if [ -z "$build" ] || [ ! -x "$build/motionbricks" ]; then
     build=${build:-build/cuda}
+    # the python3 on PATH (the GPU image's /usr/bin/python3 has no numpy)
     cmake -G Ninja -B "$build" -DCMAKE_BUILD_TYPE=Release -DMB_CUDA=ON -DMB_SHARED_DIR="$shared" \
+        -DMB_PYTHON="$(command -v python3)" \
         > "$log/configure.log" 2>&1 || { tail -30 "$log/configure.log"; exit 1; }
     cmake --build "$build" -j"$(nproc)" --target $targets > "$log/build.log" 2>&1 ||
         { grep -B2 -A12 -E "error|FAILED" "$log/build.log" | head -80; exit 1; }

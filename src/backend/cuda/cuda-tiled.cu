@@ -45,14 +45,13 @@ __device__ __forceinline__ void each(F f) {
 }
 
 // TM rows × 4 columns per thread, 16 × 16 threads. CW: 4 (16-byte loads, K % 4 == 0) or 1.
-// conv_t > 0 (the conv's im2col rows): row r is position r mod conv_t of lane r / conv_t, and
-// y is NCW. nj: chunks of the longest leaf; slot s of the walk is chunk s mod nj of leaf s / nj.
+// nj: chunks of the longest leaf; slot s of the walk is chunk s mod nj of leaf s / nj.
 // Dynamic shared memory: per slot its k (−1: past K, the leaf has fewer chunks) and the leaf's
 // lane position when the slot ends the leaf (−1 otherwise)
 template <int TM, int CW>
 __global__ void __launch_bounds__(256) linear_tiled_kernel(const float * __restrict__ x, int n, int K,
                                                           const float * __restrict__ w, const float * __restrict__ b,
-                                                          int N, float * __restrict__ y, int conv_t, int nj) {
+                                                          int N, float * __restrict__ y, int nj) {
     constexpr int BM = 16 * TM, KS = k_slots * CW;
     constexpr int XL = BM * k_slots / 256, WL = k_bn * k_slots / 256;    // chunks each thread loads
     static_assert(XL >= 1 && WL >= 1, "every thread loads");
@@ -192,23 +191,21 @@ __global__ void __launch_bounds__(256) linear_tiled_kernel(const float * __restr
     for (int i = 0; i < TM; ++i) {
         const int r = row0 + ty * TM + i;
         if (r >= n) continue;
-        const int ln = conv_t > 0 ? r / conv_t : 0;
 #pragma unroll
         for (int jj = 0; jj < 4; ++jj) {
             const int o = col0 + tx * 4 + jj;
             if (o >= N) continue;
-            const size_t at = conv_t > 0 ? ((size_t) ln * N + o) * conv_t + (r - ln * conv_t) : (size_t) r * N + o;
-            y[at]           = tot[i][jj] + (b ? b[o] : 0.0f);
+            y[(size_t) r * N + o] = tot[i][jj] + (b ? b[o] : 0.0f);
         }
     }
 }
 
 template <int TM, int CW>
 void launch_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
-                  int64_t conv_t, cudaStream_t s) {
+                  cudaStream_t s) {
     const int  nj = tiled_chunks(K, CW);
     const dim3 grid((unsigned) ((N + k_bn - 1) / k_bn), (unsigned) ((n + 16 * TM - 1) / (16 * TM)));
-    linear_tiled_kernel<TM, CW><<<grid, 256, tab_bytes(nj), s>>>(x, (int) n, (int) K, w, b, (int) N, y, (int) conv_t, nj);
+    linear_tiled_kernel<TM, CW><<<grid, 256, tab_bytes(nj), s>>>(x, (int) n, (int) K, w, b, (int) N, y, nj);
 }
 
 } // namespace
@@ -229,14 +226,14 @@ bool linear_tiled_fits(int64_t n, int64_t K, const float * x, const float * w) {
 }
 
 void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
-                  int64_t conv_t, cudaStream_t s) {
+                  cudaStream_t s) {
     if (n <= 0 || N <= 0) return;
     // 64-row tiles where they fill the H200's 132 multiprocessors twice, else 32-row tiles
     const bool big = ((n + 63) / 64) * ((N + k_bn - 1) / k_bn) >= 264;
     if (skinny_vectorised(K, x, w)) {
-        big ? launch_tiled<4, 4>(x, n, K, w, b, N, y, conv_t, s) : launch_tiled<2, 4>(x, n, K, w, b, N, y, conv_t, s);
+        big ? launch_tiled<4, 4>(x, n, K, w, b, N, y, s) : launch_tiled<2, 4>(x, n, K, w, b, N, y, s);
     } else {
-        big ? launch_tiled<4, 1>(x, n, K, w, b, N, y, conv_t, s) : launch_tiled<2, 1>(x, n, K, w, b, N, y, conv_t, s);
+        big ? launch_tiled<4, 1>(x, n, K, w, b, N, y, s) : launch_tiled<2, 1>(x, n, K, w, b, N, y, s);
     }
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) fail("linear_tiled", e);
