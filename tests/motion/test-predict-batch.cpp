@@ -2,8 +2,9 @@
 // requests (forced and predicted durations, argmax and seeded or replayed Gumbel, 1–4
 // decoding steps, end-target skipping, restricted durations) give every request exactly
 // what it gives alone: token counts and tokens exact, features within 1e-5 (bitwise on the
-// CPU, where a lane's rows go through the same kernels in the same order). Runs on the
-// device MB_TEST_DEVICE picks, on the reference-small weights
+// CPU and on CUDA in F32, whose kernels sum every output in an order that does not depend on
+// the row count; the largest difference seen is printed). Runs on the device MB_TEST_DEVICE
+// picks, on the reference-small weights
 #include "predict-fixtures.h"
 #include "support/test-paths.h"
 
