@@ -54,7 +54,7 @@ def prepare(upstream_dir):
         if _missing(name):
             _load_standin(name)
             used.append({"package": name, "why": why + " (stand-in: " + os.path.relpath(
-                os.path.join(STANDINS, name), os.path.dirname(HERE)) + ")"})
+                os.path.join(STANDINS, name), os.path.dirname(os.path.dirname(HERE))) + ")"})
     import torch
     from torch_compat import apply as apply_torch_compat
     backports = apply_torch_compat()

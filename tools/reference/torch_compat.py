@@ -8,10 +8,14 @@ def _major():
     return int(torch.__version__.split(".")[0])
 
 
+_applied = []
+
+
 def apply():
-    if _major() >= 2:
-        return []
-    done = []
+    """Idempotent; returns the backports in force."""
+    if _major() >= 2 or _applied:
+        return list(_applied)
+    done = _applied
     sched = torch.optim.lr_scheduler
     if not hasattr(sched, "LRScheduler"):
         # evaluated in the models' __init__ annotations; the public name of _LRScheduler since 2.0
@@ -19,7 +23,7 @@ def apply():
         done.append("torch.optim.lr_scheduler.LRScheduler (alias of _LRScheduler)")
     done.append(_padded_encoder_output())
     done.append(_int32_indices())
-    return done
+    return list(done)
 
 
 def _padded_encoder_output():
