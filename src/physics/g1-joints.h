@@ -29,7 +29,7 @@ constexpr int k_scene_of_body[k_body_joints] = {0,  1,  2,  3,  4,  5,  6,  7,  
                                                 15, 16, 17, 18, 19, 20, 21, 29, 30, 31, 32, 33, 34, 35};
 constexpr int k_scene_of_hand[2 * k_hand_joints] = {22, 23, 24, 25, 26, 27, 28, 36, 37, 38, 39, 40, 41, 42};
 
-// deploy:38-64 motor constants; gains from a critically damped 10 Hz model
+// deploy:40-65 motor constants; gains from a critically damped 10 Hz model
 constexpr double k_armature_5020    = 0.003609725;
 constexpr double k_armature_7520_14 = 0.010177520;
 constexpr double k_armature_7520_22 = 0.025101925;
@@ -38,7 +38,6 @@ constexpr double k_natural_freq     = 10 * 2.0 * 3.1415926535;   // upstream's o
 constexpr double k_damping_ratio    = 2;
 constexpr double k_effort_5020 = 25.0, k_effort_7520_14 = 88.0, k_effort_7520_22 = 139.0, k_effort_4010 = 5.0;
 
-// one motor type per MuJoCo body joint (deploy:109-207 comments)
 enum class motor : uint8_t { M5020, M7520_14, M7520_22, M4010 };
 
 constexpr double motor_armature(motor m) {
@@ -49,11 +48,11 @@ constexpr double motor_effort(motor m) {
     return m == motor::M5020 ? k_effort_5020 : m == motor::M7520_14 ? k_effort_7520_14
          : m == motor::M7520_22 ? k_effort_7520_22 : k_effort_4010;
 }
-// deploy:48-57 stiffness = armature · ω², damping = 2 · ζ · armature · ω
+// deploy:50-59 stiffness = armature · ω², damping = 2 · ζ · armature · ω
 constexpr double motor_stiffness(motor m) { return motor_armature(m) * k_natural_freq * k_natural_freq; }
 constexpr double motor_damping(motor m)   { return 2.0 * k_damping_ratio * motor_armature(m) * k_natural_freq; }
 
-// deploy:109-207 per MuJoCo body joint: hip pitch/roll and knee 7520-22, hip yaw and waist yaw 7520-14,
+// deploy:109-207 (the per-joint comments) per MuJoCo body joint: hip pitch/roll and knee 7520-22, hip yaw and waist yaw 7520-14,
 // wrist pitch/yaw 4010, the rest 5020
 constexpr motor k_motor[k_body_joints] = {
     motor::M7520_22, motor::M7520_22, motor::M7520_14, motor::M7520_22, motor::M5020, motor::M5020,   // left leg
@@ -64,7 +63,7 @@ constexpr motor k_motor[k_body_joints] = {
     motor::M5020,    motor::M5020,    motor::M5020,    motor::M5020,    motor::M5020,                 // right arm
     motor::M4010,    motor::M4010,
 };
-// deploy:147-190: ankles and waist roll/pitch have twice the gains (their action scale is unchanged)
+// deploy:148-158 and 182-192: ankles and waist roll/pitch have twice the gains (their action scale is unchanged)
 constexpr double k_gain_factor[k_body_joints] = {1, 1, 1, 1, 2, 2, 1, 1, 1, 1, 2, 2, 1, 2, 2,
                                                  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
@@ -83,11 +82,11 @@ template <typename T, typename F> constexpr std::array<T, k_body_joints> per_joi
     return v;
 }
 
-// deploy:109-141 g1_action_scale = 0.25 · effort / stiffness, MuJoCo order (rad per unit action)
+// deploy:109-139 g1_action_scale = 0.25 · effort / stiffness, MuJoCo order (rad per unit action)
 constexpr auto k_action_scale = per_joint<double>([](int m) {
     return 0.25 * motor_effort(k_motor[m]) / motor_stiffness(k_motor[m]); });
 
-// deploy:143-207 kps / kds, MuJoCo order; upstream stores them as float and the sim's PD law reads that
+// deploy:143-173 kps, 177-207 kds, MuJoCo order; upstream stores them as float and the sim's PD law reads that
 // float (LowCmd kp/kd are float32)
 constexpr auto k_kp = per_joint<float>([](int m) { return k_gain_factor[m] * motor_stiffness(k_motor[m]); });
 constexpr auto k_kd = per_joint<float>([](int m) { return k_gain_factor[m] * motor_damping(k_motor[m]); });

@@ -28,7 +28,7 @@ TEST(physics_tables, joint_maps_are_inverse) {
     EXPECT_EQ(k_scene_of_hand[7], 36);
 }
 
-// policy_parameters.hpp:38-57 and 109-207, evaluated by hand: ω = 20 · 3.1415926535,
+// policy_parameters.hpp:40-59 and 109-207, evaluated by hand: ω = 20 · 3.1415926535,
 // kp = armature · ω², kd = 4 · armature · ω, scale = 0.25 · effort / kp
 TEST(physics_tables, gains_and_scales_by_hand) {
     EXPECT_FLOAT_EQ(k_kp[0], 99.0984278f);        // left hip pitch, 7520-22

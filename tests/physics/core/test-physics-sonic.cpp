@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -92,11 +93,13 @@ TEST(physics_sonic, observations_drive_the_policy) {
             history_set_action(hist[size_t(r)], a);
             float target[k_body_joints];
             action_to_targets(a, target);
-            // a stand-in for the simulator: the joints move halfway to their targets
+            // a stand-in for the simulator: the joints move a tenth of the way to their targets, within
+            // ±3 rad (random weights ask for anything)
             for (int m = 0; m < k_body_joints; ++m) {
                 const double q = state[size_t(r)].q[m];
-                state[size_t(r)].dq[m] = (0.5 * (target[m] - q)) * 50;
-                state[size_t(r)].q[m] = q + 0.5 * (target[m] - q);
+                const double next = std::clamp(q + 0.1 * (target[m] - q), -3.0, 3.0);
+                state[size_t(r)].dq[m] = (next - q) * 50;
+                state[size_t(r)].q[m] = next;
             }
             timeline_advance(tl[size_t(r)]);
         }
