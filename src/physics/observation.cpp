@@ -5,11 +5,13 @@
 namespace mb::physics {
 
 void robot_state_from_scene(const double * qpos, const double * qvel, robot_state & out) {
-    for (int i = 0; i < 4; ++i) out.base_quat[i] = qpos[3 + i];
-    for (int i = 0; i < 3; ++i) out.base_ang_vel[i] = qvel[3 + i];
+    // the bridge's LowState fields are float32, so the deploy reads float-rounded values
+    auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+    for (int i = 0; i < 4; ++i) out.base_quat[i] = f32(qpos[3 + i]);
+    for (int i = 0; i < 3; ++i) out.base_ang_vel[i] = f32(qvel[3 + i]);
     for (int m = 0; m < k_body_joints; ++m) {
-        out.q[m]  = qpos[7 + k_scene_of_body[m]];
-        out.dq[m] = qvel[6 + k_scene_of_body[m]];
+        out.q[m]  = f32(qpos[7 + k_scene_of_body[m]]);
+        out.dq[m] = f32(qvel[6 + k_scene_of_body[m]]);
     }
 }
 

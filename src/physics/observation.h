@@ -40,8 +40,9 @@ struct robot_state {
 };
 
 // the robot state of the 43-DoF scene's qpos [50] and qvel [49] (free joint first; the body joints
-// through k_scene_of_body, the hands skipped), as gear_sonic's unitree_sdk2py_bridge.py:189-194 fills
-// the IMU (quaternion qpos[3..7), gyroscope qvel[3..6))
+// through k_scene_of_body, the hands skipped), as gear_sonic's unitree_sdk2py_bridge.py:175-192 fills
+// LowState: IMU quaternion qpos[3..7), gyroscope qvel[3..6), every field rounded to float32 as the
+// DDS message carries it to the deploy
 void robot_state_from_scene(const double * qpos, const double * qvel, robot_state & out);
 
 // one tick of StateLogger history (state_logger.cpp:85-137 as GatherRobotStateToLogger fills it)

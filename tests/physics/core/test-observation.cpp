@@ -110,6 +110,9 @@ TEST(physics_observation, state_from_scene_skips_the_hands) {
     EXPECT_EQ(s.q[21], 7 + 21);      // left wrist yaw
     EXPECT_EQ(s.q[22], 7 + 29);      // right shoulder pitch, after the 7 left-hand joints
     EXPECT_EQ(s.dq[28], 100 + 6 + 35);
+    qpos[7] = 0.1;   // LowState is float32: the deploy reads float(0.1)
+    robot_state_from_scene(qpos.data(), qvel.data(), s);
+    EXPECT_EQ(s.q[0], double(0.1f));
 }
 
 // :736-903 10 future frames, 5 apart, Isaac order; velocities of those frames; paused: the current
