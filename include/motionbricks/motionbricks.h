@@ -550,4 +550,7 @@ MB_API mb_status mb_motion_get_stage_time_ms(const mb_motion * value, uint32_t s
 }
 #endif
 
+/* additions in their own headers (not in the reference runtime) */
+#include <motionbricks/anim-export.h>
+
 #endif /* MOTIONBRICKS_MOTIONBRICKS_H */

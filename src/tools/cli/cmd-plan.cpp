@@ -22,6 +22,7 @@
 #include "format/regular-file.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/load-model.h"
+#include "tools/cli/motion-output.h"
 #include "tools/cli/plan-script.h"
 
 #include <motionbricks/motionbricks.hpp>
@@ -35,6 +36,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -52,24 +54,6 @@ constexpr const char * k_motion_format = "motionbricks-motion-v1";
 constexpr int          k_joints        = int(MB_G1_JOINT_COUNT);
 constexpr int          k_qpos          = int(MB_G1_QPOS_SIZE);
 constexpr int          k_targets       = 4;
-
-// rounds for JSON output (7 significant digits keep float32 exact enough)
-double r7(float v) {
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.7g", double(v));
-    return std::strtod(buf, nullptr);
-}
-
-// rows of `cols` floats as a JSON array of arrays (r7 numbers)
-json rows(const float * v, int n, int cols) {
-    json a = json::array();
-    for (int i = 0; i < n; ++i) {
-        json r = json::array();
-        for (int c = 0; c < cols; ++c) r.push_back(r7(v[i * cols + c]));
-        a.push_back(std::move(r));
-    }
-    return a;
-}
 
 // an anonymous temporary file receiving one array's elements, comma-separated
 class section {
@@ -137,11 +121,14 @@ private:
     bool        done_ = false;
 };
 
-// the frames shown, streamed: JSON arrays per field, or CSV rows of qpos
+// the frames shown, streamed: JSON arrays per field, or CSV rows of qpos; or gathered for a
+// BVH/GLB file (`clip`, when out is null)
 class shown_frames {
 public:
     shown_frames(bool csv, std::FILE * out) : csv_(csv), out_(out) {
-        if (!csv_) {
+        if (!out_) {
+            clip_ = std::make_unique<clip_frames>();
+        } else if (!csv_) {
             root_ = std::make_unique<section>();
             local_ = std::make_unique<section>();
             joints_ = std::make_unique<section>();
@@ -155,6 +142,10 @@ public:
     void add(const mbx::motion & m, uint64_t f) {
         const float * q = m.mujoco_qpos().data + f * k_qpos;
         ++frames_;
+        if (clip_) {
+            clip_->add(m, f);
+            return;
+        }
         if (csv_) {
             char buf[32];
             for (int c = 0; c < k_qpos; ++c) {
@@ -171,7 +162,7 @@ public:
         qpos_->put(rows(q, 1, k_qpos)[0].dump());
     }
     void add_plan(const mbx::motion & plan) {
-        if (csv_) return;
+        if (csv_ || clip_) return;
         json targets = json::array();
         for (int f = 0; f < k_targets; ++f) targets.push_back(rows(plan.target_joint_positions().data + size_t(f) * k_joints * 3, k_joints, 3));
         const json p = {{"first_frame", frames_}, {"frames", plan.frame_count()}, {"style", plan.style_name()},
@@ -182,6 +173,7 @@ public:
     // CSV rows went out as they came
     void finish(const mbx::model & model) {
         std::FILE * out = out_;
+        if (clip_) return;
         if (csv_) {
             flush_csv();
             return;
@@ -219,11 +211,16 @@ private:
     int64_t                  frames_ = 0;
     std::string              csv_text_;
     std::unique_ptr<section> root_, local_, joints_, qpos_, plans_;
+    std::unique_ptr<clip_frames> clip_;
+
+public:
+    const clip_frames * clip() const { return clip_.get(); }
 };
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks plan --model DIR --style FILE.mbstyle [--style FILE ...] --script SCRIPT.json "
-                         "--output MOTION.json [--format json|csv] [--threads N]\n");
+                         "--output MOTION.json|.csv|.bvh|.glb [--format json|csv|bvh|glb] [--units m|cm] [--threads N]\n"
+                         "  (the format: --format, else the output's extension; --units: BVH lengths, default m)\n");
     return 2;
 }
 
@@ -255,7 +252,8 @@ mbx::command step_command(const plan_segment & seg, const mbx::style & style, ui
 } // namespace
 
 int cmd_plan(int argc, char ** argv) {
-    std::string              model_dir, script_path, output_path, format = "json";
+    std::string              model_dir, script_path, output_path, format_flag;
+    float                    units = 1.0f;
     std::vector<std::string> style_paths;
     int                      n_threads = 0;
     for (int i = 1; i < argc; ++i) {
@@ -274,11 +272,14 @@ int cmd_plan(int argc, char ** argv) {
         } else if (a == "--output") {
             output_path = v;
         } else if (a == "--format") {
-            if (v != "json" && v != "csv") {
-                std::fprintf(stderr, "motionbricks plan: --format must be json or csv\n");
+            format_flag = v;
+        } else if (a == "--units") {
+            try {
+                units = parse_units(v);
+            } catch (const std::invalid_argument & e) {
+                std::fprintf(stderr, "motionbricks plan: %s\n", e.what());
                 return 2;
             }
-            format = v;
         } else if (a == "--threads") {
             int        t   = 0;
             const auto res = std::from_chars(v.data(), v.data() + v.size(), t);
@@ -293,6 +294,14 @@ int cmd_plan(int argc, char ** argv) {
         }
     }
     if (model_dir.empty() || style_paths.empty() || script_path.empty() || output_path.empty()) return usage();
+    motion_format format = motion_format::json;
+    try {
+        format = pick_motion_format(output_path, format_flag);
+    } catch (const std::invalid_argument & e) {
+        std::fprintf(stderr, "motionbricks plan: %s\n", e.what());
+        return 2;
+    }
+    const bool to_file = format == motion_format::bvh || format == motion_format::glb;   // written whole at the end
 
     std::string script_text;
     try {
@@ -327,6 +336,13 @@ int cmd_plan(int argc, char ** argv) {
         std::fprintf(stderr, "motionbricks plan: bad script: %s\n", e.what());
         return 2;
     }
+    int64_t total = 0;
+    for (const plan_segment & seg : script) total += seg.frames;
+    if (to_file && uint64_t(total) > MB_MOTION_FILE_MAX_FRAMES) {
+        std::fprintf(stderr, "motionbricks plan: bad script: %lld frames, a BVH or GLB file holds at most 18000 (10 min)\n",
+                     (long long) total);
+        return 2;
+    }
 
     // upstream's loop: show the frame at the cursor, advance, replan when due
     std::vector<double> plan_ms;
@@ -338,8 +354,9 @@ int cmd_plan(int argc, char ** argv) {
         const int left = find_style(styles, "walk_left"), right = find_style(styles, "walk_right");
         if (left >= 0 && right >= 0) ag.set_sidestep_styles(styles[size_t(left)], styles[size_t(right)]);
 
-        atomic_output out(output_path);
-        shown_frames  shown(format == "csv", out.file());
+        std::optional<atomic_output> out;
+        if (!to_file) out.emplace(output_path);
+        shown_frames  shown(format == motion_format::csv, out ? out->file() : nullptr);
         mbx::motion   playing      = ag.history();   // what the cursor moves through
         uint64_t      plan_counter = 0;
         for (size_t si = 0; si < script.size(); ++si) {
@@ -368,7 +385,11 @@ int cmd_plan(int argc, char ** argv) {
         }
         frames = shown.count();
         shown.finish(*model);
-        out.commit();
+        if (out) {
+            out->commit();
+        } else {
+            write_motion_file(shown.clip()->motion(), output_path, format, units);
+        }
     } catch (const mbx::error & e) {
         const bool bad = e.status() == MB_INVALID_ARGUMENT;   // a command the library refuses
         std::fprintf(stderr, "motionbricks plan: %s: %s\n", bad ? "bad script" : "planning failed", e.what());

@@ -21,7 +21,8 @@ static const command k_commands[] = {
     {"inspect", "inspect [--json] BUNDLE_DIR", cmd_inspect},
     {"dump", "dump [--json] FILE.gguf", cmd_dump},
     {"infer", "infer --model DIR --request REQUEST.json --output RESULT.json [--threads N] [--trace DIR]", cmd_infer},
-    {"plan", "plan --model DIR --style FILE.mbstyle [--style ...] --script SCRIPT.json --output MOTION.json [--format json|csv] [--threads N]", cmd_plan},
+    {"plan", "plan --model DIR --style FILE.mbstyle [--style ...] --script SCRIPT.json --output MOTION.json|.csv|.bvh|.glb [--format json|csv|bvh|glb] [--units m|cm] [--threads N]", cmd_plan},
+    {"convert-motion", "convert-motion IN OUT [--format json|bvh|glb] [--units m|cm]", cmd_convert_motion},
     {"serve", "serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] [--web DIR] [--max-peers N]", cmd_serve},
     {"download", "download [--dir models] [--revision REV] [--base-url URL]", cmd_download},
 };
