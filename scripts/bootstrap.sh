@@ -11,6 +11,7 @@ packages=(
     libboost-dev ca-certificates
     python3 python3-numpy python3-torch
     chromium
+    assimp-utils
 )
 
 missing=()

@@ -22,7 +22,7 @@ using json    = nlohmann::json;
 constexpr int k_joints = int(MB_G1_JOINT_COUNT);
 
 // a motion-v1 document of 18,000 frames holds about 6.5 M values in ~50 MB
-constexpr json_bounds k_motion_json_bounds = {.max_bytes = size_t(128) << 20, .max_depth = 4, .max_values = 12000000};
+constexpr json_bounds k_motion_json_bounds = {.max_bytes = size_t(128) << 20, .max_depth = 8, .max_values = 12000000};
 
 bool ends_with(const std::string & s, const char * tail) {
     const size_t n = std::strlen(tail);
