@@ -424,3 +424,69 @@ TEST(AnimExport, PlanFkSurvivesGlbAndBvh) {
 }
 
 } // namespace
+
+// ---- jump ----
+
+namespace {
+
+// both-foot clearance: the highest frame of the lower foot (ankle roll or toe, whichever is
+// lower), above the lower foot's height at frame 0; root arc: the pelvis's rise over frame 0
+struct arc {
+    double clearance = 0, root_rise = 0, travel = 0;
+};
+
+arc measure(const mbx::motion & m) {
+    const mbx::float_view p = m.joint_positions(), r = m.root_translations(), t = m.target_root_translations();
+    auto foot = [&](uint64_t f, int a, int b) { return std::min(p[(f * J + uint64_t(a)) * 3 + 1], p[(f * J + uint64_t(b)) * 3 + 1]); };
+    auto lower = [&](uint64_t f) { return std::min(foot(f, 6, 7), foot(f, 13, 14)); };
+    arc a;
+    const double ground = lower(0), pelvis = r[1];
+    for (uint64_t f = 0; f < m.frame_count(); ++f) {
+        a.clearance = std::max(a.clearance, double(lower(f)) - ground);
+        a.root_rise = std::max(a.root_rise, double(r[f * 3 + 1]) - pelvis);
+    }
+    a.travel = std::hypot(double(t[9]) - r[0], double(t[11]) - r[2]);   // last target root vs the start
+    return a;
+}
+
+} // namespace
+
+TEST(AnimExport, JumpPlansAtFiveMetresPerSecond) {
+    const plan_env env;
+    if (env.bundle.empty()) GTEST_SKIP() << "skipped: MB_TEST_BUNDLE / MB_TEST_STYLE not set";
+    mbx::runtime_options opt;
+    opt.set_threads(1);
+    const mbx::model m = mbx::model::load(env.bundle, &opt);
+    const mbx::style s = mbx::style::load(m, env.style);
+    mbx::command     c;
+    c.set_style(s);
+    c.set_facing_direction(0, 0, 1);   // no movement: the jump goes along the facing
+    c.set_target_speed(2.0f);
+    c.set_seed(3);
+    c.set_sampling_argmax(true);
+    mbx::agent walker(m), jumper(m);
+    walker.reset(s);
+    jumper.reset(s);
+    mbx::command moving;
+    moving.set_style(s);
+    moving.set_facing_direction(0, 0, 1);
+    moving.set_movement_direction(0, 0, 1);
+    moving.set_target_speed(2.0f);
+    moving.set_seed(3);
+    moving.set_sampling_argmax(true);
+    const mbx::motion walk = walker.plan(moving);
+    const mbx::motion jump = mbx::plan_jump(jumper, c);
+    const arc         w = measure(walk), j = measure(jump);
+    std::printf("walk at 2 m/s: clearance %.3f m, root rise %.3f m, target travel %.2f m (%llu frames)\n"
+                "jump at %.0f m/s: clearance %.3f m, root rise %.3f m, target travel %.2f m (%llu frames)\n",
+                w.clearance, w.root_rise, w.travel, (unsigned long long) walk.frame_count(), double(MB_JUMP_SPEED), j.clearance,
+                j.root_rise, j.travel, (unsigned long long) jump.frame_count());
+    // the springs place the jump's targets 2.5x as far per second (what the weights do with that
+    // is not testable on random weights)
+    EXPECT_GT(j.travel, 1.5 * w.travel);
+    // the command itself is unchanged
+    float speed = 0;
+    char  err[256];
+    ASSERT_EQ(MB_OK, mb_command_get_target_speed(c.get(), &speed, err, sizeof err));
+    EXPECT_EQ(2.0f, speed);
+}

@@ -3,6 +3,7 @@
 // full-size random-weight bundle and synthetic styles made once by tools/convert.py
 // (untrained weights: the motion means nothing; the log and /api/meta say so)
 #include "tools/cli/commands.h"
+#include "tools/serve/clips.h"
 #include "tools/serve/server.h"
 
 #include <algorithm>
@@ -23,7 +24,7 @@ namespace fs = std::filesystem;
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] "
-                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60]\n");
+                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60] [--clips DIR]\n");
     return 2;
 }
 
@@ -60,7 +61,7 @@ int run_py(const std::string & args) {
 } // namespace
 
 int cmd_serve(int argc, char ** argv) {
-    std::string         model_dir, styles_dir, web_dir;
+    std::string         model_dir, styles_dir, web_dir, clips_dir;
     serve::server_options opt;
     int                 threads = 0;
     for (int i = 1; i < argc; ++i) {
@@ -94,6 +95,8 @@ int cmd_serve(int argc, char ** argv) {
             }
         } else if (a == "--web") {
             web_dir = v;
+        } else if (a == "--clips") {
+            clips_dir = v;
         } else if (a == "--max-peers") {
             if (!parse_int(v, 1, 4096, n)) {
                 std::fprintf(stderr, "motionbricks serve: --max-peers must be an integer 1..4096\n");
@@ -196,6 +199,20 @@ int cmd_serve(int argc, char ** argv) {
         std::fprintf(stderr, "motionbricks serve: cannot load the model: %s\n", e.what());
         return 1;
     }
+    // Kimodo clips (--clips: every animation.glb below DIR; the owner may upload more) and the
+    // history the viewer downloads
+    serve::clip_library  clips;
+    serve::frame_history history;
+    if (!clips_dir.empty()) {
+        try {
+            std::fprintf(stderr, "serve: %zu clips from %s\n", clips.scan(clips_dir), clips_dir.c_str());
+        } catch (const std::exception & e) {
+            std::fprintf(stderr, "motionbricks serve: %s\n", e.what());
+            return 2;
+        }
+    }
+    opt.hub.clips   = &clips;
+    opt.hub.history = &history;
     serve::server srv(opt, *pl);
     try {
         srv.start();

@@ -23,7 +23,7 @@ static const command k_commands[] = {
     {"infer", "infer --model DIR --request REQUEST.json --output RESULT.json [--threads N] [--trace DIR]", cmd_infer},
     {"plan", "plan --model DIR --style FILE.mbstyle [--style ...] --script SCRIPT.json --output MOTION.json|.csv|.bvh|.glb [--format json|csv|bvh|glb] [--units m|cm] [--threads N]", cmd_plan},
     {"convert-motion", "convert-motion IN OUT [--format json|bvh|glb] [--units m|cm]", cmd_convert_motion},
-    {"serve", "serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] [--web DIR] [--max-peers N]", cmd_serve},
+    {"serve", "serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] [--web DIR] [--max-peers N] [--clips DIR]", cmd_serve},
     {"download", "download [--dir models] [--revision REV] [--base-url URL]", cmd_download},
 };
 
