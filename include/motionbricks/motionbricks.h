@@ -106,6 +106,14 @@ typedef uint32_t mb_device;
 #define MB_DEVICE_VULKAN UINT32_C(2) /* Vulkan: mb_model_load answers MB_BACKEND_UNAVAILABLE in this build */
 #define MB_DEVICE_CUDA   UINT32_C(3) /* an NVIDIA GPU (compute capability 7.5+), in builds with CUDA */
 
+/* (Not in the reference runtime.) Arithmetic precision of the networks, carried as uint32_t. Only
+ * F32 gives upstream's numbers within the parity tolerances; the others trade accuracy for speed on
+ * CUDA and are never chosen unless asked for. */
+typedef uint32_t mb_precision;
+#define MB_PRECISION_F32  UINT32_C(0) /* float32 everywhere, no tensor-core rounding (default) */
+#define MB_PRECISION_TF32 UINT32_C(1) /* CUDA: matrix products with many rows on TF32 tensor cores */
+#define MB_PRECISION_BF16 UINT32_C(2) /* CUDA: matrix weights stored and read as bfloat16, float32 sums */
+
 /* The G1 (not in the reference runtime): joints per frame of G1Skeleton34, and floats per MuJoCo qpos
  * frame (root position, root quaternion w x y z, 29 hinge angles). */
 #define MB_G1_JOINT_COUNT UINT32_C(34)
@@ -160,6 +168,17 @@ MB_API mb_status mb_runtime_options_set_device_ordinal(mb_runtime_options * valu
 /* Writes the selected GPU ordinal to *output. value and output must not be NULL. */
 MB_API mb_status mb_runtime_options_get_device_ordinal(const mb_runtime_options * value, uint32_t * output,
                                                        char * error, uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Selects the precision: MB_PRECISION_F32 (default), MB_PRECISION_TF32
+ * or MB_PRECISION_BF16; any other value → MB_INVALID_ARGUMENT. TF32 and BF16 run on CUDA only:
+ * mb_model_load answers MB_BACKEND_UNAVAILABLE for them with MB_DEVICE_CPU, and MB_DEVICE_AUTO that
+ * falls back to the CPU runs F32 (mb_model_get_precision says which). value must not be NULL. */
+MB_API mb_status mb_runtime_options_set_precision(mb_runtime_options * value, mb_precision precision, char * error,
+                                                  uint64_t error_capacity);
+
+/* Writes the selected precision to *output. value and output must not be NULL. */
+MB_API mb_status mb_runtime_options_get_precision(const mb_runtime_options * value, mb_precision * output,
+                                                  char * error, uint64_t error_capacity);
 
 /* Sets the number of CPU threads used by inference on models loaded with these options; 0 (default)
  * means one per hardware thread. Values above 256 are clamped to 256 at load. value must not be NULL. */
@@ -282,6 +301,11 @@ MB_API void mb_model_free(mb_model * value);
  * MB_DEVICE_AUTO chose). value and output must not be NULL. */
 MB_API mb_status mb_model_get_device(const mb_model * value, mb_device * output, char * error,
                                      uint64_t error_capacity);
+
+/* (Not in the reference runtime.) Writes the precision the model computes in to *output (F32 where
+ * MB_DEVICE_AUTO fell back to the CPU). value and output must not be NULL. */
+MB_API mb_status mb_model_get_precision(const mb_model * value, mb_precision * output, char * error,
+                                        uint64_t error_capacity);
 
 /* Writes the number of learned parameters (pose + root + VQ decoder; 183,148,382 for the release
  * bundle) to *output. value and output must not be NULL. */

@@ -93,6 +93,17 @@ public:
         detail::check([&](char * e, uint64_t n) { return mb_runtime_options_get_device(p_.get(), &d, e, n); });
         return d;
     }
+    void set_device_ordinal(uint32_t ordinal) {
+        detail::check([&](char * e, uint64_t n) { return mb_runtime_options_set_device_ordinal(p_.get(), ordinal, e, n); });
+    }
+    void set_precision(mb_precision precision) {
+        detail::check([&](char * e, uint64_t n) { return mb_runtime_options_set_precision(p_.get(), precision, e, n); });
+    }
+    mb_precision precision() const {
+        mb_precision v = MB_PRECISION_F32;
+        detail::check([&](char * e, uint64_t n) { return mb_runtime_options_get_precision(p_.get(), &v, e, n); });
+        return v;
+    }
     void set_threads(uint32_t threads) {
         detail::check([&](char * e, uint64_t n) { return mb_runtime_options_set_threads(p_.get(), threads, e, n); });
     }
@@ -132,6 +143,16 @@ public:
         return model(p);
     }
 
+    mb_device device() const {
+        mb_device v = MB_DEVICE_CPU;
+        detail::check([&](char * e, uint64_t n) { return mb_model_get_device(p_.get(), &v, e, n); });
+        return v;
+    }
+    mb_precision precision() const {
+        mb_precision v = MB_PRECISION_F32;
+        detail::check([&](char * e, uint64_t n) { return mb_model_get_precision(p_.get(), &v, e, n); });
+        return v;
+    }
     uint64_t parameter_count() const {
         uint64_t v = 0;
         detail::check([&](char * e, uint64_t n) { return mb_model_get_parameter_count(p_.get(), &v, e, n); });

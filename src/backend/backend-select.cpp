@@ -15,7 +15,8 @@ std::string backend_cuda_problem(int ordinal) {
 #endif
 }
 
-std::unique_ptr<backend> backend_create(backend_device device, int n_threads, int ordinal) {
+std::unique_ptr<backend> backend_create(backend_device device, int n_threads, int ordinal,
+                                        backend_precision precision) {
     if (device == backend_device::BACKEND_DEVICE_CPU) return backend_cpu_create(n_threads);
     const std::string problem = backend_cuda_problem(ordinal);
     if (!problem.empty()) {
@@ -23,8 +24,9 @@ std::unique_ptr<backend> backend_create(backend_device device, int n_threads, in
         throw backend_unavailable(problem);
     }
 #if MB_HAVE_CUDA
-    return backend_cuda_create(ordinal);
+    return backend_cuda_create(ordinal, precision);
 #else
+    (void) precision;
     throw backend_unavailable(problem);
 #endif
 }

@@ -16,6 +16,14 @@ enum class backend_device : uint32_t {
     BACKEND_DEVICE_AUTO = 2,    // CUDA when a usable GPU exists, else the CPU
 };
 
+// the arithmetic of the matrix products (the C ABI's MB_PRECISION_*): only F32 is exact; the
+// CPU backend computes in F32 whatever is asked
+enum class backend_precision : uint32_t {
+    BACKEND_PRECISION_F32  = 0,
+    BACKEND_PRECISION_TF32 = 1,    // CUDA: products of many rows on TF32 tensor cores
+    BACKEND_PRECISION_BF16 = 2,    // CUDA: matrix weights read as bfloat16, float32 sums
+};
+
 // the requested device cannot run here (no CUDA in this build, no usable GPU); what() says why
 struct backend_unavailable : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -25,8 +33,10 @@ struct backend_unavailable : std::runtime_error {
 // CUDA backend")
 std::string backend_cuda_problem(int ordinal);
 
-// n_threads <= 0: hardware threads (CPU only); ordinal: the GPU (CUDA only).
-// throws backend_unavailable for CUDA that cannot run, std::runtime_error for other failures
-std::unique_ptr<backend> backend_create(backend_device device, int n_threads, int ordinal);
+// n_threads <= 0: hardware threads (CPU only); ordinal and precision: the GPU and its
+// arithmetic (CUDA only). throws backend_unavailable for CUDA that cannot run,
+// std::runtime_error for other failures
+std::unique_ptr<backend> backend_create(backend_device device, int n_threads, int ordinal,
+                                        backend_precision precision = backend_precision::BACKEND_PRECISION_F32);
 
 } // namespace mb

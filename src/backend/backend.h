@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -94,6 +95,15 @@ public:
     // (for backends whose ops complete before they return)
     virtual void synchronize() {}
 
+    // issues the ops that `ops` issues. A backend may record them the first time it sees `key`
+    // on this object and replay the recording afterwards (CUDA graphs: one launch instead of
+    // hundreds), so for one key `ops` must issue the same ops on the same addresses every
+    // time, with no set() or get() inside. The default runs `ops`
+    virtual void run_recorded(uint64_t key, const std::function<void()> & ops) {
+        (void) key;
+        ops();
+    }
+
     template <class T> void set(bptr<T> dst, const T * host, int64_t n) {
         set_bytes(dst.p, host, size_t(n) * sizeof(T));
     }
@@ -115,6 +125,9 @@ public:
 
     // y[i] ← x[i] < 0 ? x[i]·slope : x[i] for i < n (PyTorch LeakyReLU)
     virtual void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) = 0;
+
+    // y[i] ← x[i] / (1 + exp(−x[i])) for i < n (PyTorch SiLU; large negative x gives −0, not NaN)
+    virtual void silu(bptr<const float> x, int64_t n, bptr<float> y) = 0;
 
     // ---- layout (y must not overlap an input) ---------------------------------------------------
 

@@ -219,6 +219,34 @@ MB_API mb_status mb_runtime_options_get_device(const mb_runtime_options * value,
     });
 }
 
+static_assert(uint32_t(mb::backend_precision::BACKEND_PRECISION_F32) == MB_PRECISION_F32 &&
+                  uint32_t(mb::backend_precision::BACKEND_PRECISION_TF32) == MB_PRECISION_TF32 &&
+                  uint32_t(mb::backend_precision::BACKEND_PRECISION_BF16) == MB_PRECISION_BF16,
+              "the ABI's precisions are the backend's");
+
+MB_API mb_status mb_runtime_options_set_precision(mb_runtime_options * value, mb_precision precision, char * error,
+                                                  uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "options");
+        if (precision > MB_PRECISION_BF16) {
+            fail(MB_INVALID_ARGUMENT, "precision " + std::to_string(precision) +
+                                          " is not MB_PRECISION_F32 (0), MB_PRECISION_TF32 (1) or MB_PRECISION_BF16 (2)");
+        }
+        value->precision = precision;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_runtime_options_get_precision(const mb_runtime_options * value, mb_precision * output, char * error,
+                                                  uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "options");
+        require(output, "output");
+        *output = value->precision;
+        return MB_OK;
+    });
+}
+
 MB_API mb_status mb_runtime_options_set_device_ordinal(mb_runtime_options * value, uint32_t ordinal, char * error,
                                                        uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
@@ -474,6 +502,13 @@ MB_API mb_status mb_model_load(const char * bundle_directory, const mb_runtime_o
         if (!valid_device(opts.device)) {
             fail(MB_INVALID_ARGUMENT, "runtime options hold an invalid device " + std::to_string(opts.device));
         }
+        if (opts.precision > MB_PRECISION_BF16) {
+            fail(MB_INVALID_ARGUMENT, "runtime options hold an invalid precision " + std::to_string(opts.precision));
+        }
+        if (opts.device == MB_DEVICE_CPU && opts.precision != MB_PRECISION_F32) {
+            fail(MB_BACKEND_UNAVAILABLE, std::string("precision ") + (opts.precision == MB_PRECISION_TF32 ? "TF32" : "BF16") +
+                                             " runs on MB_DEVICE_CUDA only; the CPU backend computes in F32");
+        }
         if (opts.device == MB_DEVICE_VULKAN) {
             fail(MB_BACKEND_UNAVAILABLE, "this build has no Vulkan backend (use MB_DEVICE_CPU or MB_DEVICE_AUTO)");
         }
@@ -514,7 +549,8 @@ MB_API mb_status mb_model_load(const char * bundle_directory, const mb_runtime_o
                                                                           : mb::backend_device::BACKEND_DEVICE_AUTO;
         try {
             model->net = mb::motion_model::create(std::move(bundle), threads, device,
-                                                  int(std::min<uint32_t>(opts.ordinal, INT32_MAX)));
+                                                  int(std::min<uint32_t>(opts.ordinal, INT32_MAX)),
+                                                  mb::backend_precision(opts.precision));
         } catch (const std::bad_alloc &) {
             throw;
         } catch (const mb::backend_unavailable & e) {
@@ -540,6 +576,16 @@ MB_API mb_status mb_model_get_device(const mb_model * value, mb_device * output,
         require(value, "model");
         require(output, "output");
         *output = std::string(value->net->backend_name()) == "cuda" ? MB_DEVICE_CUDA : MB_DEVICE_CPU;
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_model_get_precision(const mb_model * value, mb_precision * output, char * error,
+                                        uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "model");
+        require(output, "output");
+        *output = mb_precision(value->net->precision());
         return MB_OK;
     });
 }

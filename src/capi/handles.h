@@ -19,6 +19,7 @@ struct mb_runtime_options {
     mb_device   device  = MB_DEVICE_AUTO;     // MB_DEVICE_*
     uint32_t    threads = 0;                  // 0 = one per hardware thread
     uint32_t    ordinal = 0;                  // CUDA GPU ordinal
+    mb_precision precision = MB_PRECISION_F32; // MB_PRECISION_*
     std::string backend_directory;            // "" = unset; stored and returned only
 };
 

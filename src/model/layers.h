@@ -24,6 +24,16 @@ using tap_fn = std::function<void(std::string_view name, const float * data, con
 
 // downloads x (the product of shape elements) and reports it; nothing happens (and nothing is
 // allocated) without a tap
+// issues `ops` through backend::run_recorded under `key`, or directly when a tap is set (taps
+// read results back in the middle, which a recording cannot hold)
+inline void run_ops(backend & be, const tap_fn & tap, uint64_t key, const std::function<void()> & ops) {
+    if (tap) ops();
+    else be.run_recorded(key, ops);
+}
+
+// recording keys: the network in the high bits, the shape that decides its op sequence below
+enum : uint64_t { k_rec_root_a = 1ull << 56, k_rec_root_b = 2ull << 56, k_rec_pose = 3ull << 56, k_rec_vq = 4ull << 56 };
+
 void tap_f32(const tap_fn & tap, backend & be, std::string_view name, bptr<const float> x,
              std::initializer_list<int64_t> shape);
 void tap_i32(const tap_fn & tap, backend & be, std::string_view name, bptr<const int32_t> x,

@@ -25,7 +25,7 @@ pose_planner_state::pose_planner_state(backend & be, const pose_hparams & hp) {
     a.add(root_cond, n * F * hp.root_dim);
     a.add(pose_cond, n * F * hp.pose_dim);
     a.add(has_pose_cond, n * F);
-    a.add(uniforms, n * H * hp.n_code);
+    a.add(uniforms, k_recorded_steps * n * H * hp.n_code);
     a.add(tok, n * H * hp.tok_dim);
     a.add(mlp_a, n * hp.pose_feat_width);
     a.add(mlp_b, n * hp.pose_feat_width);
@@ -215,7 +215,15 @@ void pose_planner::decode(backend & be, pose_planner_state & st, const pose_cond
         throw mb::error(mb::status::invalid_argument, "pose planner: Gumbel sampling needs uniforms");
     }
     upload_inputs(be, st, in);
-
+    // every step's Gumbel draws up front, so that the steps issue no copy and can be recorded
+    const bool    recorded = opt.n_steps <= k_recorded_steps;
+    const int64_t per_step = hp.max_tokens * H * C;
+    if (!opt.use_argmax && recorded) {
+        for (int s = 0; s < opt.n_steps; ++s) {
+            be.set(st.uniforms + s * per_step, opt.uniforms + s * per_step, nh * C);
+        }
+    }
+    const auto steps = [&] {
     // all tokens start as [MASK] with probability 1/H
     be.fill_i32(nh, hp.mask_id(), st.tokens);
     be.fill_f32(nh, (float) (1.0 / (double) H), st.prob);
@@ -235,10 +243,16 @@ void pose_planner::decode(backend & be, pose_planner_state & st, const pose_cond
         // Gumbel draws [s, p, h, :] for row i = p·H + h
         bptr<const float> u;
         if (!opt.use_argmax) {
-            be.set(st.uniforms, opt.uniforms + s * hp.max_tokens * H * C, nh * C);
-            u = st.uniforms;
+            if (!recorded) be.set(st.uniforms, opt.uniforms + s * per_step, nh * C);
+            u = st.uniforms + (recorded ? s * per_step : 0);
         }
         be.sample_codes(st.logits, nh, C, u, st.tokens, st.prob);
+    }
+    };
+    if (recorded) {
+        run_ops(be, tap, k_rec_pose | uint64_t(n) << 16 | uint64_t(opt.n_steps) << 1 | (opt.use_argmax ? 1u : 0u), steps);
+    } else {
+        steps();
     }
     be.get(bptr<const int32_t>(st.tokens), tokens_out, nh);
 }

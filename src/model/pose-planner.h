@@ -50,12 +50,16 @@ struct pose_decode_options {
     const float * uniforms   = nullptr;     // Gumbel only: [n_steps, max_tokens, H, C] draws in [0, 1)
 };
 
+// decodes of up to this many steps upload their draws at once and run as one recording
+// (more steps upload each step's draws into the first slot)
+inline constexpr int k_recorded_steps = 16;
+
 // inputs, activations and outputs of one decode, sized once for max_tokens
 struct pose_planner_state {
     bptr<float>                     root_cond;      // [4·max_tokens, root_dim] input
     bptr<float>                     pose_cond;      // [4·max_tokens, pose_dim] input
     bptr<uint8_t>                   has_pose_cond;  // [4·max_tokens] input
-    bptr<float>                     uniforms;       // [max_tokens·H, C] this step's Gumbel draws
+    bptr<float>                     uniforms;       // [k_recorded_steps, max_tokens·H, C] Gumbel draws
     bptr<float>                     tok;            // [max_tokens, H·tok_dim] gathered token embeddings
     bptr<float>                     mlp_a;          // [max_tokens, pose_feat_width]
     bptr<float>                     mlp_b;          // [max_tokens, pose_feat_width]

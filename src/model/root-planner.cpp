@@ -203,9 +203,13 @@ root_result root_planner::run(backend & be, root_planner_state & st, const root_
         be.set(st.has, has, 4 * S);
     }
 
+    // embeddings through the duration logits: one recording per duration row (the forced count
+    // or the masked class)
+    const int64_t feats = hp.pose_feat + hp.local_root_feat + hp.global_root_feat;
+    const int64_t row   = in.num_tokens == 0 ? hp.masked_class() : in.num_tokens - hp.min_tokens;
+    run_ops(be, tap, k_rec_root_a | uint64_t(row), [&] {
     // per-slot embeddings: projection where given, the learned "missing" vector elsewhere
     // [8, pose_feat | local_root_feat | global_root_feat]
-    const int64_t feats = hp.pose_feat + hp.local_root_feat + hp.global_root_feat;
     {
         struct part {
             const linear_weights & w;
@@ -229,12 +233,8 @@ root_result root_planner::run(backend & be, root_planner_state & st, const root_
     fc_block_forward(be, proj_start, st.emb, P, st.mlp_a, st.mlp_b, st.frame);
     fc_block_forward(be, proj_end, st.emb + P * feats, P, st.mlp_a, st.mlp_b, st.frame + P * E);
 
-    st.ms_embed = ms_since(t0);
-    t0 = clock_type::now();
-
     // stage 1 input: [duration embedding, frames + slot embedding]  [1 + 8, E]
     {
-        const int64_t row = in.num_tokens == 0 ? hp.masked_class() : in.num_tokens - hp.min_tokens;
         be.copy_rows(input_num_tokens + row * E, E, 1, E, st.x1, E);
         be.add(st.frame, input_position_emb, S * E, st.x1 + E);
     }
@@ -243,9 +243,12 @@ root_result root_planner::run(backend & be, root_planner_state & st, const root_
     // stage 1: shared transformer (no mask), duration logits from row 0
     shared_tf.forward(be, st.x1, 1 + S, st.tf);
     tap_f32(tap, be, "root_shared_tf_out", st.x1, {1 + S, E});
+    be.linear(st.x1, 1, E, proj_logit.weight, proj_logit.bias, hp.n_class, st.logits);
+    });
+    st.ms_embed = ms_since(t0);    // the embeddings and stage 1 are one recording now
+    t0          = clock_type::now();
     root_result res;
     res.logits.fill(0.0f);
-    be.linear(st.x1, 1, E, proj_logit.weight, proj_logit.bias, hp.n_class, st.logits);
     be.get(bptr<const float>(st.logits), res.logits.data(), hp.n_class);
     // NaN logits would pick a class at random (often "out of reach"): name the real cause
     for (int64_t k = 0; k < hp.n_class; ++k) {
@@ -276,6 +279,22 @@ root_result root_planner::run(backend & be, root_planner_state & st, const root_
     st.ms_stage1 = ms_since(t0);
     t0 = clock_type::now();
 
+    // the conv decoder's target condition over 4n frames: context slots at frames 0..3, target
+    // slots at 4n−4..4n−1 (uploaded before the recording below, which may hold no copy)
+    const int64_t G = hp.global_root_dim;
+    std::fill(st.tgt_host.begin(), st.tgt_host.begin() + F * G, 0.0f);
+    std::fill(st.has_tgt_host.begin(), st.has_tgt_host.begin() + F, 0);
+    for (int64_t s = 0; s < S; ++s) {
+        const int64_t f = s < P ? s : F - P + (s - P);
+        std::memcpy(st.tgt_host.data() + f * G, in.global_root + s * G, size_t(G) * sizeof(float));
+        st.has_tgt_host[size_t(f)] = in.has_global[s] ? 1 : 0;
+    }
+    be.set(st.tgt, st.tgt_host.data(), F * G);
+    be.set(st.has_tgt, st.has_tgt_host.data(), F);
+    tap_host(tap, "root_conv_tgt", st.tgt_host.data(), {F, G});
+    tap_host(tap, "root_conv_has_tgt", st.has_tgt_host.data(), {F});
+
+    run_ops(be, tap, k_rec_root_b | uint64_t(c), [&] {
     // stage 2: [chosen-duration embedding, frames + slot embedding, position rows 0..n−1]  [1 + 8 + n, E];
     // padded token rows are masked keys upstream, so the valid length alone gives the same rows
     bptr<const float> conv_in;
@@ -291,33 +310,18 @@ root_result root_planner::run(backend & be, root_planner_state & st, const root_
         conv_in = position_emb;
     }
 
-    st.ms_stage2 = ms_since(t0);
-    t0 = clock_type::now();
-
-    // dense decoder conditions over 4n frames: context slots at frames 0..3, target slots at 4n−4..4n−1;
-    // the external condition is the frame embedding without the slot embedding, or the
-    // "no frame" vector
-    {
-        const int64_t G = hp.global_root_dim;
-        be.copy_rows(conv_no_frame_emb, 0, F, E, st.ext, E);
-        be.where_rows(st.has + 3 * S, st.frame, E, conv_no_frame_emb, 0, P, E, st.ext, E);
-        be.where_rows(st.has + 3 * S + P, st.frame + P * E, E, conv_no_frame_emb, 0, P, E, st.ext + (F - P) * E, E);
-        std::fill(st.tgt_host.begin(), st.tgt_host.begin() + F * G, 0.0f);
-        std::fill(st.has_tgt_host.begin(), st.has_tgt_host.begin() + F, 0);
-        for (int64_t s = 0; s < S; ++s) {
-            const int64_t f = s < P ? s : F - P + (s - P);
-            std::memcpy(st.tgt_host.data() + f * G, in.global_root + s * G, size_t(G) * sizeof(float));
-            st.has_tgt_host[size_t(f)] = in.has_global[s] ? 1 : 0;
-        }
-        be.set(st.tgt, st.tgt_host.data(), F * G);
-        be.set(st.has_tgt, st.has_tgt_host.data(), F);
-        tap_f32(tap, be, "root_conv_ext", st.ext, {F, E});
-        tap_host(tap, "root_conv_tgt", st.tgt_host.data(), {F, G});
-        tap_host(tap, "root_conv_has_tgt", st.has_tgt_host.data(), {F});
-    }
+    // the external condition: the frame embedding without the slot embedding, or the "no
+    // frame" vector
+    be.copy_rows(conv_no_frame_emb, 0, F, E, st.ext, E);
+    be.where_rows(st.has + 3 * S, st.frame, E, conv_no_frame_emb, 0, P, E, st.ext, E);
+    be.where_rows(st.has + 3 * S + P, st.frame + P * E, E, conv_no_frame_emb, 0, P, E, st.ext + (F - P) * E, E);
+    tap_f32(tap, be, "root_conv_ext", st.ext, {F, E});
 
     // conv decoder: [n, E] tokens → [4n, 5] normalised global root
     conv_output.forward(be, conv_in, n, n, st.ext, st.tgt, st.has_tgt, st.y, st.dec);
+    });
+    st.ms_stage2 = ms_since(t0);    // stage 2 and the conv decoder are one recording now
+    t0           = clock_type::now();
     res.global_root.assign(size_t(F * hp.global_root_dim), 0.0f);
     be.get(bptr<const float>(st.y), res.global_root.data(), F * hp.global_root_dim);
     st.ms_conv = ms_since(t0);

@@ -78,10 +78,13 @@ struct root_planner_state {
     cond_decoder_state              dec;
     std::vector<float>              tgt_host;       // [4·max_tokens, 5] staging for tgt
     std::vector<uint8_t>            has_tgt_host;   // [4·max_tokens] staging for has_tgt
-    double                          ms_embed  = 0.0;    // last run: frame embeddings
-    double                          ms_stage1 = 0.0;    // last run: shared transformer + duration logits
-    double                          ms_stage2 = 0.0;    // last run: root-token transformer
-    double                          ms_conv   = 0.0;    // last run: conditions + conv decoder
+    // last run's host time per part; the embeddings, shared transformer and logits are one
+    // recording, stage 2 and the conv decoder another, so on an asynchronous backend the
+    // compute shows where results are read back (ms_stage1, ms_conv)
+    double                          ms_embed  = 0.0;    // embeddings → logits issued
+    double                          ms_stage1 = 0.0;    // logits read back, duration chosen
+    double                          ms_stage2 = 0.0;    // conditions uploaded, stage 2 + conv decoder issued
+    double                          ms_conv   = 0.0;    // global root read back
 
     root_planner_state() = default;
     root_planner_state(backend & be, const root_planner & rp);

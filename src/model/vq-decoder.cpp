@@ -1,5 +1,7 @@
 #include "model/vq-decoder.h"
 
+#include "model/layers.h"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -73,8 +75,10 @@ void vq_decoder::upload_conditions(backend & be, vq_decoder_state & st, int64_t 
 
 void vq_decoder::run_decoder(backend & be, vq_decoder_state & st, int64_t n, bool has_target, float * y) const {
     // [n, code_dim] → decoder → [4n, out_dim], computed on the n valid tokens
-    dec.forward(be, st.codes, n, n, st.ext, st.tgt, has_target ? bptr<const uint8_t>(st.has_tgt) : bptr<const uint8_t>(),
-                st.y, st.dec);
+    be.run_recorded(k_rec_vq | uint64_t(n) << 1 | (has_target ? 1u : 0u), [&] {
+        dec.forward(be, st.codes, n, n, st.ext, st.tgt,
+                    has_target ? bptr<const uint8_t>(st.has_tgt) : bptr<const uint8_t>(), st.y, st.dec);
+    });
     be.get(bptr<const float>(st.y), y, n * hp.frames_per_token * hp.out_dim);
 }
 

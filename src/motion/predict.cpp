@@ -66,6 +66,7 @@ struct motion_model::impl {
     std::unique_ptr<model_bundle> bundle;   // owner of the mapped weights (sources point into it)
     backend_device                device = backend_device::BACKEND_DEVICE_CPU;   // every state's (CPU or CUDA)
     int                           ordinal   = 0;    // the GPU (CUDA)
+    backend_precision             precision = backend_precision::BACKEND_PRECISION_F32;   // every state's
     int                           n_threads = 0;
     std::unique_ptr<backend>      loader;   // uploaded the weights (states use objects of their own)
     root_planner                  root;
@@ -116,7 +117,7 @@ std::unique_ptr<predict_state> motion_model::create_state() const {
     st->p           = std::make_unique<predict_state::impl>();
     predict_state::impl & s = *st->p;
     s.model   = p_.get();
-    s.be      = backend_create(m.device, m.n_threads, m.ordinal);
+    s.be      = backend_create(m.device, m.n_threads, m.ordinal, m.precision);
     s.root_st = root_planner_state(*s.be, m.root);
     s.pose_st = pose_planner_state(*s.be, m.pose.hp);
     s.vq_st   = vq_decoder_state(*s.be, m.vq.hp, m.vq.dec.hp, k_max_tokens);
@@ -162,14 +163,16 @@ namespace {
 
 std::unique_ptr<motion_model::impl> build(std::unique_ptr<model_bundle> bundle, const tensor_source & pose_src,
                                           const tensor_source & root_src, const tensor_source & vq_src,
-                                          int n_threads, backend_device device, int ordinal) {
+                                          int n_threads, backend_device device, int ordinal,
+                                          backend_precision precision) {
     auto p = std::make_unique<motion_model::impl>();
     p->bundle    = std::move(bundle);
     p->n_threads = n_threads;
     p->ordinal   = ordinal;
-    p->loader    = backend_create(device, 1, ordinal);     // AUTO resolves here, once
-    p->device    = std::string(p->loader->name()) == "cuda" ? backend_device::BACKEND_DEVICE_CUDA
-                                                            : backend_device::BACKEND_DEVICE_CPU;
+    p->loader    = backend_create(device, 1, ordinal, precision);     // AUTO resolves here, once
+    const bool cuda = std::string(p->loader->name()) == "cuda";
+    p->device    = cuda ? backend_device::BACKEND_DEVICE_CUDA : backend_device::BACKEND_DEVICE_CPU;
+    p->precision = cuda ? precision : backend_precision::BACKEND_PRECISION_F32;
     p->root      = root_planner::load(root_src, *p->loader);
     p->pose      = pose_planner::load(pose_src, *p->loader);
     p->vq        = vq_decoder::load(vq_src, *p->loader);
@@ -210,25 +213,31 @@ const char * motion_model::backend_name() const {
     return p_->loader->name();
 }
 
+backend_precision motion_model::precision() const {
+    return p_->precision;
+}
+
 std::unique_ptr<motion_model> motion_model::create(std::unique_ptr<model_bundle> bundle, int n_threads,
-                                                   backend_device device, int ordinal) {
+                                                   backend_device device, int ordinal,
+                                                   backend_precision precision) {
     if (!bundle || !bundle->pose || !bundle->root || !bundle->vq_decoder) {
         throw std::runtime_error("model bundle is incomplete (pose, root and vq-decoder components are required)");
     }
     const tensor_source & pose = *bundle->pose;
     const tensor_source & root = *bundle->root;
     const tensor_source & vq   = *bundle->vq_decoder;
-    auto p = build(std::move(bundle), pose, root, vq, n_threads, device, ordinal);
+    auto p = build(std::move(bundle), pose, root, vq, n_threads, device, ordinal, precision);
     return std::unique_ptr<motion_model>(new motion_model(std::move(p)));
 }
 
 std::unique_ptr<motion_model> motion_model::create_from_sources(const tensor_source & pose, const tensor_source & root,
                                                                 const tensor_source & vq_decoder,
                                                                 const model_support & sup, int n_threads,
-                                                                backend_device device, int ordinal) {
+                                                                backend_device device, int ordinal,
+                                                   backend_precision precision) {
     auto b = std::make_unique<model_bundle>();
     b->sup = sup;
-    auto p = build(std::move(b), pose, root, vq_decoder, n_threads, device, ordinal);
+    auto p = build(std::move(b), pose, root, vq_decoder, n_threads, device, ordinal, precision);
     return std::unique_ptr<motion_model>(new motion_model(std::move(p)));
 }
 

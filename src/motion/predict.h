@@ -108,7 +108,8 @@ public:
     // device memory is exhausted
     static std::unique_ptr<motion_model> create(std::unique_ptr<model_bundle> bundle, int n_threads,
                                                 backend_device device = backend_device::BACKEND_DEVICE_CPU,
-                                                int ordinal = 0);
+                                                int ordinal = 0,
+                                                backend_precision precision = backend_precision::BACKEND_PRECISION_F32);
 
     // the same from separate tensor sources (names with "backbone_net." / "pose_net." stripped),
     // borrowed: they must outlive the model; bundle() then holds only `sup`
@@ -116,12 +117,15 @@ public:
                                                              const tensor_source & vq_decoder,
                                                              const model_support & sup, int n_threads,
                                                              backend_device device = backend_device::BACKEND_DEVICE_CPU,
-                                                             int ordinal = 0);
+                                                             int ordinal = 0,
+                                                             backend_precision precision = backend_precision::BACKEND_PRECISION_F32);
     ~motion_model();
 
     const model_bundle & bundle() const;
     // the backend's name: "cpu" (or a CPU variant) or "cuda"
     const char *         backend_name() const;
+    // the arithmetic it runs (F32 on the CPU whatever was asked)
+    backend_precision    precision() const;
 
     // "" when the request is valid, else the first problem found (nothing is computed). Checks:
     // features finite with |v| <= 1e4; masks 0/1; global-root slot 0 enabled; enabled global-root

@@ -5,11 +5,13 @@
 #include "backend/cuda/cuda-kernels.h"
 #include "backend-test-util.h"
 #include "format/bundle.h"
+#include "format/error.h"
 #include "model/sampling.h"
 #include "motion/predict.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -86,6 +88,52 @@ TEST_F(backends, linear_every_path) {
             }
             EXPECT_LT(rel_err(out[0], out[1]), 2e-6) << s.n << "x" << s.n_in << " → " << s.n_out << " bias " << bias;
         }
+    }
+}
+
+// MB_PRECISION_TF32 / BF16: the reduced-precision kernels run (their results differ from the
+// F32 kernel's) and stay within the rounding they imply: BF16 weights keep 8 mantissa bits,
+// TF32 operands 10
+TEST_F(backends, reduced_precision_linear_and_conv) {
+    using mb::backend_precision;
+    struct shape { int64_t n, n_in, n_out; };
+    for (backend_precision p : {backend_precision::BACKEND_PRECISION_TF32, backend_precision::BACKEND_PRECISION_BF16}) {
+        const bool bf16 = p == backend_precision::BACKEND_PRECISION_BF16;
+        device     rp(mb::backend_device::BACKEND_DEVICE_CUDA);
+        rp.be = mb::backend_create(mb::backend_device::BACKEND_DEVICE_CUDA, 1, 0, p);
+        // TF32 needs rows and outputs in multiples of 16 (32+ rows); BF16 takes any shape
+        const shape shapes[] = {{32, 1024, 3072}, {64, 512, 1536}, {208, 1024, 160}, {bf16 ? 5 : 48, 1024, 1024}};
+        uint32_t seed = 100;
+        for (const shape & s : shapes) {
+            auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
+            std::vector<float> out[3];
+            for (int i = 0; i < 3; ++i) {
+                device & d = i == 0 ? rp : i == 1 ? *gpu : *cpu;
+                // weights enter as weights do (alloc_from_host), which is where BF16 copies are made
+                d.bufs.push_back(d.be->alloc_from_host(w.data(), w.size() * sizeof(float)));
+                const mb::bptr<const float> wd = d.bufs.back()->as<const float>();
+                auto y = d.in(poisoned(s.n * s.n_out));
+                d.be->linear(d.in(x), s.n, s.n_in, wd, d.in(b), s.n_out, y);
+                out[i] = d.get(y, s.n * s.n_out);
+            }
+            const double e = rel_err(out[0], out[2]);
+            EXPECT_GT(rel_err(out[0], out[1]), 0.0) << (bf16 ? "bf16" : "tf32") << " kernel did not run, " << s.n;
+            EXPECT_LT(e, bf16 ? 2e-2 : 5e-3) << (bf16 ? "bf16 " : "tf32 ") << s.n << "x" << s.n_in << " → " << s.n_out;
+            std::printf("%s linear %lldx%lld → %lld: max rel err vs CPU F32 %.3g\n", bf16 ? "bf16" : "tf32",
+                        (long long) s.n, (long long) s.n_in, (long long) s.n_out, e);
+        }
+        if (!bf16) continue;
+        auto x = random_vec(512 * 64, 7), w = random_vec(413 * 512 * 3, 8);
+        std::vector<float> out[2];
+        for (int i = 0; i < 2; ++i) {
+            device & d = i == 0 ? rp : *cpu;
+            d.bufs.push_back(d.be->alloc_from_host(w.data(), w.size() * sizeof(float)));
+            const mb::bptr<const float> wd = d.bufs.back()->as<const float>();
+            auto y = d.in(poisoned(413 * 64));
+            d.be->conv1d(d.in(x), 512, 64, wd, mb::bptr<const float>(), 413, 3, 1, y);
+            out[i] = d.get(y, 413 * 64);
+        }
+        EXPECT_LT(rel_err(out[0], out[1]), 2e-2) << "bf16 conv";
     }
 }
 
@@ -174,6 +222,59 @@ TEST(cuda_full_bundle, cpu_and_cuda_agree_on_64_requests) {
     EXPECT_EQ(same_n, total);
     EXPECT_EQ(same_tokens, total);
     EXPECT_LT(feat, 1e-3);
+}
+
+// TF32 and BF16 against F32 on the same GPU, at motion level: reported, not gated (random
+// weights are not trained ones; these precisions are never the default)
+TEST(cuda_full_bundle, reduced_precision_report) {
+    const char * dir = std::getenv("MB_CUDA_FULL_BUNDLE");
+    if (!dir || !*dir) GTEST_SKIP() << "skipped: MB_CUDA_FULL_BUNDLE (a full-size bundle directory) is not set";
+    if (const std::string p = mb::backend_cuda_problem(0); !p.empty()) GTEST_SKIP() << "skipped: " << p;
+    using mb::backend_precision;
+    auto f32 = mb::motion_model::create(mb::bundle_load(dir), 0, mb::backend_device::BACKEND_DEVICE_CUDA);
+    for (backend_precision p : {backend_precision::BACKEND_PRECISION_TF32, backend_precision::BACKEND_PRECISION_BF16}) {
+        auto rp = mb::motion_model::create(mb::bundle_load(dir), 0, mb::backend_device::BACKEND_DEVICE_CUDA, 0, p);
+        ASSERT_EQ(rp->precision(), p);
+        int                 same_n = 0, same_tokens = 0, total = 0;
+        std::vector<double> joint;
+        for (int i = 0; i < 64; ++i) {
+            const mb::predict_request req = varied_request(i);
+            const mb::predict_result  a = f32->predict(req), b = rp->predict(req);
+            ++total;
+            if (a.num_tokens != b.num_tokens) continue;
+            ++same_n;
+            same_tokens += a.tokens == b.tokens;
+            for (size_t k = 0; k + 2 < a.joint_positions.size(); k += 3) {
+                double d2 = 0.0;
+                for (int c = 0; c < 3; ++c) d2 += std::pow(double(a.joint_positions[k + c]) - b.joint_positions[k + c], 2);
+                joint.push_back(std::sqrt(d2));
+            }
+        }
+        std::sort(joint.begin(), joint.end());
+        const double mx  = joint.empty() ? 0.0 : joint.back();
+        const double p99 = joint.empty() ? 0.0 : joint[size_t(0.99 * double(joint.size() - 1))];
+        std::printf("full bundle, CUDA %s vs F32: durations %d/%d, tokens %d/%d, joint position diff (same-duration "
+                    "plans) max %.1f mm, p99 %.1f mm\n",
+                    p == backend_precision::BACKEND_PRECISION_TF32 ? "TF32" : "BF16", same_n, total, same_tokens, total,
+                    mx * 1e3, p99 * 1e3);
+    }
+}
+
+// a CUDA failure is MB_COMPUTE_FAILED, and the message says whether the model survives it
+TEST(cuda_backend, failures_are_compute_failed_and_say_if_the_model_survives) {
+    for (auto [e, survives] : {std::pair<cudaError_t, bool>{cudaErrorInvalidValue, true},
+                               {cudaErrorMemoryAllocation, true}, {cudaErrorIllegalAddress, false},
+                               {cudaErrorLaunchFailure, false}}) {
+        try {
+            mb::cuda::fail("test", e);
+            ADD_FAILURE() << "fail returned";
+        } catch (const mb::error & x) {
+            EXPECT_EQ(x.code(), mb::status::compute_failed);
+            const std::string m = x.what();
+            EXPECT_NE(m.find("cuda: test: "), std::string::npos) << m;
+            EXPECT_NE(m.find(survives ? "the model can still be used" : "free the model"), std::string::npos) << m;
+        }
+    }
 }
 
 TEST(cuda_backend, unavailable_device_is_reported) {

@@ -139,6 +139,25 @@ static void test_options(void) {
     CHECK_STATUS(mb_runtime_options_get_device(NULL, &dev, E), MB_INVALID_ARGUMENT);
     CHECK_STATUS(mb_runtime_options_get_device(opt, NULL, E), MB_INVALID_ARGUMENT);
 
+    /* precision: F32 by default, every valid value round-trips, others fail and change nothing */
+    mb_precision prec = 99;
+    CHECK(MB_PRECISION_F32 == 0 && MB_PRECISION_TF32 == 1 && MB_PRECISION_BF16 == 2);
+    CHECK_STATUS(mb_runtime_options_get_precision(opt, &prec, E), MB_OK);
+    CHECK(prec == MB_PRECISION_F32);
+    const mb_precision precisions[] = {MB_PRECISION_TF32, MB_PRECISION_BF16, MB_PRECISION_F32};
+    for (int i = 0; i < 3; ++i) {
+        CHECK_STATUS(mb_runtime_options_set_precision(opt, precisions[i], E), MB_OK);
+        CHECK_STATUS(mb_runtime_options_get_precision(opt, &prec, E), MB_OK);
+        CHECK(prec == precisions[i]);
+    }
+    CHECK_STATUS(mb_runtime_options_set_precision(opt, 3, E), MB_INVALID_ARGUMENT);
+    CHECK(strstr(g_err, "MB_PRECISION_BF16") != NULL);
+    CHECK_STATUS(mb_runtime_options_get_precision(opt, &prec, E), MB_OK);
+    CHECK(prec == MB_PRECISION_F32);
+    CHECK_STATUS(mb_runtime_options_set_precision(NULL, MB_PRECISION_F32, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_runtime_options_get_precision(NULL, &prec, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_runtime_options_get_precision(opt, NULL, E), MB_INVALID_ARGUMENT);
+
     /* threads */
     CHECK_STATUS(mb_runtime_options_set_threads(opt, 3, E), MB_OK);
     CHECK_STATUS(mb_runtime_options_get_threads(opt, &threads, E), MB_OK);
@@ -472,6 +491,16 @@ static void test_model_load_errors(void) {
     CHECK(model == NULL);
     CHECK_STATUS(mb_runtime_options_set_device_ordinal(NULL, 0, E), MB_INVALID_ARGUMENT);
     CHECK_STATUS(mb_runtime_options_get_device_ordinal(opt, NULL, E), MB_INVALID_ARGUMENT);
+
+    /* TF32 and BF16 on the CPU: unavailable, named, before the files are looked at */
+    CHECK_STATUS(mb_runtime_options_set_device(opt, MB_DEVICE_CPU, E), MB_OK);
+    CHECK_STATUS(mb_runtime_options_set_precision(opt, MB_PRECISION_TF32, E), MB_OK);
+    CHECK_STATUS(mb_model_load("/nonexistent/motionbricks-bundle", opt, &model, E), MB_BACKEND_UNAVAILABLE);
+    CHECK(strstr(g_err, "TF32") != NULL && strstr(g_err, "MB_DEVICE_CUDA only") != NULL);
+    CHECK(model == NULL);
+    CHECK_STATUS(mb_runtime_options_set_precision(opt, MB_PRECISION_BF16, E), MB_OK);
+    CHECK_STATUS(mb_model_load("/nonexistent/motionbricks-bundle", opt, &model, E), MB_BACKEND_UNAVAILABLE);
+    CHECK(strstr(g_err, "BF16") != NULL);
     mb_runtime_options_free(opt);
 
     /* a directory with garbage components: a format error, not a crash */
@@ -649,6 +678,11 @@ static void test_model_queries(const mb_model * model) {
     CHECK(device == MB_DEVICE_CPU || device == MB_DEVICE_CUDA);
     CHECK_STATUS(mb_model_get_device(NULL, &device, E), MB_INVALID_ARGUMENT);
     CHECK_STATUS(mb_model_get_device(model, NULL, E), MB_INVALID_ARGUMENT);
+    mb_precision precision = 99;    /* loaded with the defaults: F32 */
+    CHECK_STATUS(mb_model_get_precision(model, &precision, E), MB_OK);
+    CHECK(precision == MB_PRECISION_F32);
+    CHECK_STATUS(mb_model_get_precision(NULL, &precision, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_model_get_precision(model, NULL, E), MB_INVALID_ARGUMENT);
     CHECK_STATUS(mb_model_get_joint_count(model, &joints, E), MB_OK);
     CHECK(joints == N_JOINTS);
     const char * name = NULL;

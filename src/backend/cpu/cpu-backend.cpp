@@ -121,6 +121,13 @@ public:
         for (int64_t i = 0; i < n; ++i) py[i] = px[i] < 0.0f ? px[i] * slope : px[i];
     }
 
+    void silu(bptr<const float> x, int64_t n, bptr<float> y) override {
+        const cpu::fp_flush_scope fp;
+        const float * px = raw(x);
+        float *       py = raw(y);
+        for (int64_t i = 0; i < n; ++i) py[i] = px[i] / (1.0f + std::exp(-px[i]));
+    }
+
     // ---- layout
 
     void copy_rows(bptr<const float> x, int64_t ldx, int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {

@@ -1,25 +1,28 @@
 // CUDA backend: buffers in device memory, every op one kernel on one non-blocking stream
 // (so ops run asynchronously to the host; get() and synchronize() wait). Linear and conv1d
-// run the skinny kernel (conv1d through an implicit im2col), in plain FP32: no scratch.
+// run the skinny kernel (conv1d through an implicit im2col): no scratch. MB_PRECISION_BF16
+// keeps a bfloat16 copy of every weight matrix (made once, at load) and streams that;
+// MB_PRECISION_TF32 runs products of 32+ rows on tensor cores.
 #include "backend/cuda/cuda-backend.h"
 
+#include "backend/cuda/cuda-blas.h"
 #include "backend/cuda/cuda-ops.h"
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <map>
+#include <mutex>
 #include <new>
+#include <shared_mutex>
 #include <stdexcept>
 #include <string>
 
 namespace mb {
 namespace {
 
-[[noreturn]] void fail(const char * what, cudaError_t e) {
-    throw std::runtime_error(std::string("cuda: ") + what + ": " + cudaGetErrorString(e));
-}
-
 void check(cudaError_t e, const char * what) {
-    if (e != cudaSuccess) fail(what, e);
+    if (e != cudaSuccess) cuda::fail(what, e);
 }
 
 // cudaMalloc that reports exhaustion as std::bad_alloc (the C ABI's MB_OUT_OF_MEMORY)
@@ -34,24 +37,87 @@ void * device_alloc(size_t bytes) {
     return p;
 }
 
+// the bfloat16 copies of weight buffers, by the float32 buffer's address range: buffers belong
+// to the kind, so a state's object finds the copies its model's loader made
+class bf16_copies {
+public:
+    void add(const void * f32, size_t bytes, void * bf16) {
+        std::unique_lock lock(m_);
+        by_start_[uintptr_t(f32)] = {uintptr_t(f32) + bytes, bf16};
+    }
+    void remove(const void * f32) {
+        std::unique_lock lock(m_);
+        by_start_.erase(uintptr_t(f32));
+    }
+    // the copy of w[0..] when w lies inside a copied buffer, else null
+    const void * find(const float * w) const {
+        std::shared_lock lock(m_);
+        auto it = by_start_.upper_bound(uintptr_t(w));
+        if (it == by_start_.begin()) return nullptr;
+        --it;
+        if (uintptr_t(w) >= it->second.end) return nullptr;
+        const size_t at = (uintptr_t(w) - it->first) / sizeof(float);
+        return static_cast<const uint16_t *>(it->second.bf16) + at;
+    }
+
+private:
+    struct range {
+        uintptr_t end;
+        void *    bf16;
+    };
+    mutable std::shared_mutex   m_;
+    std::map<uintptr_t, range>  by_start_;
+};
+
+bf16_copies & bf16_registry() {
+    static bf16_copies r;
+    return r;
+}
+
+// weight buffers smaller than this (norms, biases) get no bfloat16 copy
+constexpr size_t k_bf16_min_bytes = 64 * 1024;
+
 class cuda_buffer final : public backend_buffer {
 public:
-    cuda_buffer(void * p, size_t bytes) : p_(p), bytes_(bytes) {}
-    ~cuda_buffer() override { cudaFree(p_); }
+    cuda_buffer(void * p, size_t bytes, void * bf16 = nullptr) : p_(p), bytes_(bytes), bf16_(bf16) {}
+    ~cuda_buffer() override {
+        if (bf16_) {
+            bf16_registry().remove(p_);
+            cudaFree(bf16_);
+        }
+        cudaFree(p_);
+    }
     size_t size() const override { return bytes_; }
     void * base() override { return p_; }
 
 private:
     void * p_;
     size_t bytes_;
+    void * bf16_;
 };
+
+int compute_major(int ordinal) {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal) != cudaSuccess) cudaGetLastError();
+    return major;
+}
+
+bool graphs_enabled() {
+    const char * v = std::getenv("MB_CUDA_GRAPHS");
+    return !(v && std::string(v) == "0");
+}
 
 class cuda_backend final : public backend {
 public:
-    explicit cuda_backend(int ordinal) : ordinal_(ordinal), ops_(make_ops(ordinal)), s_(ops_->stream()) {}
+    cuda_backend(int ordinal, backend_precision precision)
+        : ordinal_(ordinal), precision_(precision), ops_(make_ops(ordinal)), s_(ops_->stream()),
+          col_(device_alloc(k_col_floats * sizeof(float)), k_col_floats * sizeof(float)) {}
 
     ~cuda_backend() override {
         cudaSetDevice(ordinal_);
+        for (auto & kv : graphs_) cudaGraphExecDestroy(kv.second);
+        if (s_) cudaStreamSynchronize(s_);
+        blas_.reset();
         ops_.reset();
     }
 
@@ -73,8 +139,21 @@ public:
     std::unique_ptr<backend_buffer> alloc_from_host(const void * host, size_t bytes) override {
         check(cudaSetDevice(ordinal_), "cudaSetDevice");
         void * p = bytes ? device_alloc(bytes) : nullptr;
-        auto   b = std::make_unique<cuda_buffer>(p, bytes);
         if (bytes) check(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (weights)");
+        if (precision_ != backend_precision::BACKEND_PRECISION_BF16 || bytes < k_bf16_min_bytes || bytes % 4 != 0) {
+            return std::make_unique<cuda_buffer>(p, bytes);
+        }
+        void * h = nullptr;
+        try {
+            h = device_alloc(bytes / 2);
+        } catch (...) {
+            cudaFree(p);
+            throw;
+        }
+        auto b = std::make_unique<cuda_buffer>(p, bytes, h);
+        cuda::f32_to_bf16(static_cast<const float *>(p), int64_t(bytes / 4), h, s_);
+        check(cudaStreamSynchronize(s_), "bf16 weights");
+        bf16_registry().add(p, bytes, h);
         return b;
     }
 
@@ -90,6 +169,44 @@ public:
 
     void synchronize() override { check(cudaStreamSynchronize(s_), "synchronize"); }
 
+    // the first run of a key is captured into a CUDA graph (thread-local capture: other
+    // states' threads keep working) and launched; later runs launch the graph alone. A
+    // capture that fails (an op the graph cannot hold) runs the ops directly from then on.
+    // MB_CUDA_GRAPHS=0 turns recording off (to measure what it saves)
+    void run_recorded(uint64_t key, const std::function<void()> & ops) override {
+        if (!graphs_on_) {
+            ops();
+            return;
+        }
+        auto it = graphs_.find(key);
+        if (it == graphs_.end()) {
+            // relaxed: a first product of many rows may open cuBLAS (and allocate its workspace)
+            // while the ops are being recorded
+            check(cudaStreamBeginCapture(s_, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+            cudaGraph_t g = nullptr;
+            try {
+                ops();
+            } catch (...) {
+                cudaStreamEndCapture(s_, &g);
+                if (g) cudaGraphDestroy(g);
+                cudaGetLastError();
+                throw;
+            }
+            cudaGraphExec_t   exec = nullptr;
+            cudaError_t       e    = cudaStreamEndCapture(s_, &g);
+            if (e == cudaSuccess) e = cudaGraphInstantiate(&exec, g, 0);
+            if (g) cudaGraphDestroy(g);
+            if (e != cudaSuccess) {
+                cudaGetLastError();
+                graphs_on_ = false;
+                ops();
+                return;
+            }
+            it = graphs_.emplace(key, exec).first;
+        }
+        check(cudaGraphLaunch(it->second, s_), "cudaGraphLaunch");
+    }
+
     void fill_f32(int64_t n, float v, bptr<float> y) override { cuda::fill_f32(n, v, y.p, s_); }
     void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) override { cuda::fill_i32(n, v, y.p, s_); }
     void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y) override {
@@ -99,6 +216,7 @@ public:
     void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) override {
         cuda::leaky_relu(x.p, n, slope, y.p, s_);
     }
+    void silu(bptr<const float> x, int64_t n, bptr<float> y) override { cuda::silu(x.p, n, y.p, s_); }
     void copy_rows(bptr<const float> x, int64_t ldx, int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
         cuda::copy_rows(x.p, ldx, n, d, y.p, ldy, s_);
     }
@@ -125,7 +243,20 @@ public:
     }
     void linear(bptr<const float> x, int64_t n, int64_t n_in, bptr<const float> w, bptr<const float> b,
                 int64_t n_out, bptr<float> y) override {
-        if (n > 0 && n_out > 0) ops_->linear(x.p, n, n_in, w.p, b.p, n_out, y.p);
+        if (n <= 0 || n_out <= 0) return;
+        if (n > k_blas_min_rows && blas_ok()) {
+            const void * h = bf16_of(w.p);
+            void *       xb = h && n * n_in * 2 <= k_col_floats * int64_t(sizeof(float)) ? col_.base() : nullptr;
+            blas_->linear(x.p, n, n_in, w.p, xb ? h : nullptr, xb, n_out, y.p);
+            if (b) cuda::add_bias_rows(y.p, b.p, n, n_out, s_);
+        } else if (precision_ == backend_precision::BACKEND_PRECISION_TF32 && tf32_ok_ && n >= 32 &&
+            cuda::linear_tf32_fits(n, n_in, n_out, x.p, w.p)) {
+            cuda::linear_tf32(x.p, n, n_in, w.p, b.p, n_out, y.p, s_);
+        } else if (const void * h = bf16_of(w.p)) {
+            cuda::linear_skinny_bf16(x.p, n, n_in, h, b.p, n_out, y.p, s_);
+        } else {
+            ops_->linear(x.p, n, n_in, w.p, b.p, n_out, y.p);
+        }
     }
     void add_layer_norm(bptr<float> x, bptr<const float> r, int64_t n, int64_t d, bptr<const float> g,
                         bptr<const float> b, float eps) override {
@@ -137,7 +268,14 @@ public:
     }
     void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bptr<const float> w, bptr<const float> b,
                 int64_t c_out, int64_t k, int64_t dilation, bptr<float> y) override {
-        if (t > 0 && c_out > 0) ops_->conv1d(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p);
+        if (t <= 0 || c_out <= 0) return;
+        if (cuda::conv1d_col_fits(c_in, t, k, k_col_floats)) {
+            cuda::conv1d_col(x.p, c_in, t, w.p, bf16_of(w.p), b.p, c_out, k, dilation, y.p, col_.as<float>().p, s_);
+        } else if (const void * h = bf16_of(w.p)) {
+            cuda::conv1d_skinny_bf16(x.p, c_in, t, h, b.p, c_out, k, dilation, y.p, s_);
+        } else {
+            ops_->conv1d(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p);
+        }
     }
     void sample_codes(bptr<const float> logits, int64_t m, int64_t n_code, bptr<const float> u, bptr<int32_t> tokens,
                       bptr<float> prob) override {
@@ -149,14 +287,38 @@ public:
     }
 
 private:
+    // cuBLAS, opened and given a handle the first time a product has this many rows or more
+    static constexpr int64_t k_blas_min_rows = 64;
+    bool blas_ok() {
+        if (!blas_tried_) {
+            blas_tried_ = true;
+            blas_ = std::make_unique<cuda::blas>(s_, precision_ == backend_precision::BACKEND_PRECISION_TF32);
+        }
+        return blas_->ok();
+    }
+
+    const void * bf16_of(const float * w) const {
+        return precision_ == backend_precision::BACKEND_PRECISION_BF16 ? bf16_registry().find(w) : nullptr;
+    }
+
     static std::unique_ptr<cuda::device_ops> make_ops(int ordinal) {
         check(cudaSetDevice(ordinal), "cudaSetDevice");
         return std::make_unique<cuda::device_ops>();
     }
 
     int                               ordinal_;
+    backend_precision                 precision_;
+    bool                              graphs_on_ = graphs_enabled();
+    bool                              tf32_ok_   = compute_major(ordinal_) >= 8;    // TF32 tensor cores
+    std::map<uint64_t, cudaGraphExec_t> graphs_;
     std::unique_ptr<cuda::device_ops> ops_;
     cudaStream_t                      s_;
+    // conv1d's im2col scratch, made with the object (a recording may hold no allocation); the
+    // networks' convolutions need at most 64 frames × 512 channels × 3 taps
+    static constexpr int64_t          k_col_floats = int64_t(1) << 20;
+    cuda_buffer                       col_;
+    bool                              blas_tried_ = false;
+    std::unique_ptr<cuda::blas>       blas_;
 };
 
 } // namespace
@@ -184,10 +346,10 @@ std::string cuda_device_problem(int ordinal) {
     return "";
 }
 
-std::unique_ptr<backend> backend_cuda_create(int ordinal) {
+std::unique_ptr<backend> backend_cuda_create(int ordinal, backend_precision precision) {
     const std::string problem = cuda_device_problem(ordinal);
     if (!problem.empty()) throw std::runtime_error(problem);
-    return std::make_unique<cuda_backend>(ordinal);
+    return std::make_unique<cuda_backend>(ordinal, precision);
 }
 
 } // namespace mb

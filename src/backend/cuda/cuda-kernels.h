@@ -9,10 +9,28 @@
 
 namespace mb::cuda {
 
+// a failed CUDA call: throws mb::error(compute_failed) naming `what` and the CUDA error, and
+// saying whether the model can still be used (errors that lose the GPU context cannot be
+// recovered in this process: the model must be freed)
+[[noreturn]] void fail(const char * what, cudaError_t e);
+
 // y[n, n_out] = x[n, n_in]·w[n_out, n_in]ᵀ + b (b may be null); any n (weights streamed once
 // per tile of up to 16 rows: made for the networks' 1–64 rows at batch one)
 void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
                    float * y, cudaStream_t s);
+
+// the same with w[n_out, n_in] in bfloat16 (MB_PRECISION_BF16), float32 sums
+void linear_skinny_bf16(const float * x, int64_t n, int64_t n_in, const void * w, const float * b, int64_t n_out,
+                        float * y, cudaStream_t s);
+
+// MB_PRECISION_TF32 on tensor cores, for shapes where linear_tf32_fits (rows and outputs
+// multiples of 16, inputs of 8, 32-byte aligned x and w); weights read once per 64 rows
+bool linear_tf32_fits(int64_t n, int64_t n_in, int64_t n_out, const float * x, const float * w);
+void linear_tf32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,
+                 cudaStream_t s);
+
+// y[i] = bfloat16(x[i]) rounded to nearest even, i < n (the BF16 weight copies)
+void f32_to_bf16(const float * x, int64_t n, void * y, cudaStream_t s);
 
 // x[n, d] ← LayerNorm(x + r)·g + b (r may be null), mean and variance accumulated in double
 void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const float * g, const float * b, float eps,
@@ -29,6 +47,14 @@ void transpose(const float * x, int64_t rows, int64_t cols, float * y, cudaStrea
 // x through an implicit im2col and writing y[c_out, t] directly: no scratch
 void conv1d_skinny(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
                    int64_t k, int64_t dilation, float * y, cudaStream_t s);
+// the same through an explicit im2col in col[t, c_in·k] (where conv1d_col_fits: c_in·k % 4 == 0
+// and t·c_in·k ≤ capacity floats), so that x is read with 16-byte loads like linear's;
+// w_bf16 (may be null) is the BF16 copy of w
+bool conv1d_col_fits(int64_t c_in, int64_t t, int64_t k, int64_t capacity);
+void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
+                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, cudaStream_t s);
+void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w, const float * b, int64_t c_out,
+                        int64_t k, int64_t dilation, float * y, cudaStream_t s);
 
 // ---- the element, layout and sampling ops of the backend interface (backend.h says what
 // each computes; these are its device versions, same arguments)
@@ -38,6 +64,7 @@ void fill_i32(int64_t n, int32_t v, int32_t * y, cudaStream_t s);
 void add(const float * a, const float * b, int64_t n, float * y, cudaStream_t s);
 void relu(const float * x, int64_t n, float * y, cudaStream_t s);
 void leaky_relu(const float * x, int64_t n, float slope, float * y, cudaStream_t s);
+void silu(const float * x, int64_t n, float * y, cudaStream_t s);
 void copy_rows(const float * x, int64_t ldx, int64_t n, int64_t d, float * y, int64_t ldy, cudaStream_t s);
 void where_rows(const uint8_t * sel, const float * a, int64_t lda, const float * b, int64_t ldb, int64_t n, int64_t d,
                 float * y, int64_t ldy, cudaStream_t s);

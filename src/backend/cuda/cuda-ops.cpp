@@ -7,7 +7,7 @@ namespace mb::cuda {
 
 device_ops::device_ops() {
     const cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
-    if (e != cudaSuccess) throw std::runtime_error(std::string("cuda: cudaStreamCreate: ") + cudaGetErrorString(e));
+    if (e != cudaSuccess) fail("cudaStreamCreate", e);
 }
 
 device_ops::~device_ops() {

@@ -170,8 +170,9 @@ struct trace_array {
 
 int usage() {
     std::fprintf(stderr,
-                 "usage: motionbricks infer --model DIR --request REQUEST.json --output RESULT.json [--threads N] "
-                 "[--trace DIR]\n");
+                 "usage: motionbricks infer --model DIR --request REQUEST.json --output RESULT.json %s "
+                 "[--trace DIR]\n",
+                 tools::k_model_options_usage);
     return 2;
 }
 
@@ -179,7 +180,7 @@ int usage() {
 
 int cmd_infer(int argc, char ** argv) {
     std::string model_dir, request_path, output_path, trace_dir;
-    int n_threads = 0;
+    tools::model_options mopt;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (i + 1 >= argc) {
@@ -187,7 +188,9 @@ int cmd_infer(int argc, char ** argv) {
             return usage();
         }
         const std::string v = argv[++i];
-        if (a == "--model") {
+        if (const int r = tools::parse_model_option("infer", a, v, mopt); r != 0) {
+            if (r < 0) return 2;
+        } else if (a == "--model") {
             model_dir = v;
         } else if (a == "--request") {
             request_path = v;
@@ -195,14 +198,6 @@ int cmd_infer(int argc, char ** argv) {
             output_path = v;
         } else if (a == "--trace") {
             trace_dir = v;
-        } else if (a == "--threads") {
-            int t = 0;
-            const auto res = std::from_chars(v.data(), v.data() + v.size(), t);
-            if (res.ec != std::errc() || res.ptr != v.data() + v.size() || t < 1 || t > 1024) {
-                std::fprintf(stderr, "motionbricks infer: --threads must be an integer 1..1024\n");
-                return 2;
-            }
-            n_threads = t;
         } else {
             std::fprintf(stderr, "motionbricks infer: unknown option '%s'\n", a.c_str());
             return usage();
@@ -219,7 +214,7 @@ int cmd_infer(int argc, char ** argv) {
     }
 
     int                                load_exit = 0;
-    std::optional<motionbricks::model> model     = load_model("infer", model_dir, n_threads, load_exit);
+    std::optional<motionbricks::model> model     = load_model("infer", model_dir, mopt, load_exit);
     if (!model) return load_exit;
 
     // --trace: the library's taps of the same inference (mb_model_infer_traced), filtered to the

@@ -219,8 +219,9 @@ public:
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks plan --model DIR --style FILE.mbstyle [--style FILE ...] --script SCRIPT.json "
-                         "--output MOTION.json|.csv|.bvh|.glb [--format json|csv|bvh|glb] [--units m|cm] [--threads N]\n"
-                         "  (the format: --format, else the output's extension; --units: BVH lengths, default m)\n");
+                         "--output MOTION.json|.csv|.bvh|.glb [--format json|csv|bvh|glb] [--units m|cm] %s\n"
+                         "  (the format: --format, else the output's extension; --units: BVH lengths, default m)\n",
+                 tools::k_model_options_usage);
     return 2;
 }
 
@@ -255,7 +256,7 @@ int cmd_plan(int argc, char ** argv) {
     std::string              model_dir, script_path, output_path, format_flag;
     float                    units = 1.0f;
     std::vector<std::string> style_paths;
-    int                      n_threads = 0;
+    tools::model_options     mopt;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (i + 1 >= argc) {
@@ -263,7 +264,9 @@ int cmd_plan(int argc, char ** argv) {
             return usage();
         }
         const std::string v = argv[++i];
-        if (a == "--model") {
+        if (const int r = tools::parse_model_option("plan", a, v, mopt); r != 0) {
+            if (r < 0) return 2;
+        } else if (a == "--model") {
             model_dir = v;
         } else if (a == "--style") {
             style_paths.push_back(v);
@@ -280,14 +283,6 @@ int cmd_plan(int argc, char ** argv) {
                 std::fprintf(stderr, "motionbricks plan: %s\n", e.what());
                 return 2;
             }
-        } else if (a == "--threads") {
-            int        t   = 0;
-            const auto res = std::from_chars(v.data(), v.data() + v.size(), t);
-            if (res.ec != std::errc() || res.ptr != v.data() + v.size() || t < 1 || t > 1024) {
-                std::fprintf(stderr, "motionbricks plan: --threads must be an integer 1..1024\n");
-                return 2;
-            }
-            n_threads = t;
         } else {
             std::fprintf(stderr, "motionbricks plan: unknown option '%s'\n", a.c_str());
             return usage();
@@ -311,7 +306,7 @@ int cmd_plan(int argc, char ** argv) {
         return 2;
     }
     int                        load_exit = 0;
-    std::optional<mbx::model>  model     = load_model("plan", model_dir, n_threads, load_exit);
+    std::optional<mbx::model>  model     = load_model("plan", model_dir, mopt, load_exit);
     if (!model) return load_exit;
 
     // styles (a bad or missing style file is bad input), then the script against their names

@@ -23,8 +23,9 @@ namespace {
 namespace fs = std::filesystem;
 
 int usage() {
-    std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] "
-                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60] [--clips DIR]\n");
+    std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] %s "
+                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60] [--clips DIR]\n",
+                 tools::k_model_options_usage);
     return 2;
 }
 
@@ -63,7 +64,7 @@ int run_py(const std::string & args) {
 int cmd_serve(int argc, char ** argv) {
     std::string         model_dir, styles_dir, web_dir, clips_dir;
     serve::server_options opt;
-    int                 threads = 0;
+    tools::model_options mopt;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -76,7 +77,9 @@ int cmd_serve(int argc, char ** argv) {
         }
         const std::string v = argv[++i];
         int               n = 0;
-        if (a == "--model") {
+        if (const int r = tools::parse_model_option("serve", a, v, mopt); r != 0) {
+            if (r < 0) return 2;
+        } else if (a == "--model") {
             model_dir = v;
         } else if (a == "--styles") {
             styles_dir = v;
@@ -88,11 +91,6 @@ int cmd_serve(int argc, char ** argv) {
                 return 2;
             }
             opt.listen = v;
-        } else if (a == "--threads") {
-            if (!parse_int(v, 1, 1024, threads)) {
-                std::fprintf(stderr, "motionbricks serve: --threads must be an integer 1..1024\n");
-                return 2;
-            }
         } else if (a == "--web") {
             web_dir = v;
         } else if (a == "--clips") {
@@ -194,7 +192,7 @@ int cmd_serve(int argc, char ** argv) {
     std::unique_ptr<serve::planner> pl;
     try {
         std::fprintf(stderr, "serve: loading %s with %zu styles from %s\n", model_dir.c_str(), styles.size(), styles_dir.c_str());
-        pl = std::make_unique<serve::planner>(model_dir, styles, threads);
+        pl = std::make_unique<serve::planner>(model_dir, styles, mopt);
     } catch (const std::exception & e) {
         std::fprintf(stderr, "motionbricks serve: cannot load the model: %s\n", e.what());
         return 1;

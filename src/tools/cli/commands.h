@@ -18,5 +18,6 @@ int cmd_plan(int argc, char ** argv);
 int cmd_convert_motion(int argc, char ** argv);
 int cmd_serve(int argc, char ** argv);
 int cmd_download(int argc, char ** argv);
+int cmd_bench(int argc, char ** argv);
 
 } // namespace mb::cli

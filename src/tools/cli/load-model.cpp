@@ -5,14 +5,17 @@
 
 namespace mb::cli {
 
-std::optional<motionbricks::model> load_model(const char * cmd, const std::string & dir, int threads, int & exit_code) {
+std::optional<motionbricks::model> load_model(const char * cmd, const std::string & dir, const tools::model_options & o,
+                                              int & exit_code) {
     try {
-        motionbricks::runtime_options options;
-        options.set_threads(uint32_t(threads));
+        const motionbricks::runtime_options options = tools::to_runtime_options(o);
         return motionbricks::model::load(dir, &options);
     } catch (const motionbricks::error & e) {
         std::fprintf(stderr, "motionbricks %s: cannot load model '%s': %s\n", cmd, dir.c_str(), e.what());
-        exit_code = e.status() == MB_IO_ERROR || e.status() == MB_OUT_OF_MEMORY ? 1 : 2;
+        // a device this machine lacks is a runtime failure, like a missing file
+        exit_code = e.status() == MB_IO_ERROR || e.status() == MB_OUT_OF_MEMORY || e.status() == MB_BACKEND_UNAVAILABLE
+                        ? 1
+                        : 2;
     }
     return std::nullopt;
 }

@@ -3,6 +3,8 @@
 
 #include <motionbricks/motionbricks.hpp>
 
+#include "tools/model-options.h"
+
 #include <optional>
 #include <string>
 
@@ -14,6 +16,13 @@ namespace mb::cli {
 //     memory ran out,
 //   2 when they are all there but malformed or do not fit together, e.g. components of
 //     different bundles (bad input, like a bad script or request)
-std::optional<motionbricks::model> load_model(const char * cmd, const std::string & dir, int threads, int & exit_code);
+std::optional<motionbricks::model> load_model(const char * cmd, const std::string & dir, const tools::model_options & o,
+                                              int & exit_code);
+inline std::optional<motionbricks::model> load_model(const char * cmd, const std::string & dir, int threads,
+                                                     int & exit_code) {
+    tools::model_options o;
+    o.threads = threads;
+    return load_model(cmd, dir, o, exit_code);
+}
 
 } // namespace mb::cli

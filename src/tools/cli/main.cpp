@@ -20,10 +20,11 @@ static const command k_commands[] = {
     {"abi", "abi", cmd_abi},
     {"inspect", "inspect [--json] BUNDLE_DIR", cmd_inspect},
     {"dump", "dump [--json] FILE.gguf", cmd_dump},
-    {"infer", "infer --model DIR --request REQUEST.json --output RESULT.json [--threads N] [--trace DIR]", cmd_infer},
-    {"plan", "plan --model DIR --style FILE.mbstyle [--style ...] --script SCRIPT.json --output MOTION.json|.csv|.bvh|.glb [--format json|csv|bvh|glb] [--units m|cm] [--threads N]", cmd_plan},
+    {"infer", "infer --model DIR --request REQUEST.json --output RESULT.json [--threads N] [--device cpu|cuda|auto] [--precision f32|tf32|bf16] [--trace DIR]", cmd_infer},
+    {"plan", "plan --model DIR --style FILE.mbstyle [--style ...] --script SCRIPT.json --output MOTION.json|.csv|.bvh|.glb [--format json|csv|bvh|glb] [--units m|cm] [--threads N] [--device D] [--precision P]", cmd_plan},
     {"convert-motion", "convert-motion IN OUT [--format json|bvh|glb] [--units m|cm]", cmd_convert_motion},
-    {"serve", "serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] [--web DIR] [--max-peers N] [--clips DIR]", cmd_serve},
+    {"serve", "serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] [--device D] [--precision P] [--web DIR] [--max-peers N] [--clips DIR]", cmd_serve},
+    {"bench", "bench --model DIR [--device D] [--precision P] [--threads N] [--tokens 6,10,16,0] [--batch 1,8] [--iterations 21]", cmd_bench},
     {"download", "download [--dir models] [--revision REV] [--base-url URL]", cmd_download},
 };
 

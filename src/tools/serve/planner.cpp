@@ -37,11 +37,11 @@ std::vector<timeline_frame> to_frames(const mbx::motion & m) {
 
 } // namespace
 
-planner::planner(const std::string & model_dir, const std::vector<std::string> & style_paths, int n_threads)
+planner::planner(const std::string & model_dir, const std::vector<std::string> & style_paths,
+                 const tools::model_options & mopt)
     : p_(std::make_unique<impl>()) {
     try {
-        mbx::runtime_options options;
-        options.set_threads(uint32_t(std::max(0, n_threads)));
+        const mbx::runtime_options options = tools::to_runtime_options(mopt);
         p_->model = mbx::model::load(model_dir, &options);
         std::set<std::string> names;
         for (const std::string & path : style_paths) {

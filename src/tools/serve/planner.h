@@ -4,6 +4,8 @@
 
 #include <motionbricks/motionbricks.h>
 
+#include "tools/model-options.h"
+
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -65,7 +67,10 @@ struct plan_result {
 class planner {
 public:
     // loads the bundle and styles; throws std::runtime_error naming the problem
-    planner(const std::string & model_dir, const std::vector<std::string> & style_paths, int n_threads);
+    planner(const std::string & model_dir, const std::vector<std::string> & style_paths,
+            const tools::model_options & options);
+    planner(const std::string & model_dir, const std::vector<std::string> & style_paths, int n_threads)
+        : planner(model_dir, style_paths, tools::model_options{n_threads}) {}
     ~planner();
 
     const std::vector<style_info> & styles() const { return styles_; }

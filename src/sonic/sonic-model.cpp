@@ -1,0 +1,295 @@
+// SONIC policy: GGUF validation, weight upload, and the MLP forward passes on a backend
+#include "sonic/sonic-model.h"
+
+#include "format/error.h"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+namespace mb::sonic {
+namespace {
+
+// layer widths of the release (reference-runtime §3(a), fixtures/sonic/README.md)
+constexpr std::array<int64_t, 6> k_enc_widths_tail = {0, 2048, 1024, 512, 512, 64};    // [0] = packed inputs
+constexpr std::array<int64_t, 8> k_dec_widths      = {994, 2048, 2048, 1024, 1024, 512, 512, 29};
+
+constexpr const char * k_arch_g1      = "g1-mode0-mlp-fsq32-v1";
+constexpr const char * k_arch_g1_smpl = "g1-smpl-mode02-mlp-fsq32-v1";
+constexpr const char * k_encoder_prefix[3] = {"encoder", "teleop_encoder", "smpl_encoder"};
+
+constexpr float k_max_abs_obs = 1e6f;
+
+float f32_bits(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+[[noreturn]] void bad(const gguf_file & f, const std::string & what) {
+    throw mb::error(mb::status::invalid_format, f.path() + ": SONIC: " + what);
+}
+
+std::string_view require_string(const gguf_file & f, std::string_view key) {
+    const auto v = f.get_string(key);
+    if (!v) bad(f, "metadata key '" + std::string(key) + "' is missing");
+    return *v;
+}
+
+// every element finite: a non-finite weight would turn every action into NaN
+void check_finite(const gguf_file & f, const tensor_view & t) {
+    const float * p = t.f32();
+    for (int64_t k = 0; k < t.n_elements(); ++k) {
+        if (!std::isfinite(p[k])) bad(f, "tensor '" + std::string(t.name) + "' element " + std::to_string(k) + " is not finite");
+    }
+}
+
+} // namespace
+
+float fsq_token(float latent) {
+    static const float half_l = f32_bits(0x41783f7eu);    // 15.515501…: (32 − 1)(1 + 1e-3) / 2
+    static const float shift  = f32_bits(0x3d040af1u);    // atanh(0.5 / half_l)
+    const float        b      = std::tanh(latent + shift) * half_l - 0.5f;
+    return std::nearbyint(b) / 16.0f;    // the default rounding mode: half to even, as torch.round
+}
+
+struct mlp {
+    std::vector<linear_weights> layers;
+};
+
+struct sonic_model::impl {
+    std::unique_ptr<gguf_file> file;
+    std::unique_ptr<backend>   loader;
+    weight_buffers             bufs;
+    backend_device             device = backend_device::BACKEND_DEVICE_CPU;
+    int                        n_threads = 0, ordinal = 0;
+    std::array<mlp, 3>         encoders;    // by encoder_mode; empty where absent
+    mlp                        decoder;
+    std::string                arch;
+    uint64_t                   params = 0;
+};
+
+struct sonic_state::impl {
+    const sonic_model::impl *       model = nullptr;
+    std::unique_ptr<backend>        be;
+    std::unique_ptr<backend_buffer> arena;
+    bptr<float>                     in, a, b;    // [64, 994] input, [64, 2048] ping-pong
+    std::vector<float>              packed;      // [64, 994] host staging
+    std::vector<float>              out;         // [64, 64] host latent
+};
+
+sonic_state::~sonic_state() = default;
+
+sonic_model::sonic_model(std::unique_ptr<impl> p) : p_(std::move(p)) {}
+sonic_model::~sonic_model() = default;
+
+std::unique_ptr<sonic_model> sonic_model::load(const std::string & path, int n_threads, backend_device device, int ordinal) {
+    auto p  = std::make_unique<impl>();
+    p->file = gguf_file::open(path);
+    const gguf_file & f = *p->file;
+    if (require_string(f, "general.architecture") != "motionbricks") bad(f, "general.architecture is not 'motionbricks'");
+    const auto version = f.get_u32("motionbricks.format_version");
+    if (!version || *version != 1) bad(f, "motionbricks.format_version is not 1");
+    if (require_string(f, "motionbricks.component") != "sonic") bad(f, "motionbricks.component is not 'sonic'");
+    p->arch = std::string(require_string(f, "sonic.architecture"));
+    if (p->arch != k_arch_g1 && p->arch != k_arch_g1_smpl) {
+        throw mb::error(mb::status::incompatible_model, path + ": SONIC: sonic.architecture '" + p->arch +
+                                                            "' is not '" + k_arch_g1 + "' or '" + k_arch_g1_smpl + "'");
+    }
+
+    // the exact inventory: two tensors a layer, nothing else
+    std::set<std::string> expected;
+    auto                  want_mlp = [&](const std::string & prefix, int layers) {
+        for (int k = 0; k < layers; ++k) {
+            expected.insert(prefix + "." + std::to_string(k) + ".weight");
+            expected.insert(prefix + "." + std::to_string(k) + ".bias");
+        }
+    };
+    const bool has_smpl   = f.find("smpl_encoder.0.weight") != nullptr;
+    const bool has_teleop = f.find("teleop_encoder.0.weight") != nullptr;
+    if (has_smpl != (p->arch == k_arch_g1_smpl)) {
+        bad(f, has_smpl ? "smpl_encoder tensors in a '" + p->arch + "' file" : "'" + p->arch + "' without smpl_encoder tensors");
+    }
+    want_mlp("encoder", k_encoder_layers);
+    want_mlp("decoder", k_decoder_layers);
+    if (has_smpl) want_mlp("smpl_encoder", k_encoder_layers);
+    if (has_teleop) want_mlp("teleop_encoder", k_encoder_layers);
+    for (const tensor_view & t : f.tensors()) {
+        if (!expected.count(std::string(t.name))) bad(f, "unexpected tensor '" + std::string(t.name) + "'");
+        if (t.type != dtype::DTYPE_F32) bad(f, "tensor '" + std::string(t.name) + "' is not F32");
+        check_finite(f, t);
+        p->params += uint64_t(t.n_elements());
+    }
+    if (f.tensors().size() != expected.size()) bad(f, "tensors are missing (" + std::to_string(f.tensors().size()) + " of " +
+                                                       std::to_string(expected.size()) + ")");
+    const auto count = f.get_u64("motionbricks.parameter_count");
+    if (count && *count != p->params) bad(f, "motionbricks.parameter_count disagrees with the tensors");
+
+    p->n_threads = n_threads;
+    p->ordinal   = ordinal;
+    p->loader    = backend_create(device, 1, ordinal);
+    p->device    = std::string(p->loader->name()) == "cuda" ? backend_device::BACKEND_DEVICE_CUDA
+                                                            : backend_device::BACKEND_DEVICE_CPU;
+    weight_loader wl{f, *p->loader, p->bufs};
+    auto          load_mlp = [&](const std::string & prefix, const int64_t * widths, int layers) {
+        mlp m;
+        for (int k = 0; k < layers; ++k) {
+            m.layers.push_back(load_linear(wl, prefix + "." + std::to_string(k), widths[k + 1], widths[k]));
+        }
+        return m;
+    };
+    for (int mode = 0; mode < 3; ++mode) {
+        if ((mode == 1 && !has_teleop) || (mode == 2 && !has_smpl)) continue;
+        std::array<int64_t, 6> w = k_enc_widths_tail;
+        w[0]                    = k_packed_inputs[mode];
+        p->encoders[size_t(mode)] = load_mlp(k_encoder_prefix[mode], w.data(), k_encoder_layers);
+    }
+    p->decoder = load_mlp("decoder", k_dec_widths.data(), k_decoder_layers);
+    return std::unique_ptr<sonic_model>(new sonic_model(std::move(p)));
+}
+
+bool sonic_model::has_mode(encoder_mode m) const {
+    return !p_->encoders[size_t(m)].layers.empty();
+}
+const std::string & sonic_model::architecture() const {
+    return p_->arch;
+}
+uint64_t sonic_model::parameter_count() const {
+    return p_->params;
+}
+const char * sonic_model::backend_name() const {
+    return p_->loader->name();
+}
+
+namespace {
+
+std::string check_values(const float * obs, int64_t count, int64_t width, const char * what) {
+    for (int64_t i = 0; i < count * width; ++i) {
+        if (!std::isfinite(obs[i]) || std::fabs(obs[i]) > k_max_abs_obs) {
+            return std::string(what) + " row " + std::to_string(i / width) + " value " + std::to_string(i % width) +
+                   " is not finite or exceeds 1e6 in magnitude";
+        }
+    }
+    return "";
+}
+
+std::string check_count(int64_t count) {
+    if (count < 1 || count > k_max_batch) return "batch size " + std::to_string(count) + " is outside 1..64";
+    return "";
+}
+
+} // namespace
+
+std::string sonic_model::check_encoder_obs(const float * obs, int64_t count) const {
+    std::string e = check_count(count);
+    if (!e.empty()) return e;
+    if (!obs) return "encoder observations are NULL";
+    if (!(e = check_values(obs, count, k_encoder_obs, "encoder observation")).empty()) return e;
+    const float mode = obs[0];
+    if (mode != 0.0f && mode != 1.0f && mode != 2.0f) {
+        return "encoder mode obs[0] = " + std::to_string(mode) + " is not 0 (G1), 1 (teleop) or 2 (SMPL)";
+    }
+    for (int64_t r = 1; r < count; ++r) {
+        if (obs[r * k_encoder_obs] != mode) return "a batch mixes encoder modes (row " + std::to_string(r) + ")";
+    }
+    if (!has_mode(encoder_mode(int(mode)))) {
+        return std::string("this SONIC file has no ") + (mode == 1.0f ? "teleop" : "SMPL") + " encoder (mode " +
+               std::to_string(int(mode)) + ")";
+    }
+    return "";
+}
+
+std::string sonic_model::check_decoder_obs(const float * obs, int64_t count) const {
+    std::string e = check_count(count);
+    if (!e.empty()) return e;
+    if (!obs) return "decoder observations are NULL";
+    return check_values(obs, count, k_decoder_obs, "decoder observation");
+}
+
+std::unique_ptr<sonic_state> sonic_model::create_state() const {
+    auto state = std::make_unique<sonic_state>();
+    state->p   = std::make_unique<sonic_state::impl>();
+    auto & st  = state->p;
+    st->model  = p_.get();
+    st->be    = backend_create(p_->device, p_->n_threads, p_->ordinal);
+    state_arena a;
+    a.add(st->in, k_max_batch * k_decoder_obs);
+    a.add(st->a, k_max_batch * 2048);
+    a.add(st->b, k_max_batch * 2048);
+    st->arena = a.allocate(*st->be);
+    st->packed.assign(size_t(k_max_batch * k_decoder_obs), 0.0f);
+    st->out.assign(size_t(k_max_batch * k_tokens), 0.0f);
+    return state;
+}
+
+namespace {
+
+// x [count, n_in] (st.in) through the MLP; the last layer's output lands in `out` (host)
+void run_mlp(backend & be, sonic_state::impl & st, const mlp & m, int64_t count, float * out, const char * tap_name,
+             const tap_fn & tap) {
+    bptr<const float> x = st.in;
+    for (size_t k = 0; k < m.layers.size(); ++k) {
+        const linear_weights & l = m.layers[k];
+        bptr<float>            y = k % 2 == 0 ? st.a : st.b;
+        be.linear(x, count, l.n_in, l.weight, l.bias, l.n_out, y);
+        if (tap) {
+            const std::string name = std::string(tap_name) + std::to_string(k);
+            tap_f32(tap, be, name, y, {count, l.n_out});
+        }
+        if (k + 1 < m.layers.size()) be.silu(y, count * l.n_out, y);
+        x = y;
+    }
+    be.get(x, out, count * m.layers.back().n_out);
+}
+
+} // namespace
+
+void sonic_model::encode(sonic_state & state, const float * obs, int64_t count, float * tokens, const tap_fn & tap) const {
+    sonic_state::impl & st = *state.p;
+    MB_ASSERT(st.model == p_.get(), "sonic: the state belongs to another model");
+    const std::string problem = check_encoder_obs(obs, count);
+    if (!problem.empty()) throw mb::error(mb::status::invalid_argument, "sonic encode: " + problem);
+    const int  mode = int(obs[0]);
+    const int64_t P = k_packed_inputs[mode];
+    // the encoder's inputs, gathered from the observation as gear_sonic_deploy lays it out
+    for (int64_t r = 0; r < count; ++r) {
+        const float * o = obs + r * k_encoder_obs;
+        float *       d = st.packed.data() + r * P;
+        auto          take = [&](int64_t from, int64_t n) {
+            std::memcpy(d, o + from, size_t(n) * sizeof(float));
+            d += n;
+        };
+        if (mode == 0) {
+            for (int t = 0; t < 10; ++t) {
+                take(4 + 58 * t, 58);      // joint positions and velocities, frame t
+                take(601 + 6 * t, 6);      // anchor orientation, frame t
+            }
+        } else if (mode == 2) {
+            for (int t = 0; t < 10; ++t) {
+                take(922 + 72 * t, 72);    // SMPL joints
+                take(1642 + 6 * t, 6);     // SMPL anchor orientation
+                take(1702 + 6 * t, 6);     // wrist joint positions
+            }
+        } else {
+            take(661, 240);                // lower-body q and dq
+            take(901, 9);                  // VR 3-point targets
+            take(910, 12);                 // their orientations
+            take(595, 6);                  // anchor orientation
+        }
+    }
+    st.be->set(st.in, st.packed.data(), count * P);
+    run_mlp(*st.be, st, p_->encoders[size_t(mode)], count, st.out.data(), "encoder_layer_", tap);
+    for (int64_t i = 0; i < count * k_tokens; ++i) tokens[i] = fsq_token(st.out[size_t(i)]);
+}
+
+void sonic_model::decode(sonic_state & state, const float * obs, int64_t count, float * actions, const tap_fn & tap) const {
+    sonic_state::impl & st = *state.p;
+    MB_ASSERT(st.model == p_.get(), "sonic: the state belongs to another model");
+    const std::string problem = check_decoder_obs(obs, count);
+    if (!problem.empty()) throw mb::error(mb::status::invalid_argument, "sonic decode: " + problem);
+    st.be->set(st.in, obs, count * k_decoder_obs);
+    run_mlp(*st.be, st, p_->decoder, count, actions, "decoder_layer_", tap);
+}
+
+} // namespace mb::sonic
