@@ -113,6 +113,8 @@ TEST(ServeClips, UploadPlayAndDownload) {
     const json        list = json::parse(request(s.port(), http::verb::get, "/api/clips").second);
     ASSERT_EQ(1u, list.size());
     EXPECT_EQ("wave", list[0]["name"]);
+    const json meta = json::parse(request(s.port(), http::verb::get, "/api/meta").second);
+    EXPECT_EQ(list, meta["kimodo_clips"]);
 
     // play it: rejected when unknown; else kind "kimodo", progress rising, then planning again
     int64_t seq = 0;

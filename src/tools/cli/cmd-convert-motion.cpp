@@ -3,7 +3,6 @@
 // --format or its extension. What moves across is the root translation and the 34 local rotations
 // per frame (JSON output adds FK joint positions and qpos; plans and targets are not carried).
 // Exit codes: 0 ok, 1 I/O failure, 2 bad usage or an input the readers refuse
-#include "format/error.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/motion-output.h"
 
@@ -49,9 +48,6 @@ int cmd_convert_motion(int argc, char ** argv) {
     } catch (const mbx::error & e) {
         std::fprintf(stderr, "motionbricks convert-motion: %s\n", e.what());
         return e.status() == MB_IO_ERROR ? 1 : 2;
-    } catch (const mb::error & e) {   // the CLI's own file and JSON readers
-        std::fprintf(stderr, "motionbricks convert-motion: %s\n", e.what());
-        return e.code() == mb::status::io_error ? 1 : 2;
     } catch (const std::exception & e) {
         std::fprintf(stderr, "motionbricks convert-motion: %s\n", e.what());
         return 2;

@@ -66,6 +66,19 @@ void floats(const json & v, const char * key, uint64_t n, int cols, std::vector<
     }
 }
 
+// the CLI's own readers and writers throw mb::error; programs see the public error type
+[[noreturn]] void rethrow_public(const mb::error & e) {
+    throw mbx::error(e.code() == mb::status::io_error ? MB_IO_ERROR : MB_INVALID_FORMAT, e.what());
+}
+
+json read_motion_json(const std::string & path) {
+    try {
+        return json_parse_bounded(read_regular_file(path, k_motion_json_bounds.max_bytes), k_motion_json_bounds);
+    } catch (const mb::error & e) {
+        rethrow_public(e);
+    }
+}
+
 } // namespace
 
 double r7(float v) {
@@ -140,12 +153,16 @@ void write_motion_file(const mbx::motion & m, const std::string & path, motion_f
                       {"joint_positions", joints}, {"local_rotations_xyzw", local}, {"parents", parents},
                       {"plans", json::array()}, {"qpos", rows(m.mujoco_qpos().data, F, int(MB_G1_QPOS_SIZE))},
                       {"root_translations", rows(m.root_translations().data, F, 3)}};
-    write_text(doc.dump() + "\n", path);
+    try {
+        write_text(doc.dump() + "\n", path);
+    } catch (const mb::error & e) {
+        rethrow_public(e);
+    }
 }
 
 mbx::motion read_motion_file(const std::string & path) {
     if (!ends_with(path, ".json")) return mbx::read_motion_file(path);
-    const json d = json_parse_bounded(read_regular_file(path, k_motion_json_bounds.max_bytes), k_motion_json_bounds);
+    const json d = read_motion_json(path);
     if (!d.is_object() || d.value("format", "") != "motionbricks-motion-v1") {
         throw std::runtime_error(path + ": not a motionbricks-motion-v1 document");
     }

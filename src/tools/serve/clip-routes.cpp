@@ -1,5 +1,6 @@
 // the clip and download routes of `serve` (http-routes.h):
 //   GET  /api/clips                           the clip library (id, name, frames, fps, duration)
+//   GET  /api/meta                            with kimodo_clips = that library
 //   GET  /api/motion/recent?seconds=N&format=glb|bvh   the last N (1..60) s shown, as a file
 //   POST /api/kimodo/upload                   a GLB clip (≤ 16 MiB), owner only: header
 //                                             X-Motionbricks-Token = the owner's hello token
@@ -52,6 +53,14 @@ std::optional<http_response> handle_clip_http(const http_request & req, const ro
     const std::string path = target_path(target);
     const bool        get  = req.method() == http::verb::get || req.method() == http::verb::head;
     if (path == "/api/clips" && get) return reply(req, ctx.clips ? ctx.clips->list_json() : "[]", "application/json");
+    if (path == "/api/meta" && get && ctx.clips) {
+        // the reference's kimodo_clips: the library as it is now
+        std::string meta = ctx.meta_json;
+        const std::string empty = "\"kimodo_clips\":[]";
+        const size_t      at    = meta.find(empty);
+        if (at != std::string::npos) meta.replace(at, empty.size(), "\"kimodo_clips\":" + ctx.clips->list_json());
+        return reply(req, std::move(meta), "application/json");
+    }
     if (path == "/api/motion/recent" && get) {
         if (!ctx.history) return make_http_error(req, http::status::not_found, "no motion history on this server");
         const std::string fmt = query(target, "format"), sec = query(target, "seconds");
