@@ -20,7 +20,7 @@ lscpu | grep -E "Model name|^CPU\(s\)"
 t0=$(date +%s)
 cmake -G Ninja -B "$build" -DCMAKE_BUILD_TYPE=Release -DMB_CUDA=ON -DMB_SHARED_DIR="$shared" > "$log/configure.log" 2>&1 ||
     { tail -30 "$log/configure.log"; exit 1; }
-targets="motionbricks cuda-run test-cuda-backend test-backend-ops test-root-planner test-pose-planner test-vq-decoder test-predict test-agent"
+targets="motionbricks cuda-run test-cuda-backend test-backend-ops test-root-planner test-pose-planner test-vq-decoder test-predict test-agent test-sonic"
 cmake --build "$build" -j"$(nproc)" --target $targets > "$log/build.log" 2>&1 ||
     { grep -B2 -A12 -E "error|FAILED" "$log/build.log" | head -80; exit 1; }
 echo "== built in $(( $(date +%s) - t0 )) s"
@@ -32,7 +32,7 @@ grep -E "tests passed|tests failed|SKIPPED|FAILED|Failed|full bundle|skipped:|ma
 echo "== bench"
 mbb() {     # label env... -- args...
     local label=$1; shift
-    env "$@" --tokens 10,0 --iterations 21 --warmup 3 > "$log/bench-$label.json" 2> "$log/bench-$label.err" ||
+    env "$@" --tokens 10,0 > "$log/bench-$label.json" 2> "$log/bench-$label.err" ||
         { echo "bench $label failed: $(tail -3 "$log/bench-$label.err")"; return; }
     python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))" "$log/bench-$label.json" >> "$out/bench.jsonl"
     python3 - "$label" "$log/bench-$label.json" <<'PY'
@@ -49,8 +49,12 @@ PY
 }
 mb="$build/motionbricks"
 full=/tmp/mb-full
-mbb cpu16 "$mb" bench --model "$full" --device cpu --batch 1
+mbb cpu16 "$mb" bench --model "$full" --device cpu --batch 1 --iterations 21
 mbb cuda-f32 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1,8,64
+mbb cuda-f32-big "$mb" bench --model "$full" --device cuda --precision f32 --batch 256,1024,4096 --iterations 5 --warmup 1
+mbb cuda-tf32-big "$mb" bench --model "$full" --device cuda --precision tf32 --batch 1024,4096 --iterations 5 --warmup 1
+mbb cuda-bf16-big "$mb" bench --model "$full" --device cuda --precision bf16 --batch 1024,4096 --iterations 5 --warmup 1
+mbb cpu16-b8 "$mb" bench --model "$full" --device cpu --batch 8
 mbb cuda-f32-nograph MB_CUDA_GRAPHS=0 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
 mbb cuda-tf32 "$mb" bench --model "$full" --device cuda --precision tf32 --batch 1,64
 mbb cuda-bf16 "$mb" bench --model "$full" --device cuda --precision bf16 --batch 1,64
@@ -64,6 +68,14 @@ san ops memcheck "$build/tests/backend/test-backend-ops" --gtest_filter='*cuda*'
 san ops racecheck "$build/tests/backend/test-backend-ops" --gtest_filter='*cuda*'
 san precision memcheck "$build/tests/backend/test-cuda-backend" --gtest_filter='backends.reduced_precision*'
 MB_TEST_DEVICE=cuda san predict memcheck "$build/tests/motion/test-predict"
+echo "== bench sonic"
+if python3 tools/convert.py random-sonic --seed 1 --out /tmp/sonic.gguf > /dev/null 2>&1; then
+    for spec in "cpu 1" "cpu 2" "cpu 16" "cuda 1"; do
+        set -- $spec
+        "$mb" bench sonic --model /tmp/sonic.gguf --device "$1" --threads "$2" --batch 1,64 --iterations 51 2> /dev/null |
+            python3 -c "import json,sys; b=json.load(sys.stdin); print('sonic $1 threads $2 floor %.3f ms:' % b['floor']['ms_per_pair'], ', '.join('B=%d %.3f ms (%.3f ms/robot, x%.2f floor)' % (r['batch'], r['ms_per_call_median'], r['ms_per_robot'], r['ratio_to_floor']) for r in b['runs']))"
+    done
+fi
 nvidia-smi --query-gpu=memory.used --format=csv
 echo "== session $(( $(date +%s) - t0 )) s"
 tar -czf "$out/logs.tar.gz" -C "$out" logs && rm -rf "$log"

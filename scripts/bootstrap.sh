@@ -9,7 +9,7 @@ packages=(
     libgtest-dev libgmock-dev libbenchmark-dev
     libopenblas-dev nlohmann-json3-dev libssl-dev zlib1g-dev
     libboost-dev ca-certificates
-    python3 python3-numpy python3-torch
+    python3 python3-numpy python3-torch python3-pytest golang-go
     chromium
     assimp-utils
 )

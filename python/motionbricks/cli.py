@@ -69,6 +69,9 @@ def build_parser():
     add_library_parser(sub)
     from .demo_styles import add_parser as add_demo_styles_parser
     add_demo_styles_parser(sub)
+    from .sonic import add_parser as add_sonic_parser, add_onnx_parser
+    add_sonic_parser(sub)
+    add_onnx_parser(sub)
 
     d = sub.add_parser("dump", help="print a GGUF file's metadata and tensors")
     d.add_argument("file", metavar="FILE.gguf")
@@ -121,6 +124,14 @@ def main(argv=None):
         if args.command == "style":
             from .style import convert
             sys.stderr.write("convert: %s\n" % convert(args))
+            return 0
+        if args.command == "sonic":
+            from .sonic import convert_onnx
+            sys.stderr.write("convert: %s\n" % convert_onnx(args.encoder, args.decoder, args.out))
+            return 0
+        if args.command == "random-sonic":
+            from .sonic import write_random_sonic
+            sys.stderr.write("convert: %s\n" % write_random_sonic(args.out, args.seed, args.smpl, args.teleop))
             return 0
         if args.command == "demo-styles":
             from .demo_styles import write_demo_styles

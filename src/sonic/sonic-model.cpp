@@ -3,6 +3,7 @@
 
 #include "format/error.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -11,9 +12,9 @@
 namespace mb::sonic {
 namespace {
 
-// layer widths of the release (reference-runtime §3(a), fixtures/sonic/README.md)
-constexpr std::array<int64_t, 6> k_enc_widths_tail = {0, 2048, 1024, 512, 512, 64};    // [0] = packed inputs
-constexpr std::array<int64_t, 8> k_dec_widths      = {994, 2048, 2048, 1024, 1024, 512, 512, 29};
+// the inner widths come from the tensors (the release's are 2048-1024-512-512 for the encoders and
+// 2048-2048-1024-1024-512-512 for the decoder; converted reduced-width exports differ); the ends are fixed
+constexpr int64_t k_max_width = 4096;
 
 constexpr const char * k_arch_g1      = "g1-mode0-mlp-fsq32-v1";
 constexpr const char * k_arch_g1_smpl = "g1-smpl-mode02-mlp-fsq32-v1";
@@ -68,6 +69,7 @@ struct sonic_model::impl {
     mlp                        decoder;
     std::string                arch;
     uint64_t                   params = 0;
+    int64_t                    max_width = 0;    // the widest layer: a state's activation rows
 };
 
 struct sonic_state::impl {
@@ -132,20 +134,28 @@ std::unique_ptr<sonic_model> sonic_model::load(const std::string & path, int n_t
     p->device    = std::string(p->loader->name()) == "cuda" ? backend_device::BACKEND_DEVICE_CUDA
                                                             : backend_device::BACKEND_DEVICE_CPU;
     weight_loader wl{f, *p->loader, p->bufs};
-    auto          load_mlp = [&](const std::string & prefix, const int64_t * widths, int layers) {
-        mlp m;
+    // a chain of Linears from n_in to n_out: each layer's input is the previous one's output
+    auto load_mlp = [&](const std::string & prefix, int64_t n_in, int64_t n_out, int layers) {
+        mlp     m;
+        int64_t width = n_in;
         for (int k = 0; k < layers; ++k) {
-            m.layers.push_back(load_linear(wl, prefix + "." + std::to_string(k), widths[k + 1], widths[k]));
+            const bool last = k + 1 == layers;
+            m.layers.push_back(load_linear(wl, prefix + "." + std::to_string(k), last ? n_out : 0, width));
+            width = m.layers.back().n_out;
+            if (width < 1 || width > k_max_width) {
+                bad(f, prefix + "." + std::to_string(k) + " is " + std::to_string(width) + " wide (1..4096)");
+            }
         }
         return m;
     };
     for (int mode = 0; mode < 3; ++mode) {
         if ((mode == 1 && !has_teleop) || (mode == 2 && !has_smpl)) continue;
-        std::array<int64_t, 6> w = k_enc_widths_tail;
-        w[0]                    = k_packed_inputs[mode];
-        p->encoders[size_t(mode)] = load_mlp(k_encoder_prefix[mode], w.data(), k_encoder_layers);
+        p->encoders[size_t(mode)] = load_mlp(k_encoder_prefix[mode], k_packed_inputs[mode], k_tokens, k_encoder_layers);
     }
-    p->decoder = load_mlp("decoder", k_dec_widths.data(), k_decoder_layers);
+    p->decoder = load_mlp("decoder", k_decoder_obs, k_actions, k_decoder_layers);
+    for (const mlp * m : {&p->encoders[0], &p->encoders[1], &p->encoders[2], &p->decoder}) {
+        for (const linear_weights & l : m->layers) p->max_width = std::max(p->max_width, l.n_out);
+    }
     return std::unique_ptr<sonic_model>(new sonic_model(std::move(p)));
 }
 
@@ -215,8 +225,8 @@ std::unique_ptr<sonic_state> sonic_model::create_state() const {
     st->be    = backend_create(p_->device, p_->n_threads, p_->ordinal);
     state_arena a;
     a.add(st->in, k_max_batch * k_decoder_obs);
-    a.add(st->a, k_max_batch * 2048);
-    a.add(st->b, k_max_batch * 2048);
+    a.add(st->a, k_max_batch * p_->max_width);
+    a.add(st->b, k_max_batch * p_->max_width);
     st->arena = a.allocate(*st->be);
     st->packed.assign(size_t(k_max_batch * k_decoder_obs), 0.0f);
     st->out.assign(size_t(k_max_batch * k_tokens), 0.0f);
@@ -280,6 +290,13 @@ void sonic_model::encode(sonic_state & state, const float * obs, int64_t count, 
     }
     st.be->set(st.in, st.packed.data(), count * P);
     run_mlp(*st.be, st, p_->encoders[size_t(mode)], count, st.out.data(), "encoder_layer_", tap);
+    // finite weights can still overflow (the fuzzer's huge biases): a NaN latent would become a NaN token
+    for (int64_t i = 0; i < count * k_tokens; ++i) {
+        if (!std::isfinite(st.out[size_t(i)])) {
+            throw mb::error(mb::status::compute_failed, "sonic encode: the latent of row " + std::to_string(i / k_tokens) +
+                                                            " is not finite (the weights overflow)");
+        }
+    }
     for (int64_t i = 0; i < count * k_tokens; ++i) tokens[i] = fsq_token(st.out[size_t(i)]);
 }
 
@@ -290,6 +307,12 @@ void sonic_model::decode(sonic_state & state, const float * obs, int64_t count, 
     if (!problem.empty()) throw mb::error(mb::status::invalid_argument, "sonic decode: " + problem);
     st.be->set(st.in, obs, count * k_decoder_obs);
     run_mlp(*st.be, st, p_->decoder, count, actions, "decoder_layer_", tap);
+    for (int64_t i = 0; i < count * k_actions; ++i) {
+        if (!std::isfinite(actions[i])) {
+            throw mb::error(mb::status::compute_failed, "sonic decode: the actions of row " + std::to_string(i / k_actions) +
+                                                            " are not finite (the weights overflow)");
+        }
+    }
 }
 
 } // namespace mb::sonic

@@ -43,7 +43,8 @@ struct sonic_state {
 class sonic_model {
 public:
     // maps and validates a SONIC GGUF (component "sonic": encoder.{0..4}, decoder.{0..6}, optional
-    // smpl_encoder.{0..4} and teleop_encoder.{0..4}, with the release's layer widths) and uploads
+    // smpl_encoder.{0..4} and teleop_encoder.{0..4}; inputs 640 / 267 / 840 / 994 and outputs 64 / 29 fixed,
+    // inner widths (1..4096) from the tensors, each layer's input the previous one's output) and uploads
     // its weights; throws mb::error (io_error, invalid_format, incompatible_model, backend_unavailable)
     static std::unique_ptr<sonic_model> load(const std::string & gguf_path, int n_threads = 0,
                                              backend_device device = backend_device::BACKEND_DEVICE_CPU, int ordinal = 0);
@@ -68,6 +69,7 @@ public:
     // Linear output before SiLU (layer 4 is the raw latent)
     void encode(sonic_state & st, const float * obs, int64_t count, float * tokens, const tap_fn & tap = {}) const;
 
+    // Both throw mb::error(compute_failed) when the result is not finite (weights that overflow).
     // obs [count, 994] → actions [count, 29]; tap receives "decoder_layer_<k>" (layer 6 = actions)
     void decode(sonic_state & st, const float * obs, int64_t count, float * actions, const tap_fn & tap = {}) const;
 

@@ -2,6 +2,7 @@
 # The layering rule of the programs (issue 10; docs/ARCHITECTURE.md): a program under src/tools/ is a
 # client of the public C ABI (include/motionbricks/) and includes no internal header
 # (agent/, motion/, model/, backend/, capi/, format/), with these exceptions:
+#   - sonic-parity reads its `.mbsonic` fixture through format/mbsonic.h (a file reader, like dump);
 #   - inspect and dump read files through src/format (and inspect the networks' hparams through
 #     src/model), as llama.cpp's gguf tools use gguf.h;
 #   - the bounded readers of the programs' own untrusted text (format/json-bounded.h,
@@ -19,6 +20,7 @@ allowed() {
     case "$1" in
         src/tools/cli/cmd-inspect.cpp) case "$2" in format/* | model/*) return 0 ;; esac ;;
         src/tools/cli/cmd-dump.cpp) case "$2" in format/*) return 0 ;; esac ;;
+        src/tools/cli/cmd-sonic-parity.cpp) case "$2" in format/mbsonic.h) return 0 ;; esac ;;
         src/tools/cli/infer-request.h) case "$2" in motion/predict.h) return 0 ;; esac ;;
     esac
     return 1
@@ -32,7 +34,7 @@ for f in $(find src/tools -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.hp
         inc=$(printf '%s\n' "$line" | sed 's/^[^"]*"\([^"]*\)".*$/\1/')
         case "$inc" in
             tools/*) ;;
-            agent/* | motion/* | model/* | backend/* | capi/* | format/*)
+            agent/* | motion/* | model/* | backend/* | capi/* | format/* | sonic/*)
                 if ! allowed "$f" "$inc"; then
                     echo "$f:${line%%:*}: includes internal header \"$inc\" (programs use <motionbricks/...>)"
                     echo x >> "${TMPDIR:-/tmp}/mb-layering.$$"
@@ -43,7 +45,7 @@ for f in $(find src/tools -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.hp
         esac
     done
     # the same headers through angle brackets (src/ is on the include path)
-    grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<(agent|motion|model|backend|capi|format)/' "$f" | while IFS= read -r line; do
+    grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<(agent|motion|model|backend|capi|format|sonic)/' "$f" | while IFS= read -r line; do
         echo "$f:${line%%:*}: includes an internal header through <...>"
         echo x >> "${TMPDIR:-/tmp}/mb-layering.$$"
     done

@@ -5,16 +5,19 @@
 #include <motionbricks/sonic.h>
 
 #include "format/error.h"
+#include "format/bundle.h"
 #include "format/mbsonic.h"
 #include "sonic/sonic-model.h"
 #include "sonic-weights.h"
 #include "support/test-device.h"
+#include "support/npz.h"
 #include "support/test-paths.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <unistd.h>
 #include <filesystem>
@@ -207,6 +210,40 @@ TEST(sonic_model, rejects_bad_files_and_inputs) {
         EXPECT_EQ(e.code(), mb::status::incompatible_model);
         EXPECT_NE(std::string(e.what()).find("fsq64"), std::string::npos);
     }
+    // finite weights that overflow (the fuzzer's first finding): NaN latents are a compute failure,
+    // not NaN tokens
+    {
+        std::vector<std::vector<float>> values;
+        std::vector<mb::bundle_tensor>  tensors;
+        for (const auto & t : table) {
+            if (t.gguf_name.rfind("encoder.", 0) != 0 && t.gguf_name.rfind("decoder.", 0) != 0) continue;
+            values.push_back(mb::test::sonic_weight_values(t, 1));
+            if (t.gguf_name == "encoder.0.bias" || t.gguf_name == "decoder.0.bias") {
+                for (float & v : values.back()) v = 3e38f;
+            }
+            tensors.push_back({t.gguf_name, mb::dtype::DTYPE_F32, t.shape, values.back().data()});
+        }
+        mb::gguf_write_kv a;
+        a.key  = "sonic.architecture";
+        a.type = mb::gguf_type::GGUF_TYPE_STRING;
+        a.str  = "g1-mode0-mlp-fsq32-v1";
+        const std::string huge = (fs::temp_directory_path() / "mb-sonic-huge.gguf").string();
+        mb::bundle_write_component(huge, "sonic", tensors, {std::string(40, '0'), std::string(64, '0')}, {a});
+        auto hm = sonic_model::load(huge, 1);
+        auto hs = hm->create_state();
+        std::vector<float> zeros(mb::sonic::k_encoder_obs, 0.0f), out(64, 7.0f);
+        for (int pass = 0; pass < 2; ++pass) {
+            try {
+                if (pass == 0) hm->encode(*hs, zeros.data(), 1, out.data());
+                else hm->decode(*hs, zeros.data(), 1, out.data());
+                ADD_FAILURE() << "overflowing weights gave a result";
+            } catch (const mb::error & e) {
+                EXPECT_EQ(e.code(), mb::status::compute_failed);
+                EXPECT_NE(std::string(e.what()).find("not finite"), std::string::npos) << e.what();
+            }
+        }
+        fs::remove(huge);
+    }
     fs::resize_file(wrong, 4096);
     EXPECT_THROW(sonic_model::load(wrong), mb::error);
     fs::remove(wrong);
@@ -279,6 +316,76 @@ TEST(sonic_capi, single_batch_layers_and_errors) {
     EXPECT_EQ(mb_sonic_load("/nonexistent.gguf", nullptr, &none, e, sizeof e), MB_IO_ERROR);
     EXPECT_EQ(none, nullptr);
     EXPECT_EQ(mb_sonic_load(nullptr, nullptr, &none, e, sizeof e), MB_INVALID_ARGUMENT);
+}
+
+// convert.py sonic finds the layers of the exported ONNX graphs by topology (Gemm encoders,
+// MatMul + Add decoder); the reduced-width exports then match upstream's outputs, and the 1762-
+// and 1751-input encoder exports (same weights, two exporters) convert to the same tensors
+TEST(sonic_convert, onnx_small_matches_upstream) {
+    MB_REQUIRE_SHARED(dir, "fixtures/sonic/onnx-small");
+    const fs::path tmp = fs::temp_directory_path() / ("mb-sonic-onnx-" + std::to_string(::getpid()));
+    fs::create_directories(tmp);
+    auto convert = [&](const std::string & enc, const std::string & out) {
+        const std::string cmd = std::string("'") + MB_PYTHON + "' '" + MB_SRC + "/tools/convert.py' sonic --encoder '" + dir +
+                                "/" + enc + "' --decoder '" + dir + "/model_decoder.onnx' --out '" + out + "' 2>&1";
+        return std::system(cmd.c_str());
+    };
+    const std::string a = (tmp / "a.gguf").string(), b = (tmp / "b.gguf").string();
+    ASSERT_EQ(convert("model_encoder_1762.onnx", a), 0);
+    ASSERT_EQ(convert("model_encoder_1751.onnx", b), 0);
+    {
+        auto fa = mb::gguf_file::open(a), fb = mb::gguf_file::open(b);
+        ASSERT_EQ(fa->tensors().size(), 44u);
+        ASSERT_EQ(fa->tensors().size(), fb->tensors().size());
+        for (size_t i = 0; i < fa->tensors().size(); ++i) {
+            const auto & ta = fa->tensors()[i];
+            const auto & tb = fb->tensors()[i];
+            ASSERT_EQ(ta.name, tb.name);
+            ASSERT_EQ(ta.n_bytes, tb.n_bytes);
+            EXPECT_EQ(std::memcmp(ta.data, tb.data, ta.n_bytes), 0) << ta.name;
+        }
+    }
+    auto                 m  = sonic_model::load(a, 1, mb::test::test_device());
+    auto                 st = m->create_state();
+    const mb::test::npz_file ref(dir + "/reference.npz");
+    const auto           enc = ref.get("enc_in_1762").to_f32(), dec = ref.get("dec_in").to_f32();
+    const auto           tok = ref.get("tokens").to_f32(), act = ref.get("actions").to_f32();
+    const int64_t        n   = ref.get("mode").shape[0];
+    double               worst = 0.0, worst_rel = 0.0;
+    int                  token_mismatch = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        std::map<std::string, std::vector<float>> layers;
+        const mb::tap_fn tap = [&](std::string_view name, const float * d, const std::vector<int64_t> & shape) {
+            layers[std::string(name)].assign(d, d + shape[0] * shape[1]);
+        };
+        float tokens[64], actions[29];
+        m->encode(*st, enc.data() + i * 1762, 1, tokens, tap);
+        m->decode(*st, dec.data() + i * 994, 1, actions, tap);
+        for (int t = 0; t < 64; ++t) token_mismatch += tokens[t] != tok[size_t(i * 64 + t)];
+        const err e = compare(actions, act.data() + i * 29, 29);
+        worst = std::max(worst, e.max_abs);
+        worst_rel = std::max(worst_rel, e.rel_l2);
+        for (int k = 0; k < 5; ++k) {
+            const auto want = ref.get("enc_layer" + std::to_string(k)).to_f32();
+            const auto & got = layers["encoder_layer_" + std::to_string(k)];
+            const err    l   = compare(got.data(), want.data() + i * int64_t(got.size()), int64_t(got.size()));
+            worst = std::max(worst, l.max_abs);
+            worst_rel = std::max(worst_rel, l.rel_l2);
+        }
+        for (int k = 0; k < 7; ++k) {
+            const auto want = ref.get("dec_layer" + std::to_string(k)).to_f32();
+            const auto & got = layers["decoder_layer_" + std::to_string(k)];
+            const err    l   = compare(got.data(), want.data() + i * int64_t(got.size()), int64_t(got.size()));
+            worst = std::max(worst, l.max_abs);
+            worst_rel = std::max(worst_rel, l.rel_l2);
+        }
+    }
+    std::printf("onnx-small (%lld samples): max |d| %.3g, rel L2 %.3g, token mismatches %d\n", (long long) n, worst,
+                worst_rel, token_mismatch);
+    EXPECT_LE(worst, k_gate_abs);
+    EXPECT_LE(worst_rel, k_gate_rel);
+    EXPECT_EQ(token_mismatch, 0);
+    fs::remove_all(tmp);
 }
 
 TEST(sonic_fsq, rounds_half_to_even_on_32_levels) {

@@ -4,6 +4,7 @@
 // ratio to reading its weights once. Prints one JSON object.
 #include "tools/cli/commands.h"
 #include "tools/cli/load-model.h"
+#include "tools/cli/read-bandwidth.h"
 
 #include <motionbricks/motionbricks.hpp>
 #include <nlohmann/json.hpp>
@@ -53,36 +54,6 @@ double seconds_since(clock_type::time_point t0) {
     return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-// best of 5 passes of `threads` threads summing their share of a 512 MiB buffer (larger than
-// any cache): GB/s that a weight-streaming plan can at most reach
-double read_bandwidth_gbs(int threads) {
-    const size_t               words = (size_t(512) << 20) / sizeof(uint64_t);
-    std::unique_ptr<uint64_t[]> buf(new uint64_t[words]);
-    for (size_t i = 0; i < words; ++i) buf[i] = i;    // touch every page before timing
-    std::vector<uint64_t> sink(size_t(threads) * 8, 0);
-    double                best = 0.0;
-    for (int pass = 0; pass < 5; ++pass) {
-        std::vector<std::thread> pool;
-        const auto               t0 = clock_type::now();
-        for (int t = 0; t < threads; ++t) {
-            pool.emplace_back([&, t] {
-                const size_t lo = words * size_t(t) / size_t(threads), hi = words * size_t(t + 1) / size_t(threads);
-                uint64_t     a = 0, b = 0, c = 0, d = 0;
-                for (size_t i = lo; i + 4 <= hi; i += 4) {
-                    a += buf[i];
-                    b ^= buf[i + 1];
-                    c += buf[i + 2];
-                    d ^= buf[i + 3];
-                }
-                sink[size_t(t) * 8] = a + b + c + d;
-            });
-        }
-        for (std::thread & th : pool) th.join();
-        best = std::max(best, double(words * sizeof(uint64_t)) / seconds_since(t0) / 1e9);
-    }
-    return best;
-}
-
 // a request that walks ~2 m forward from the neutral pose: the same for every lane but the seed
 void fill_request(const mbx::model & m, mbx::inference_request & r, int tokens, int steps, uint64_t seed) {
     const float          h = m.neutral_joint_position(0)[1];
@@ -112,6 +83,7 @@ double percentile(std::vector<double> v, double p) {
 } // namespace
 
 int cmd_bench(int argc, char ** argv) {
+    if (argc > 1 && std::string(argv[1]) == "sonic") return cmd_bench_sonic(argc - 1, argv + 1);
     std::string          model_dir, output_path;
     tools::model_options mopt;
     std::vector<int>     tokens{10}, batches{1};

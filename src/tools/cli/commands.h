@@ -19,5 +19,7 @@ int cmd_convert_motion(int argc, char ** argv);
 int cmd_serve(int argc, char ** argv);
 int cmd_download(int argc, char ** argv);
 int cmd_bench(int argc, char ** argv);
+int cmd_sonic_parity(int argc, char ** argv);
+int cmd_bench_sonic(int argc, char ** argv);    // `bench sonic`
 
 } // namespace mb::cli

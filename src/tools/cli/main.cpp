@@ -25,6 +25,7 @@ static const command k_commands[] = {
     {"convert-motion", "convert-motion IN OUT [--format json|bvh|glb] [--units m|cm]", cmd_convert_motion},
     {"serve", "serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] [--threads N] [--device D] [--precision P] [--web DIR] [--max-peers N] [--clips DIR]", cmd_serve},
     {"bench", "bench --model DIR [--device D] [--precision P] [--threads N] [--tokens 6,10,16,0] [--batch 1,8] [--iterations 21]", cmd_bench},
+    {"sonic-parity", "sonic-parity MODEL.gguf FIXTURE.mbsonic [--device D] [--threads N] [--report-all]", cmd_sonic_parity},
     {"download", "download [--dir models] [--revision REV] [--base-url URL]", cmd_download},
 };
 

@@ -1,0 +1,3 @@
+module motionbricks
+
+go 1.19

@@ -1,0 +1,27 @@
+#!/bin/sh
+# convert.py random-sonic writes the fixtures' weights (WEIGHTS.md) and `motionbricks sonic-parity`
+# passes both fixtures with them; a G1-only file refuses the SMPL samples (exit 1); `bench sonic`
+# prints its JSON. usage: test-sonic-cli.sh MOTIONBRICKS PYTHON SOURCE_DIR SHARED_DIR
+set -eu
+mb=$1 py=$2 src=$3 shared=$4
+fx="$shared/fixtures/sonic"
+[ -f "$fx/sonic_ref.mbsonic" ] || { echo "skipped: $fx/sonic_ref.mbsonic not found"; exit 77; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$py" "$src/tools/convert.py" random-sonic --seed 1 --smpl --teleop --out "$out/all.gguf"
+"$mb" sonic-parity "$out/all.gguf" "$fx/sonic_ref.mbsonic" --threads 2 | tee "$out/p.txt"
+grep -q "48 samples, 0 failed" "$out/p.txt"
+"$mb" sonic-parity "$out/all.gguf" "$fx/teleop/sonic_ref_teleop_mode1.mbsonic" --threads 1 | grep -q "8 samples, 0 failed"
+"$py" "$src/tools/convert.py" random-sonic --seed 1 --out "$out/g1.gguf"
+if "$mb" sonic-parity "$out/g1.gguf" "$fx/sonic_ref.mbsonic" > "$out/g1.txt" 2>&1; then
+    echo "FAIL: a G1-only file passed the SMPL samples"; exit 1
+fi
+grep -q "no SMPL encoder" "$out/g1.txt"
+# another seed: other weights, so the fixture must fail
+"$py" "$src/tools/convert.py" random-sonic --seed 2 --smpl --teleop --out "$out/seed2.gguf"
+if "$mb" sonic-parity "$out/seed2.gguf" "$fx/sonic_ref.mbsonic" > /dev/null 2>&1; then
+    echo "FAIL: seed 2 weights passed the seed 1 fixture"; exit 1
+fi
+"$mb" bench sonic --model "$out/g1.gguf" --threads 1 --batch 1,4 --iterations 2 > "$out/b.json"
+"$py" -c "import json,sys; b=json.load(open(sys.argv[1])); assert [r['batch'] for r in b['runs']] == [1, 4]; assert b['floor']['ms_per_pair'] > 0" "$out/b.json"
+echo ok
