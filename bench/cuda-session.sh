@@ -27,12 +27,12 @@ echo "== built in $(( $(date +%s) - t0 )) s"
 python3 tools/convert.py random-bundle --preset full --seed 1 --out /tmp/mb-full > "$log/bundle.log" 2>&1 &&
     export MB_CUDA_FULL_BUNDLE=/tmp/mb-full
 echo "== ctest -L cuda"
-(cd "$build" && timeout 240 ctest -L cuda -V --timeout 200) > "$log/ctest-cuda.log" 2>&1
+(cd "$build" && timeout 200 ctest -L cuda -V --timeout 150) > "$log/ctest-cuda.log" 2>&1
 grep -E "tests passed|tests failed|SKIPPED|FAILED|Failed|full bundle|skipped:|max rel err|\*\*\*" "$log/ctest-cuda.log" | head -60
 echo "== bench"
 mbb() {     # label env... -- args...
     local label=$1; shift
-    env "$@" --tokens 10,0 > "$log/bench-$label.json" 2> "$log/bench-$label.err" ||
+    timeout 60 env "$@" --tokens 10,0 > "$log/bench-$label.json" 2> "$log/bench-$label.err" ||
         { echo "bench $label failed: $(tail -3 "$log/bench-$label.err")"; return; }
     python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))" "$log/bench-$label.json" >> "$out/bench.jsonl"
     python3 - "$label" "$log/bench-$label.json" <<'PY'

@@ -56,17 +56,20 @@ void client_message(const std::string & text) {
 
 void infer_request(const std::string & text) {
     try {
-        const mb::predict_request r = mb::cli::parse_infer_request(text);
+        const mb::cli::infer_request r = mb::cli::parse_infer_request(text);
+        require(r.global_root.size() == 8 * 5 && r.local_root.size() == 8 * 4 && r.poses.size() == 8 * 303);
+        require(r.global_root_mask.size() == 8 && r.local_root_mask.size() == 8 && r.pose_mask.size() == 8);
+        require(r.durations.size() == 11);
         for (float v : r.global_root) require(std::isfinite(v) && std::fabs(v) <= 1e4f);
         for (float v : r.local_root) require(std::isfinite(v) && std::fabs(v) <= 1e4f);
         for (float v : r.poses) require(std::isfinite(v) && std::fabs(v) <= 1e4f);
-        for (uint8_t v : r.global_root_mask) require(v <= 1);
-        for (uint8_t v : r.local_root_mask) require(v <= 1);
-        for (uint8_t v : r.pose_mask) require(v <= 1);
-        for (uint8_t v : r.allowed_num_tokens) require(v <= 1);
-        require(r.num_tokens == 0 || (r.num_tokens >= 6 && r.num_tokens <= 16));
-        require(r.num_inference_steps >= 1 && r.num_inference_steps <= 16);
-        require(r.gumbel_uniforms.empty() || r.gumbel_uniforms.size() == size_t(r.num_inference_steps) * 16 * 8 * 10);
+        for (uint32_t v : r.global_root_mask) require(v <= 1);
+        for (uint32_t v : r.local_root_mask) require(v <= 1);
+        for (uint32_t v : r.pose_mask) require(v <= 1);
+        for (uint32_t v : r.durations) require(v <= 1);
+        require(r.token_count == 0 || (r.token_count >= 6 && r.token_count <= 16));
+        require(r.inference_steps >= 1 && r.inference_steps <= 16);
+        require(r.gumbel_uniforms.empty() || r.gumbel_uniforms.size() == size_t(r.inference_steps) * 16 * 8 * 10);
         for (float u : r.gumbel_uniforms) require(u >= 0.0f && u <= 1.0f);
     } catch (const mb::cli::bad_request &) {
     }

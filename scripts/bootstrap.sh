@@ -10,6 +10,7 @@ packages=(
     libopenblas-dev nlohmann-json3-dev libssl-dev zlib1g-dev
     libboost-dev ca-certificates
     python3 python3-numpy python3-torch python3-pytest golang-go
+    libzmq3-dev python3-zmq python3-onnx
     chromium
     assimp-utils
 )

@@ -10,6 +10,7 @@ import { CameraFollow, OrbitRig } from './camera-follow.js';
 import { CommandState, KeyboardInput } from './controls.js';
 import { SkeletonView } from './skeleton-view.js';
 import { ActionPanel } from './actions.js';
+import { start_playback } from './playback.js';
 
 const SEND_INTERVAL = 0.1;   // s between control messages while keys change (server limit is 120/s)
 const $ = (id) => document.getElementById(id);
@@ -39,7 +40,10 @@ function report_error(text) {
 async function load_meta() {
     const r = await fetch('/api/meta', { cache: 'no-store' });
     if (!r.ok) throw new Error(`GET /api/meta: HTTP ${r.status}`);
-    return read_meta(await r.json());
+    const j = await r.json();
+    // `serve --replay` / `--comparison`: playback with no model (playback.js)
+    if (j && j.format === 'motionbricks-playback-meta-v1') return { playback: j };
+    return read_meta(j);
 }
 
 function main(meta) {
@@ -275,7 +279,7 @@ function main(meta) {
     requestAnimationFrame(tick);
 }
 
-load_meta().then(main).catch((e) => {
+load_meta().then((m) => (m.playback ? start_playback(m.playback, debug) : main(m))).catch((e) => {
     show_banner('error', `The viewer could not start: ${String(e.message ?? e).replace(/</g, '&lt;')}`);
     $('status').textContent = 'not connected';
     debug.errors.push(String(e));

@@ -169,12 +169,13 @@ MB_API mb_status mb_inference_request_set_allow_out_of_reach(mb_inference_reques
 MB_API mb_status mb_model_infer(const mb_model * model, const mb_inference_request * request, mb_motion ** output,
                                 char * error, uint64_t error_capacity);
 
-/* Runs mb_model_infer for `count` (1..64) independent requests; durations may differ. outputs must
+/* Runs mb_model_infer for `count` (1..4096, mb_model_get_batch_limit) independent requests, fused in
+ * chunks of mb_model_get_batch_lanes lanes (batch.h); durations may differ. outputs must
  * hold `count` pointers and receives one new motion per request, in order (free each with
  * mb_motion_free). Every request is validated before any runs. On any failure every outputs[i] is
  * NULL and the message names the failing request's index. requests and outputs must not be NULL; no
  * requests[i] may be NULL (the same request may appear more than once). Errors as for mb_model_infer,
- * plus MB_INVALID_ARGUMENT for count 0 or > 64. */
+ * plus MB_INVALID_ARGUMENT for count 0 or > 4096. */
 MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference_request * const * requests,
                                       uint64_t count, mb_motion ** outputs, char * error, uint64_t error_capacity);
 

@@ -409,11 +409,12 @@ MB_API mb_status mb_agent_set_sidestep_styles(mb_agent * value, const mb_style *
 MB_API mb_status mb_agent_plan(mb_agent * value, const mb_command * command, mb_motion ** output, char * error,
                                uint64_t error_capacity);
 
-/* Plans for `count` agents at once (1..64): outputs[i] receives agents[i]'s plan for commands[i], exactly
+/* Plans for `count` agents at once (1..4096, mb_model_get_batch_limit; fused in chunks of
+ * mb_model_get_batch_lanes lanes, batch.h): outputs[i] receives agents[i]'s plan for commands[i], exactly
  * as mb_agent_plan would. Every agent must use the same model and appear once. All-or-nothing: on any
  * failure every outputs[i] is NULL and no agent changes. agents, commands and outputs must hold `count`
  * entries, none NULL (outputs' entries are overwritten). Errors as mb_agent_plan, plus
- * MB_INVALID_ARGUMENT for count 0 or > 64, a repeated agent or agents of different models. */
+ * MB_INVALID_ARGUMENT for count 0 or > 4096, a repeated agent or agents of different models. */
 MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command * const * commands, uint64_t count,
                                      mb_motion ** outputs, char * error, uint64_t error_capacity);
 
@@ -574,6 +575,10 @@ MB_API mb_status mb_motion_get_stage_time_ms(const mb_motion * value, uint32_t s
 }
 #endif
 
+#include <motionbricks/batch.h>
+#include <motionbricks/parity.h>
+/* motion out to robot stacks: qpos CSV/NPZ, SONIC reference folders, ZMQ protocol v1 */
+#include <motionbricks/robot-export.h>
 /* additions in their own headers (not in the reference runtime) */
 #include <motionbricks/anim-export.h>
 

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <motionbricks/inference.h>
+#include <motionbricks/batch.h>
 
 #include <array>
 #include <cstdint>
@@ -151,6 +152,17 @@ public:
     mb_precision precision() const {
         mb_precision v = MB_PRECISION_F32;
         detail::check([&](char * e, uint64_t n) { return mb_model_get_precision(p_.get(), &v, e, n); });
+        return v;
+    }
+    // batch.h: the largest batch one call takes, and how many of its lanes run fused at once
+    uint64_t batch_limit() const {
+        uint64_t v = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_model_get_batch_limit(p_.get(), &v, e, n); });
+        return v;
+    }
+    uint64_t batch_lanes() const {
+        uint64_t v = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_model_get_batch_lanes(p_.get(), &v, e, n); });
         return v;
     }
     uint64_t parameter_count() const {
@@ -637,6 +649,28 @@ inline motion plan_jump(agent & a, const command & c) {
     mb_motion * out = nullptr;
     detail::check([&](char * e, uint64_t n) { return mb_agent_plan_jump(a.get(), c.get(), &out, e, n); });
     return motion(out);
+}
+
+// ---- motion out to robot stacks (robot-export.h) -----------------------------------------------
+
+// 30 fps qpos [frames, 36] → a CSV or NPZ file (MB_QPOS_FORMAT_*, 30 or 50 Hz, MB_QPOS_* flags)
+inline void write_qpos_file(const float * qpos, uint64_t frames, const std::string & path, uint32_t format,
+                            uint32_t rate_hz, uint32_t flags) {
+    detail::check([&](char * e, uint64_t n) { return mb_qpos_write_file(qpos, frames, path.c_str(), format, rate_hz, flags, e, n); });
+}
+
+// a 30 fps qpos CSV or NPZ file → a motion (flags: MB_QPOS_QUAT_XYZW for a CSV without a header)
+inline motion read_qpos_file(const std::string & path, uint32_t format, uint32_t flags = 0) {
+    mb_motion * out = nullptr;
+    detail::check([&](char * e, uint64_t n) { return mb_motion_read_qpos_file(path.c_str(), format, flags, &out, e, n); });
+    return motion(out);
+}
+
+// 30 fps qpos → a SONIC reference-motion folder at 50 Hz (mjcf "" = the built-in G1 model)
+inline void write_sonic_folder(const float * qpos, uint64_t frames, const std::string & directory, const std::string & mjcf = "") {
+    detail::check([&](char * e, uint64_t n) {
+        return mb_qpos_write_sonic_folder(qpos, frames, directory.c_str(), mjcf.empty() ? nullptr : mjcf.c_str(), e, n);
+    });
 }
 
 inline uint32_t abi_version() noexcept {

@@ -303,7 +303,9 @@ def resample(qpos, fps, out_fps=C.STYLE_FPS):
 
 
 def read_qpos_csv(path, quat_order):
-    """CSV without header, 36 numbers per row → [T, 36] float64 with the quaternion w first."""
+    """CSV of 36 numbers per row → [T, 36] float64 with the quaternion w first. An optional first row
+    of names (motionbricks' qpos CSV: root_x, ..., root_qw in column 3 for wxyz or 6 for xyzw) is
+    skipped after checking that it agrees with quat_order."""
     rows = []
     try:
         with open(path, newline="") as f:
@@ -313,6 +315,13 @@ def read_qpos_csv(path, quat_order):
                     continue
                 if len(cells) != C.QPOS_DIM:
                     raise ConvertError("%s:%d: %d values, a G1 qpos row has %d" % (path, ln, len(cells), C.QPOS_DIM))
+                if not rows and cells[0][:1].isalpha() and cells[0].lower() not in ("nan", "inf", "infinity"):
+                    named = "wxyz" if cells[3] == "root_qw" else "xyzw" if cells[6] == "root_qw" else None
+                    if named is None:
+                        raise ConvertError("%s:%d: a header row must name root_qw in column 3 or 6" % (path, ln))
+                    if named != quat_order:
+                        raise ConvertError("%s:%d: the header says %s, --quat-order is %s" % (path, ln, named, quat_order))
+                    continue
                 try:
                     vals = [float(c) for c in cells]
                 except ValueError:
@@ -504,7 +513,7 @@ def add_parser(sub):
     """the `style` subcommand of tools/convert.py."""
     s = sub.add_parser("style", help="make a .mbstyle from a G1 MuJoCo qpos CSV clip or a G1 GLB clip (Kimodo animation.glb)")
     s.add_argument("--qpos-csv", metavar="FILE",
-                   help="CSV, no header, 36 values a row: root xyz (Z up), root quaternion, 29 hinges (g1.xml order)")
+                   help="CSV, 36 values a row: root xyz (Z up), root quaternion, 29 hinges (g1.xml order); an optional header row")
     s.add_argument("--glb", metavar="FILE",
                    help="glTF 2.0 binary of the g1skel34 layout (Kimodo animation.glb, motionbricks plan --output x.glb), 30 fps")
     s.add_argument("--quat-order", choices=("wxyz", "xyzw"), help="root quaternion order in the CSV (CSV only)")

@@ -3,11 +3,11 @@
 // source root realignment, seam blend, speed scale [1, 1], argmax, 1 step)
 #include "agent/agent.h"
 
+#include "format/error.h"
 #include "motion/rotation.h"
 
 #include <cmath>
 #include <numbers>
-#include <stdexcept>
 
 namespace mb {
 
@@ -416,6 +416,8 @@ agent_plan agent_finish(const qpos_converter & conv, agent_trace & t) {
     double d_mj[3] = {t.p0[0] - first[0], t.p0[1] - first[1], 0};
     double d[3];
     mujoco_to_motion_vec(d_mj, d);
+    std::copy(rm, rm + 9, t.world_rotation);
+    std::copy(d, d + 3, t.world_offset);
     plan.target_positions.assign(k_agent_context * k_j * 3, 0.0f);
     plan.target_rotations = t.target_joint_rot;
     for (int i = 0; i < k_agent_context; ++i) {
@@ -495,11 +497,17 @@ void agent::set_context(const float * qpos, int frames) {
     last_idle_ = false;
 }
 
-agent_plan agent::plan(const agent_command & cmd, agent_trace * trace) {
-    if (cmd.style == nullptr) throw mb::error(mb::status::invalid_argument, "agent: the command has no style");
-    if (buffer_.empty()) reset(*cmd.style);   // no history yet: start from the style's clip
+agent_plan agent::plan(const agent_command & cmd, agent_trace * trace, const trace_fn & tap) {
     agent_trace   local;
     agent_trace & t = trace ? *trace : local;
+    begin_plan(cmd, t);
+    t.result = state_ ? model_.predict(*state_, t.request, tap) : model_.predict(t.request, tap);
+    return finish_plan(cmd, t);
+}
+
+void agent::begin_plan(const agent_command & cmd, agent_trace & t) {
+    if (cmd.style == nullptr) throw mb::error(mb::status::invalid_argument, "agent: the command has no style");
+    if (buffer_.empty()) reset(*cmd.style);   // no history yet: start from the style's clip
     const int     n = (int) (buffer_.size() / k_qpos_dim);
     float         ctx[k_agent_context * k_qpos_dim];
     for (int i = 0; i < k_agent_context; ++i) {
@@ -515,7 +523,9 @@ agent_plan agent::plan(const agent_command & cmd, agent_trace * trace) {
                                     (cmd.has_target ? " or the world target" : "") +
                                     " puts the plan's inputs out of range: " + problem);
     }
-    t.result        = state_ ? model_.predict(*state_, t.request) : model_.predict(t.request);
+}
+
+agent_plan agent::finish_plan(const agent_command & cmd, agent_trace & t) {
     agent_plan plan = agent_finish(conv_, t);
     buffer_         = plan.qpos;
     cursor_         = 0;

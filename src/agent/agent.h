@@ -61,6 +61,8 @@ struct agent_trace {
     predict_result     result;                      // predict output (canonical)
     std::vector<float> qpos_canon;                  // [4n, 36] generated, canonical
     std::vector<float> qpos_uncanon;                // [4n, 36] generated, world, before the blend
+    double world_rotation[9]{};                     // canonical motion space → world motion space:
+    double world_offset[3]{};                       //   x ← R x + d (the map the plan and targets use)
 };
 
 struct agent_plan {
@@ -84,7 +86,7 @@ struct agent_plan {
 void local_rotations_xyzw(const float * global_rotations, int64_t frames, float * out);
 
 // steps (a)–(e): canonicalisation, springs, remap, targets, realignment and the predict
-// request; `context` is [4, 36] world qpos; throws std::invalid_argument on a bad command
+// request; `context` is [4, 36] world qpos; throws mb::error (invalid_argument) on a bad command
 void agent_prepare(const qpos_converter & conv, const float * context, const agent_command & cmd, agent_trace & t);
 
 // steps (f)–(g): predict output → canonical qpos → world qpos (t.qpos_uncanon) → the plan
@@ -110,8 +112,14 @@ public:
     // replaces the buffer with `frames` ≥ 4 world qpos frames [frames, 36]; cursor 0
     void set_context(const float * qpos, int frames);
     // plans from the 4 buffer frames at the cursor; the plan becomes the buffer, cursor 0.
-    // Throws std::invalid_argument for a bad command, std::runtime_error when the plan is not finite
-    agent_plan plan(const agent_command & cmd, agent_trace * trace = nullptr);
+    // Throws mb::error: invalid_argument for a bad command, compute_failed when predict fails
+    // `tap` receives predict's named intermediates
+    agent_plan plan(const agent_command & cmd, agent_trace * trace = nullptr, const trace_fn & tap = {});
+    // plan() in two halves around predict, so that a batch predicts many agents' requests fused:
+    // begin_plan fills t through t.request (validated; the history is seeded from the style's clip
+    // when empty), finish_plan turns t.result into the plan and makes it the history
+    void       begin_plan(const agent_command & cmd, agent_trace & t);
+    agent_plan finish_plan(const agent_command & cmd, agent_trace & t);
     // moves the cursor (clamped to the buffer's last frame)
     void advance(int frames);
     // upstream's replan rule: the cursor reached frame 16 or the buffer's last frame, unless

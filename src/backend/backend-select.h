@@ -2,10 +2,10 @@
 #pragma once
 
 #include "backend/backend.h"
+#include "format/error.h"
 
 #include <cstdint>
 #include <memory>
-#include <stdexcept>
 #include <string>
 
 namespace mb {
@@ -24,9 +24,10 @@ enum class backend_precision : uint32_t {
     BACKEND_PRECISION_BF16 = 2,    // CUDA: matrix weights read as bfloat16, float32 sums
 };
 
-// the requested device cannot run here (no CUDA in this build, no usable GPU); what() says why
-struct backend_unavailable : std::runtime_error {
-    using std::runtime_error::runtime_error;
+// the requested device cannot run here (no CUDA in this build, no usable GPU): status
+// backend_unavailable, what() "MB_DEVICE_CUDA: " and why
+struct backend_unavailable : error {
+    explicit backend_unavailable(const std::string & why) : error(status::backend_unavailable, "MB_DEVICE_CUDA: " + why) {}
 };
 
 // "" when the CUDA backend can run on GPU `ordinal`, else why not (also "this build has no
@@ -34,8 +35,8 @@ struct backend_unavailable : std::runtime_error {
 std::string backend_cuda_problem(int ordinal);
 
 // n_threads <= 0: hardware threads (CPU only); ordinal and precision: the GPU and its
-// arithmetic (CUDA only). throws backend_unavailable for CUDA that cannot run,
-// std::runtime_error for other failures
+// arithmetic (CUDA only). throws backend_unavailable for CUDA that cannot run, mb::error or
+// std::bad_alloc for other failures
 std::unique_ptr<backend> backend_create(backend_device device, int n_threads, int ordinal,
                                         backend_precision precision = backend_precision::BACKEND_PRECISION_F32);
 

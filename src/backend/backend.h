@@ -17,6 +17,10 @@
 //   - float results need not be bitwise equal between backends: test-backend-ops
 //     bounds each op's NMSE against a scalar reference. Integer results (tokens)
 //     are exact given the same float inputs
+//   - lanes: ops whose work must stay inside one request take n_batch (default 1): the
+//     arrays hold n_batch lanes back to back, each laid out as the op describes for one,
+//     and no lane reads another's data. Row-wise ops need no lane count (pass B·rows), and
+//     NCW ops that are per channel row (mask_cols, upsample2) take B·c channels
 //   - subnormal floats: a backend may flush subnormal inputs and results to zero
 //     (the CPU backend runs every op with FTZ and DAZ set)
 //
@@ -111,14 +115,27 @@ public:
         get_bytes(src.p, host, size_t(n) * sizeof(T));
     }
 
+    // ---- scratch (optional; the defaults do nothing) --------------------------------------------
+
+    // the largest operands the ops of this object will get, declared when a state is created, so
+    // that a backend sizes its own working memory (the CPU backend's im2col, attention scores and
+    // sort order) once and no op allocates during a plan. Each call raises the maxima; an op on
+    // larger operands stays correct but may allocate
+    virtual void reserve_conv1d(int64_t c_in, int64_t t, int64_t c_out, int64_t k) {
+        (void) c_in, (void) t, (void) c_out, (void) k;
+    }
+    virtual void reserve_attention(int64_t n) { (void) n; }   // n rows (= keys)
+    virtual void reserve_remask(int64_t m) { (void) m; }      // m probabilities
+
     // ---- elementwise (y may alias an input) -----------------------------------------------------
 
     // y[i] ← v for i < n
     virtual void fill_f32(int64_t n, float v, bptr<float> y) = 0;
     virtual void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) = 0;
 
-    // y[i] ← a[i] + b[i] for i < n
-    virtual void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y) = 0;
+    // y[i] ← a[i] + b[i mod n_b] for i < n; n_b 0 means n (b repeated: a position table added
+    // to every lane)
+    virtual void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y, int64_t n_b = 0) = 0;
 
     // y[i] ← x[i] < 0 ? 0 : x[i] for i < n (NaN passes through)
     virtual void relu(bptr<const float> x, int64_t n, bptr<float> y) = 0;
@@ -139,8 +156,8 @@ public:
     virtual void where_rows(bptr<const uint8_t> sel, bptr<const float> a, int64_t lda, bptr<const float> b,
                             int64_t ldb, int64_t n, int64_t d, bptr<float> y, int64_t ldy) = 0;
 
-    // x[r, c] → y[c, r]: y[j·r + i] ← x[i·c + j]
-    virtual void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y) = 0;
+    // x[r, c] → y[c, r]: y[j·r + i] ← x[i·c + j], per lane (lanes of r·c elements)
+    virtual void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch = 1) = 0;
 
     // in place on x[c, t] (NCW): x[i·t + j] ← 0 for i < c, n_valid ≤ j < t (a token mask that
     // keeps the first n_valid positions; n_valid ≥ t does nothing)
@@ -159,9 +176,10 @@ public:
     // frame-wise replacement of an NCW hidden state by target embeddings (DoubleCondDecoder):
     // h[c, t] with c = f·w (f frames per position, w channels per frame), src[t·f, w] row-major,
     // sel[t·f] bytes. For every frame g < t·f with sel[g] != 0, with p = g / f and j = g mod f:
-    // h[(j·w + k)·t + p] ← src[g·w + k] for k < w. Other entries of h are unchanged
+    // h[(j·w + k)·t + p] ← src[g·w + k] for k < w. Other entries of h are unchanged. Per lane
+    // (h lanes of f·w·t, src of t·f·w, sel of t·f)
     virtual void replace_frames(bptr<const float> src, bptr<const uint8_t> sel, int64_t t, int64_t f, int64_t w,
-                                bptr<float> h) = 0;
+                                bptr<float> h, int64_t n_batch = 1) = 0;
 
     // ---- network layers (y must not overlap an input) -------------------------------------------
 
@@ -177,15 +195,17 @@ public:
     // multi-head self-attention core (before out_proj): qkv[n, 3·d] holds rows [q | k | v];
     // head h uses dims [h·d/n_head, (h+1)·d/n_head); scores q·kᵀ/sqrt(d/n_head), softmax over
     // keys j with key_mask[j] == 0 (key_mask [n] bytes, may be null = all keys; at least one key
-    // must be unmasked); out[n, d] is the concatenation of the heads (head h at its dims)
+    // must be unmasked); out[n, d] is the concatenation of the heads (head h at its dims).
+    // Per lane: queries of a lane see only its n keys (qkv, key_mask and out hold n_batch lanes)
     virtual void attention(bptr<const float> qkv, int64_t n, int64_t d, int64_t n_head, bptr<const uint8_t> key_mask,
-                           bptr<float> out) = 0;
+                           bptr<float> out, int64_t n_batch = 1) = 0;
 
     // Conv1d, NCW, stride 1, "same" zero padding dilation·(k−1)/2 on each side (k odd):
     // y[o·t + i] ← b[o] + Σ_{c < c_in, kk < k} w[(o·c_in + c)·k + kk]·x[c·t + i + (kk − (k−1)/2)·dilation]
-    // with x outside 0..t−1 read as 0; x[c_in, t], w[c_out, c_in, k], b[c_out] (may be null), y[c_out, t]
+    // with x outside 0..t−1 read as 0; x[c_in, t], w[c_out, c_in, k], b[c_out] (may be null), y[c_out, t];
+    // per lane (x [n_batch, c_in, t], y [n_batch, c_out, t]), the weights read once for all lanes
     virtual void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bptr<const float> w, bptr<const float> b,
-                        int64_t c_out, int64_t k, int64_t dilation, bptr<float> y) = 0;
+                        int64_t c_out, int64_t k, int64_t dilation, bptr<float> y, int64_t n_batch = 1) = 0;
 
     // ---- sampling (masked token decoding) ------------------------------------------------------
 
@@ -200,9 +220,10 @@ public:
     // re-masking: tokens[i] ← mask_id for the n_mask entries i < m of smallest key(prob[i]),
     // key = prob with NaN read as +inf, ties going to the lower index. Equivalently: with
     // rank(i) = #{j : key(j) < key(i) or (key(j) == key(i) and j < i)}, tokens[i] ← mask_id
-    // where rank(i) < n_mask; other tokens are unchanged (n_mask ≥ m masks all)
+    // where rank(i) < n_mask; other tokens are unchanged (n_mask ≥ m masks all). Per lane: prob and
+    // tokens hold n_batch lanes of m, each ranked on its own
     virtual void remask_lowest(bptr<const float> prob, int64_t m, int64_t n_mask, int32_t mask_id,
-                               bptr<int32_t> tokens) = 0;
+                               bptr<int32_t> tokens, int64_t n_batch = 1) = 0;
 };
 
 // the backends built into this library; the first entry is the default (CPU).

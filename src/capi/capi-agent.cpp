@@ -1,5 +1,6 @@
 // motionbricks.h entry points of styles and agents: .mbstyle loading, the stateful agent of
 // src/agent behind mb_agent_* (history, plan, batch, advance) and plan → mb_motion
+#include "capi/capi-agent.h"
 #include "capi/capi-error.h"
 #include "capi/handles.h"
 
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <span>
 #include <unordered_set>
 
 using mb::capi::fail;
@@ -49,6 +51,10 @@ bool plays_idle(const mb::style_asset & s) {
 bool takes_sidesteps(const mb::style_asset & s) {
     return s.name == "walk" || s.name == "slow_walk";
 }
+
+} // namespace
+
+namespace mb::capi {
 
 // the C command → the agent's (both motion space; the agent converts to MuJoCo itself)
 mb::agent_command to_agent_command(const mb_agent & agent, const mb_command & c) {
@@ -107,6 +113,13 @@ std::unique_ptr<mb_motion> motion_from_plan(mb::agent_plan && p) {
     mb::capi::check_motion(*m, "the plan");
     return m;
 }
+
+} // namespace mb::capi
+
+namespace {
+
+using mb::capi::motion_from_plan;
+using mb::capi::to_agent_command;
 
 // plans one agent; the agent is unchanged unless a motion is returned (on its own state)
 std::unique_ptr<mb_motion> plan_one(mb_agent & a, const mb::agent_command & cmd) {
@@ -347,27 +360,49 @@ MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command
             }
         }
 
-        // lanes run one after another on the CPU; on a failure every planned agent is rolled back
+        // fused lanes: per chunk of batch_lanes() agents, every agent prepares its request, the
+        // requests run through the networks together, then every agent finishes its plan. On a
+        // failure every agent is rolled back (preparing may have seeded an empty history)
         std::vector<std::unique_ptr<mb_motion>> motions(static_cast<size_t>(count));
         std::vector<std::unique_ptr<mb::agent>> backups(static_cast<size_t>(count));
         for (size_t i = 0; i < backups.size(); ++i) {
             backups[i] = std::make_unique<mb::agent>(*agents[i]->core);
         }
-        {
-            size_t i = 0;
-            try {
-                for (; i < size_t(count); ++i) {
-                    motions[i] = plan_one(*agents[i], lanes[i]);
+        const mb::motion_model &        net   = *agents[0]->model->net;
+        const size_t                    chunk = size_t(net.batch_lanes());
+        std::vector<mb::agent_trace>    traces(std::min(chunk, size_t(count)));
+        std::vector<mb::predict_request> reqs(traces.size());
+        std::vector<mb::predict_result>  results(traces.size());
+        size_t i = 0;   // the agent at fault when something throws
+        try {
+            for (size_t c0 = 0; c0 < size_t(count); c0 += chunk) {
+                const size_t nc = std::min(chunk, size_t(count) - c0);
+                for (size_t k = 0; k < nc; ++k) {
+                    i = c0 + k;
+                    agents[i]->core->begin_plan(lanes[i], traces[k]);
+                    reqs[k] = traces[k].request;
                 }
-            } catch (...) {
-                for (size_t k = 0; k < i; ++k) {
-                    agents[k]->core = std::move(backups[k]);
-                }
+                size_t failed = SIZE_MAX;
                 try {
+                    net.predict_batch(std::span(reqs.data(), nc), std::span(results.data(), nc), &failed);
+                } catch (...) {
+                    i = failed == SIZE_MAX ? c0 : c0 + failed;
                     throw;
-                } catch (const mb::error & e) {
-                    fail(e.code(), lane_message("agents", i, e.what()));
                 }
+                for (size_t k = 0; k < nc; ++k) {
+                    i                = c0 + k;
+                    traces[k].result = std::move(results[k]);
+                    motions[i]       = motion_from_plan(agents[i]->core->finish_plan(lanes[i], traces[k]));
+                }
+            }
+        } catch (...) {
+            for (size_t k = 0; k < size_t(count); ++k) {
+                agents[k]->core = std::move(backups[k]);
+            }
+            try {
+                throw;
+            } catch (const mb::error & e) {
+                fail(e.code(), lane_message("agents", i, e.what()));
             }
         }
         for (size_t i = 0; i < motions.size(); ++i) {

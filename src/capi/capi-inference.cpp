@@ -133,19 +133,7 @@ mb::predict_request to_predict_request(const mb_model & model, const mb_inferenc
 // runs one validated request on a state from the model's pool; trace may be empty
 std::unique_ptr<mb_motion> run_one(const mb_model & model, const mb::predict_request & p,
                                    const mb::trace_fn & trace = {}) {
-    mb::predict_result r;
-    try {
-        r = model.net->predict(p, trace);
-    } catch (const std::bad_alloc &) {
-        throw;
-    } catch (const std::invalid_argument & e) {
-        fail(MB_INVALID_ARGUMENT, std::string("invalid request: ") + e.what());
-    } catch (const mb::error &) {
-        throw;
-    } catch (const std::exception & e) {
-        fail(MB_COMPUTE_FAILED, std::string("inference failed: ") + e.what());
-    }
-    return mb::capi::motion_from_result(std::move(r));
+    return mb::capi::motion_from_result(model.net->predict(p, trace));
 }
 
 } // namespace
@@ -310,7 +298,7 @@ MB_API mb_status mb_inference_request_set_boundary_poses(mb_inference_request * 
             fail(MB_INVALID_ARGUMENT, "local_xyzw needs exactly 544 floats ([4, 34, 4]), got " +
                                           std::to_string(rotation_count));
         }
-        // encode first (throws std::invalid_argument), then copy: a failure leaves the request unchanged
+        // encode first (throws mb::error, invalid_argument), then copy: a failure leaves the request unchanged
         const auto kind = boundary == 0 ? mb::boundary_kind::BOUNDARY_KIND_SOURCE : mb::boundary_kind::BOUNDARY_KIND_TARGET;
         const mb::boundary_features enc =
             mb::encode_boundary_poses(model->support(), kind, {roots, size_t(root_count)}, {local_xyzw, size_t(rotation_count)});
@@ -393,11 +381,23 @@ MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference
             }
         }
 
-        // lanes run one after another on the CPU; nothing is published unless all succeed
+        // fused lanes (chunks of batch_lanes()); nothing is published unless all succeed
+        std::vector<mb::predict_result> results(lanes.size());
+        size_t failed = SIZE_MAX;
+        const auto lane_text = [&]() { return failed == SIZE_MAX ? std::string("batch: ") : "requests[" + std::to_string(failed) + "]: "; };
+        try {
+            model->net->predict_batch(lanes, results, &failed);
+        } catch (const std::bad_alloc &) {
+            throw;
+        } catch (const mb::error & e) {
+            fail(e.code(), lane_text() + e.what());
+        } catch (const std::exception & e) {
+            fail(MB_COMPUTE_FAILED, lane_text() + "inference failed: " + e.what());
+        }
         std::vector<std::unique_ptr<mb_motion>> motions(static_cast<size_t>(count));
-        for (size_t i = 0; i < lanes.size(); ++i) {
+        for (size_t i = 0; i < results.size(); ++i) {
             try {
-                motions[i] = run_one(*model, lanes[i]);
+                motions[i] = mb::capi::motion_from_result(std::move(results[i]));
             } catch (const mb::error & e) {
                 fail(e.code(), "requests[" + std::to_string(i) + "]: " + e.what());
             }

@@ -85,7 +85,7 @@ const qpos_converter & converter() {
 void begin_batch(mb_motion ** outputs, uint64_t count) {
     require(outputs, "outputs");
     if (count == 0 || count > k_max_batch) {
-        fail(MB_INVALID_ARGUMENT, "batch count must be 1..64, got " + std::to_string(count));
+        fail(MB_INVALID_ARGUMENT, "batch count must be 1.." + std::to_string(k_max_batch) + ", got " + std::to_string(count));
     }
     std::fill_n(outputs, size_t(count), nullptr);
 }
@@ -93,14 +93,11 @@ void begin_batch(mb_motion ** outputs, uint64_t count) {
 std::unique_ptr<mb_motion> motion_from_result(predict_result && r) {
     auto m    = std::make_unique<mb_motion>();
     m->frames = uint64_t(r.frames);
-    if (r.frames <= 0 || r.root_translations.size() != size_t(r.frames) * 3 ||
-        r.local_rotations_xyzw.size() != size_t(r.frames) * k_n_joints * 4 ||
-        r.joint_positions.size() != size_t(r.frames) * k_n_joints * 3 ||
-        r.global_features.size() != size_t(r.frames) * k_global_dim) {
-        fail(MB_INTERNAL_ERROR, "predict returned inconsistent shapes (frames " + std::to_string(r.frames) +
-                                    ", roots " + std::to_string(r.root_translations.size()) + ", rotations " +
-                                    std::to_string(r.local_rotations_xyzw.size()) + ")");
-    }
+    MB_ASSERT(r.frames > 0 && r.root_translations.size() == size_t(r.frames) * 3 &&
+                  r.local_rotations_xyzw.size() == size_t(r.frames) * k_n_joints * 4 &&
+                  r.joint_positions.size() == size_t(r.frames) * k_n_joints * 3 &&
+                  r.global_features.size() == size_t(r.frames) * k_global_dim,
+              "predict returned inconsistent shapes (frames " + std::to_string(r.frames) + ")");
     m->mujoco_qpos.resize(size_t(r.frames) * k_qpos_dim);
     for (int f = 0; f < r.frames; ++f) {
         converter().features_to_qpos(&r.global_features[size_t(f) * k_global_dim], &m->mujoco_qpos[size_t(f) * k_qpos_dim]);
@@ -523,44 +520,20 @@ MB_API mb_status mb_model_load(const char * bundle_directory, const mb_runtime_o
             fail(MB_IO_ERROR, missing);
         }
 
-        // a malformed component is a format error; anything the loader reports is about the files
-        std::unique_ptr<mb::model_bundle> bundle;
-        try {
-            bundle = mb::bundle_load(dir);
-        } catch (const std::bad_alloc &) {
-            throw;
-        } catch (const mb::error &) {
-            throw;
-        } catch (const std::exception & e) {
-            fail(MB_INVALID_FORMAT, e.what());
-        }
-        if (bundle == nullptr) {
-            fail(MB_INTERNAL_ERROR, "bundle loader returned nothing for '" + dir + "'");
-        }
+        // the reader throws invalid_format (io_error) for a malformed (unreadable) component, the
+        // networks incompatible_model for well-formed weights they cannot run
+        std::unique_ptr<mb::model_bundle> bundle = mb::bundle_load(dir);
+        auto                              model  = std::make_unique<mb_model>();
+        model->options                           = opts;
+        model->parameter_count                   = count_parameters(*bundle);
 
-        auto model             = std::make_unique<mb_model>();
-        model->options         = opts;
-        model->parameter_count = count_parameters(*bundle);
-
-        // well-formed weights that the networks cannot run are an incompatible model
         const int threads = int(std::min(opts.threads, k_max_threads));
         const mb::backend_device device = opts.device == MB_DEVICE_CPU    ? mb::backend_device::BACKEND_DEVICE_CPU
                                           : opts.device == MB_DEVICE_CUDA ? mb::backend_device::BACKEND_DEVICE_CUDA
                                                                           : mb::backend_device::BACKEND_DEVICE_AUTO;
-        try {
-            model->net = mb::motion_model::create(std::move(bundle), threads, device,
-                                                  int(std::min<uint32_t>(opts.ordinal, INT32_MAX)),
-                                                  mb::backend_precision(opts.precision));
-        } catch (const std::bad_alloc &) {
-            throw;
-        } catch (const mb::backend_unavailable & e) {
-            fail(MB_BACKEND_UNAVAILABLE, std::string("MB_DEVICE_CUDA: ") + e.what());
-        } catch (const std::exception & e) {
-            fail(MB_INCOMPATIBLE_MODEL, e.what());
-        }
-        if (model->net == nullptr) {
-            fail(MB_INTERNAL_ERROR, "model construction returned nothing for '" + dir + "'");
-        }
+        model->net = mb::motion_model::create(std::move(bundle), threads, device,
+                                              int(std::min<uint32_t>(opts.ordinal, INT32_MAX)),
+                                              mb::backend_precision(opts.precision));
         *output = model.release();
         return MB_OK;
     });

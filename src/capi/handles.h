@@ -117,8 +117,9 @@ std::unique_ptr<mb_motion> motion_from_qpos(const float * qpos, int64_t frames);
 // the G1 qpos converter shared by every handle (immutable after construction)
 const qpos_converter & converter();
 
-// lanes of one mb_model_infer_batch / mb_agent_plan_batch call
-constexpr uint64_t k_max_batch = 64;
+// requests of one mb_model_infer_batch / mb_agent_plan_batch call (mb_model_get_batch_limit);
+// they run fused in chunks of motion_model::batch_lanes()
+constexpr uint64_t k_max_batch = 4096;
 
 // the start of every batch call: outputs not NULL, count 1..k_max_batch, then every output NULL
 void begin_batch(mb_motion ** outputs, uint64_t count);

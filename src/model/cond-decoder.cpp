@@ -1,7 +1,6 @@
 #include "model/cond-decoder.h"
 
 #include <algorithm>
-#include <stdexcept>
 
 namespace mb {
 namespace {
@@ -10,8 +9,9 @@ std::string num(int64_t v) {
     return std::to_string(v);
 }
 
-void conv(backend & be, const conv_weights & w, bptr<const float> x, int64_t t, int64_t dilation, bptr<float> y) {
-    be.conv1d(x, w.c_in, t, w.weight, w.bias, w.c_out, w.k, dilation, y);
+void conv(backend & be, const conv_weights & w, bptr<const float> x, int64_t t, int64_t dilation, bptr<float> y,
+          int64_t n_batch) {
+    be.conv1d(x, w.c_in, t, w.weight, w.bias, w.c_out, w.k, dilation, y, n_batch);
 }
 
 } // namespace
@@ -27,6 +27,8 @@ cond_decoder_state::cond_decoder_state(backend & be, const cond_decoder_hparams 
     a.add(rows, frames * (hp.width + hp.ext_dim));
     a.add(tc, frames * hp.width);
     mem = a.allocate(be);
+    // every conv has at most ch channels in and out, the full frame count and kernel 3
+    be.reserve_conv1d(ch, frames, ch, k_conv_kernel);
 }
 
 cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, int64_t dilation_growth) {
@@ -34,12 +36,12 @@ cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, 
     cond_decoder d;
     auto & hp = d.hp;
     if (dilation_growth < 1 || dilation_growth > 64) {
-        throw std::runtime_error(src.origin() + ": dilation growth " + num(dilation_growth) + " out of range 1..64");
+        fail_incompatible(src, "dilation growth " + num(dilation_growth) + " out of range 1..64");
     }
     hp.dilation_growth = dilation_growth;
 
     // model.0: input conv, gives c_in and width
-    d.conv_in = load_conv(wl, prefix + "model.0", 0, 0, 3);
+    d.conv_in = load_conv(wl, prefix + "model.0", 0, 0, k_conv_kernel);
     hp.c_in   = d.conv_in.c_in;
     hp.width  = d.conv_in.c_out;
 
@@ -47,12 +49,12 @@ cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, 
     while (src.find(prefix + "model." + num(2 + hp.down_t) + ".2.weight")) ++hp.down_t;
     while (src.find(prefix + "model.2.0.model." + num(hp.depth) + ".conv1.weight")) ++hp.depth;
     if (hp.down_t < 1 || hp.down_t > 6 || hp.depth < 1 || hp.depth > 8) {
-        throw std::runtime_error(src.origin() + ": '" + prefix + "' has " + num(hp.down_t) + " upsampling stages and " +
-                                 num(hp.depth) + " resnet blocks; expected 1..6 and 1..8");
+        fail_incompatible(src, "'" + prefix + "' has " + num(hp.down_t) + " upsampling stages and " +
+                               num(hp.depth) + " resnet blocks; expected 1..6 and 1..8");
     }
     const int64_t w = hp.width, F = hp.frames_per_pos();
     if (w % F != 0) {
-        throw std::runtime_error(src.origin() + ": '" + prefix + "' width " + num(w) + " not divisible by " + num(F));
+        fail_incompatible(src, "'" + prefix + "' width " + num(w) + " not divisible by " + num(F));
     }
 
     // condition widths from the first blocks (absent blocks = no such condition)
@@ -60,23 +62,23 @@ cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, 
     if (const tensor_view * e = src.find(ext0)) {
         const int64_t n_in = e->n_dims == 2 ? e->ne[0] : 0;
         if (n_in <= w || (n_in - w) % F != 0) {
-            throw std::runtime_error(src.origin() + ": tensor '" + ext0 + "' has shape " + torch_shape_string(*e) +
-                                     ", expected [" + num(w) + ", " + num(F) + "·ext_dim + " + num(w) + "]");
+            fail_incompatible(src, "tensor '" + ext0 + "' has shape " + torch_shape_string(*e) +
+                                   ", expected [" + num(w) + ", " + num(F) + "·ext_dim + " + num(w) + "]");
         }
         hp.ext_dim = (n_in - w) / F;
     }
     const std::string tgt0 = prefix + "target_cond_blocks.0.weight";
     if (const tensor_view * t = src.find(tgt0)) {
         if (t->n_dims != 2) {
-            throw std::runtime_error(src.origin() + ": tensor '" + tgt0 + "' must be 2-D");
+            fail_incompatible(src, "tensor '" + tgt0 + "' must be 2-D");
         }
         hp.tgt_dim = t->ne[0];
     }
     // cond_fusion_last_layer = True would add one more block of each kind
     if (src.find(prefix + "external_cond_blocks." + num(2 * hp.down_t) + ".weight") ||
         src.find(prefix + "target_cond_blocks." + num(2 * hp.down_t) + ".weight")) {
-        throw std::runtime_error(src.origin() + ": '" + prefix + "' has condition blocks at the last layer "
-                                 "(cond_fusion_last_layer), which is not supported");
+        fail_incompatible(src, "'" + prefix + "' has condition blocks at the last layer "
+                               "(cond_fusion_last_layer), which is not supported");
     }
 
     for (int64_t i = 0; i < hp.down_t; ++i) {
@@ -86,7 +88,7 @@ cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, 
         for (int64_t il = 0; il < hp.depth; ++il) {
             res_block_weights rb;
             const std::string bp = sp + "0.model." + num(il) + ".";
-            rb.conv1 = load_conv(wl, bp + "conv1", w, w, 3);
+            rb.conv1 = load_conv(wl, bp + "conv1", w, w, k_conv_kernel);
             rb.conv2 = load_conv(wl, bp + "conv2", w, w, 1);
             int64_t dil = 1;
             for (int64_t k = 0; k < hp.depth - 1 - il; ++k) dil *= hp.dilation_growth;
@@ -94,10 +96,10 @@ cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, 
             st.res.push_back(rb);
         }
         if (src.find(sp + "0.model." + num(hp.depth) + ".conv1.weight")) {
-            throw std::runtime_error(src.origin() + ": '" + sp + "0' has more resnet blocks than '" + prefix +
-                                     "model.2.0'");
+            fail_incompatible(src, "'" + sp + "0' has more resnet blocks than '" + prefix +
+                                   "model.2.0'");
         }
-        st.conv = load_conv(wl, sp + "2", w, w, 3);
+        st.conv = load_conv(wl, sp + "2", w, w, k_conv_kernel);
         if (hp.ext_dim > 0) {
             st.ext = load_linear(wl, prefix + "external_cond_blocks." + num(2 * i), w, n * hp.ext_dim + w);
         }
@@ -106,21 +108,21 @@ cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, 
         }
         d.stages.push_back(st);
     }
-    d.conv_mid = load_conv(wl, prefix + "model." + num(2 + hp.down_t), w, w, 3);
-    d.conv_out = load_conv(wl, prefix + "model." + num(4 + hp.down_t), 0, w, 3);
+    d.conv_mid = load_conv(wl, prefix + "model." + num(2 + hp.down_t), w, w, k_conv_kernel);
+    d.conv_out = load_conv(wl, prefix + "model." + num(4 + hp.down_t), 0, w, k_conv_kernel);
     hp.c_out   = d.conv_out.c_out;
     if (src.find(prefix + "model." + num(5 + hp.down_t) + ".weight")) {
-        throw std::runtime_error(src.origin() + ": '" + prefix + "' has layers after model." + num(4 + hp.down_t));
+        fail_incompatible(src, "'" + prefix + "' has layers after model." + num(4 + hp.down_t));
     }
     return d;
 }
 
 void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int64_t n_valid, bptr<const float> ext,
                            bptr<const float> tgt, bptr<const uint8_t> has_tgt, bptr<float> y,
-                           cond_decoder_state & st) const {
-    if (n_pos < 1 || n_pos > st.max_pos || n_valid < 0 || n_valid > n_pos) {
-        throw mb::error(mb::status::invalid_argument, "cond_decoder: " + num(n_pos) + " positions (" + num(n_valid) +
-                                    " valid), state holds 1.." + num(st.max_pos));
+                           cond_decoder_state & st, int64_t B) const {
+    if (n_pos < 1 || B < 1 || n_pos * B > st.max_pos || n_valid < 0 || n_valid > n_pos) {
+        throw mb::error(mb::status::invalid_argument, "cond_decoder: " + num(B) + " × " + num(n_pos) + " positions (" +
+                                    num(n_valid) + " valid), state holds 1.." + num(st.max_pos));
     }
     if ((hp.ext_dim > 0 && !ext) || (hp.tgt_dim > 0 && has_tgt && !tgt)) {
         throw mb::error(mb::status::invalid_argument, "cond_decoder: missing external or target condition");
@@ -130,12 +132,13 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
     const bptr<float> t0 = st.t0;
     const bptr<float> t1 = st.t1;
 
+    // every lane is NCW [channels, positions] at its own offset; row-wise ops take all B lanes' rows
     // input: x[n_pos, c_in] → masked NCW [c_in, n_pos]
-    be.transpose(x, n_pos, hp.c_in, t0);
-    be.mask_cols(hp.c_in, n_pos, n_valid, t0);
+    be.transpose(x, n_pos, hp.c_in, t0, B);
+    be.mask_cols(B * hp.c_in, n_pos, n_valid, t0);
     // model.0 + ReLU: [c_in, P] → [width, P], k3 p1
-    conv(be, conv_in, t0, n_pos, 1, h);
-    be.relu(h, w * n_pos, h);
+    conv(be, conv_in, t0, n_pos, 1, h, B);
+    be.relu(h, B * w * n_pos, h);
 
     int64_t P  = n_pos;     // positions at this resolution
     int64_t nv = n_valid;   // valid positions at this resolution
@@ -147,54 +150,54 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
 
         // target condition: frame f = p·n + j takes channels [j·w/n, (j+1)·w/n) of position p
         if (hp.tgt_dim > 0 && has_tgt) {
-            be.linear(tgt, frames, hp.tgt_dim, s.tgt.weight, s.tgt.bias, wn, st.tc);   // [frames, w/n]
-            be.relu(st.tc, frames * wn, st.tc);
-            be.replace_frames(st.tc, has_tgt, P, n, wn, h);
+            be.linear(tgt, B * frames, hp.tgt_dim, s.tgt.weight, s.tgt.bias, wn, st.tc);   // [frames, w/n]
+            be.relu(st.tc, B * frames * wn, st.tc);
+            be.replace_frames(st.tc, has_tgt, P, n, wn, h, B);
         }
 
         // external condition fusion per position: [h (w), ext frames p·n..p·n+n−1 (n·E)] → w, ReLU
         if (hp.ext_dim > 0) {
             const int64_t row = w + n * hp.ext_dim;
-            be.transpose(h, w, P, t1);                                  // [P, w]
-            be.copy_rows(t1, w, P, w, st.rows, row);
-            be.copy_rows(ext, n * hp.ext_dim, P, n * hp.ext_dim, st.rows + w, row);
-            be.linear(st.rows, P, row, s.ext.weight, s.ext.bias, w, t0);   // [P, w]
-            be.relu(t0, P * w, t0);
-            be.transpose(t0, P, w, h);                                  // [w, P]
+            be.transpose(h, w, P, t1, B);                                   // [P, w]
+            be.copy_rows(t1, w, B * P, w, st.rows, row);
+            be.copy_rows(ext, n * hp.ext_dim, B * P, n * hp.ext_dim, st.rows + w, row);
+            be.linear(st.rows, B * P, row, s.ext.weight, s.ext.bias, w, t0);   // [P, w]
+            be.relu(t0, B * P * w, t0);
+            be.transpose(t0, P, w, h, B);                                   // [w, P]
         }
 
         // Resnet1D: pre-activation blocks, dilations growth^(depth−1) … 1
         for (const res_block_weights & rb : s.res) {
-            be.mask_cols(w, P, nv, h);                      // x = x·m; x0 = x
-            be.relu(h, w * P, t0);
-            be.mask_cols(w, P, nv, t0);
-            conv(be, rb.conv1, t0, P, rb.dilation, t1);     // k3, padding = dilation
-            be.relu(t1, w * P, t1);
-            be.mask_cols(w, P, nv, t1);
-            conv(be, rb.conv2, t1, P, 1, t0);               // k1
-            be.add(t0, h, w * P, h);
-            be.mask_cols(w, P, nv, h);
+            be.mask_cols(B * w, P, nv, h);                      // x = x·m; x0 = x
+            be.relu(h, B * w * P, t0);
+            be.mask_cols(B * w, P, nv, t0);
+            conv(be, rb.conv1, t0, P, rb.dilation, t1, B);      // k3, padding = dilation
+            be.relu(t1, B * w * P, t1);
+            be.mask_cols(B * w, P, nv, t1);
+            conv(be, rb.conv2, t1, P, 1, t0, B);                // k1
+            be.add(t0, h, B * w * P, h);
+            be.mask_cols(B * w, P, nv, h);
         }
 
         // nearest ×2 upsample: [w, P] → [w, 2P]; the mask doubles with it
-        be.upsample2(h, w, P, t1);
+        be.upsample2(h, B * w, P, t1);
         P *= 2;
         nv *= 2;
-        be.mask_cols(w, P, nv, t1);
+        be.mask_cols(B * w, P, nv, t1);
         // model.<2+i>.2: k3 p1
-        conv(be, s.conv, t1, P, 1, h);
+        conv(be, s.conv, t1, P, 1, h, B);
     }
 
     // model.<2+down_t> + ReLU, then model.<4+down_t>: [w, 4·n_pos] → [c_out, 4·n_pos]
-    be.mask_cols(w, P, nv, h);
-    conv(be, conv_mid, h, P, 1, t0);
-    be.relu(t0, w * P, t0);
-    be.mask_cols(w, P, nv, t0);
-    conv(be, conv_out, t0, P, 1, t1);
-    be.mask_cols(hp.c_out, P, nv, t1);
+    be.mask_cols(B * w, P, nv, h);
+    conv(be, conv_mid, h, P, 1, t0, B);
+    be.relu(t0, B * w * P, t0);
+    be.mask_cols(B * w, P, nv, t0);
+    conv(be, conv_out, t0, P, 1, t1, B);
+    be.mask_cols(B * hp.c_out, P, nv, t1);
 
     // output transposed to frame-major [n_pos·F, c_out]
-    be.transpose(t1, hp.c_out, P, y);
+    be.transpose(t1, hp.c_out, P, y, B);
 }
 
 } // namespace mb

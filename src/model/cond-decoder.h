@@ -16,6 +16,9 @@
 
 namespace mb {
 
+// the kernel of every k3 conv (the resnet blocks' second conv is k1); state scratch is sized by it
+inline constexpr int64_t k_conv_kernel = 3;
+
 struct cond_decoder_hparams {
     int64_t c_in            = 0;    // input channels per token position (code_dim / E_root)
     int64_t width           = 0;    // hidden channels (512 upstream)
@@ -42,9 +45,10 @@ struct cond_decoder_stage {
     linear_weights                 tgt;     // target_cond_blocks.<2i>: [width/n, tgt_dim], n = 2^(down_t-i)
 };
 
-// activations, sized once for at most max_pos token positions (max_pos·2^down_t frames)
+// activations, sized once for at most max_pos token positions (max_pos·2^down_t frames) of all
+// lanes together
 struct cond_decoder_state {
-    int64_t                         max_pos = 0;
+    int64_t                         max_pos = 0;    // lanes × positions per lane
     bptr<float>                     h;      // [width, frames] NCW hidden state
     bptr<float>                     t0;     // [width, frames] scratch
     bptr<float>                     t1;     // [width, frames] scratch
@@ -64,7 +68,7 @@ struct cond_decoder {
     conv_weights                    conv_out;   // model.<4+down_t>: width → c_out, k3
 
     // reads `<prefix>model.*`, `<prefix>external_cond_blocks.*`, `<prefix>target_cond_blocks.*`;
-    // throws std::runtime_error naming the tensor on anything missing or inconsistent
+    // throws mb::error (incompatible_model) naming the tensor on anything missing or inconsistent
     static cond_decoder load(weight_loader & wl, const std::string & prefix, int64_t dilation_growth);
 
     // x[n_pos, c_in] position-major (upstream's decoder input transposed);
@@ -73,9 +77,11 @@ struct cond_decoder {
     // target embedding (null = none); positions ≥ n_valid are masked exactly like upstream's
     // token_mask (computing on n_pos = n_valid gives the same valid frames);
     // y[n_pos·F, c_out] frame-major (upstream's output transposed); frames ≥ n_valid·F are 0.
-    // Every array is backend memory
+    // Every array is backend memory. n_batch lanes: every array holds n_batch lanes back to back
+    // (x [n_batch, n_pos, c_in], …, y [n_batch, n_pos·F, c_out]), each computed on its own
     void forward(backend & be, bptr<const float> x, int64_t n_pos, int64_t n_valid, bptr<const float> ext,
-                 bptr<const float> tgt, bptr<const uint8_t> has_tgt, bptr<float> y, cond_decoder_state & st) const;
+                 bptr<const float> tgt, bptr<const uint8_t> has_tgt, bptr<float> y, cond_decoder_state & st,
+                 int64_t n_batch = 1) const;
 };
 
 } // namespace mb

@@ -1,6 +1,6 @@
 #include "model/layers.h"
 
-#include <stdexcept>
+#include "format/error.h"
 
 namespace mb {
 namespace {
@@ -16,6 +16,10 @@ int64_t count_of(std::initializer_list<int64_t> shape) {
 }
 
 } // namespace
+
+void fail_incompatible(const tensor_source & src, const std::string & what) {
+    throw error(status::incompatible_model, src.origin() + ": " + what);
+}
 
 void tap_f32(const tap_fn & tap, backend & be, std::string_view name, bptr<const float> x,
              std::initializer_list<int64_t> shape) {
@@ -59,8 +63,8 @@ linear_weights load_linear(weight_loader & wl, const std::string & name, int64_t
     const tensor_source & src = wl.src;
     const tensor_view &   w   = require_any_f32(src, name + ".weight");
     if (w.n_dims != 2 || (n_in > 0 && w.ne[0] != n_in) || (n_out > 0 && w.ne[1] != n_out)) {
-        throw std::runtime_error(src.origin() + ": tensor '" + name + ".weight' has shape " + torch_shape_string(w) +
-                                 ", expected [" + dim_text(n_out, "n_out") + ", " + dim_text(n_in, "n_in") + "]");
+        fail_incompatible(src, "tensor '" + name + ".weight' has shape " + torch_shape_string(w) +
+                               ", expected [" + dim_text(n_out, "n_out") + ", " + dim_text(n_in, "n_in") + "]");
     }
     linear_weights l;
     l.n_out  = w.ne[1];
@@ -74,9 +78,9 @@ conv_weights load_conv(weight_loader & wl, const std::string & name, int64_t c_o
     const tensor_source & src = wl.src;
     const tensor_view &   w   = require_any_f32(src, name + ".weight");
     if (w.n_dims != 3 || w.ne[0] != k || (c_in > 0 && w.ne[1] != c_in) || (c_out > 0 && w.ne[2] != c_out)) {
-        throw std::runtime_error(src.origin() + ": tensor '" + name + ".weight' has shape " + torch_shape_string(w) +
-                                 ", expected [" + dim_text(c_out, "c_out") + ", " + dim_text(c_in, "c_in") + ", " +
-                                 std::to_string(k) + "]");
+        fail_incompatible(src, "tensor '" + name + ".weight' has shape " + torch_shape_string(w) +
+                               ", expected [" + dim_text(c_out, "c_out") + ", " + dim_text(c_in, "c_in") + ", " +
+                               std::to_string(k) + "]");
     }
     conv_weights c;
     c.c_out  = w.ne[2];
@@ -95,7 +99,7 @@ fc_block_weights load_fc_block(weight_loader & wl, const std::string & prefix, i
         const int64_t in = i == 0 ? n_in : b.fc[0].n_out;
         const int64_t out = i == 0 ? 0 : b.fc[0].n_out;
         b.fc.push_back(load_linear(wl, name, out, in));
-        if (i >= 64) throw std::runtime_error(wl.src.origin() + ": '" + prefix + "' has more than 64 fc layers");
+        if (i >= 64) fail_incompatible(wl.src, "'" + prefix + "' has more than 64 fc layers");
     }
     b.out = load_linear(wl, prefix + "forward_projection", n_out, b.fc[0].n_out);
     return b;

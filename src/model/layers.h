@@ -25,10 +25,14 @@ using tap_fn = std::function<void(std::string_view name, const float * data, con
 // downloads x (the product of shape elements) and reports it; nothing happens (and nothing is
 // allocated) without a tap
 // issues `ops` through backend::run_recorded under `key`, or directly when a tap is set (taps
-// read results back in the middle, which a recording cannot hold)
-inline void run_ops(backend & be, const tap_fn & tap, uint64_t key, const std::function<void()> & ops) {
-    if (tap) ops();
-    else be.run_recorded(key, ops);
+// read results back in the middle, which a recording cannot hold). The std::function holds one
+// reference, which fits its local storage: a plan allocates nothing here
+template <class F> void run_ops(backend & be, const tap_fn & tap, uint64_t key, F && ops) {
+    if (tap) {
+        ops();
+        return;
+    }
+    be.run_recorded(key, [&ops] { ops(); });
 }
 
 // recording keys: the network in the high bits, the shape that decides its op sequence below
@@ -68,8 +72,11 @@ struct conv_weights {
     int64_t           c_in = 0, c_out = 0, k = 0;
 };
 
+// a well-formed bundle these networks cannot run: throws mb::error (incompatible_model) "<origin>: what"
+[[noreturn]] void fail_incompatible(const tensor_source & src, const std::string & what);
+
 // `<name>.weight` [n_out, n_in] and `<name>.bias` [n_out]; a size ≤ 0 is taken from the tensor;
-// throws std::runtime_error naming the tensor on a missing tensor or wrong shape
+// throws mb::error (incompatible_model) naming the tensor on a missing tensor or wrong shape
 linear_weights load_linear(weight_loader & wl, const std::string & name, int64_t n_out, int64_t n_in);
 
 // `<name>.weight` [c_out, c_in, k] and `<name>.bias` [c_out]; c_out / c_in ≤ 0 are taken from the tensor

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 
 namespace mb {
 namespace {
@@ -13,13 +12,13 @@ std::string num(int64_t v) {
 }
 
 [[noreturn]] void bad_shape(const tensor_source & src, const std::string & what) {
-    throw std::runtime_error(src.origin() + ": pose planner: " + what);
+    fail_incompatible(src, "pose planner: " + what);
 }
 
 } // namespace
 
-pose_planner_state::pose_planner_state(backend & be, const pose_hparams & hp) {
-    const int64_t n = hp.max_tokens, F = hp.frames_per_token, H = hp.n_tok_head;
+pose_planner_state::pose_planner_state(backend & be, const pose_hparams & hp, int64_t lanes_) : lanes(lanes_) {
+    const int64_t n = hp.max_tokens * lanes, F = hp.frames_per_token, H = hp.n_tok_head;
     const int64_t fw = hp.pose_feat_width / F;
     state_arena   a;
     a.add(root_cond, n * F * hp.root_dim);
@@ -40,6 +39,8 @@ pose_planner_state::pose_planner_state(backend & be, const pose_hparams & hp) {
     a.add(tokens, n * H);
     mem = a.allocate(be);
     tf  = transformer_state(be, {hp.n_embd, hp.n_head, hp.n_ff, hp.n_layer}, n);
+    be.reserve_remask(n * H);
+    uniforms_host.assign(size_t(k_recorded_steps * n * H * hp.n_code), 0.0f);
 }
 
 pose_planner pose_planner::load(const tensor_source & src, backend & be) {
@@ -120,22 +121,28 @@ pose_planner pose_planner::load(const tensor_source & src, backend & be) {
     return m;
 }
 
-void pose_planner::check_inputs(const pose_cond_inputs & in) const {
+void pose_planner::check_inputs(const pose_cond_inputs & in, const pose_planner_state & st, int64_t n_batch) const {
     if (in.n < hp.min_tokens || in.n > hp.max_tokens) {
         throw mb::error(mb::status::invalid_argument, "pose planner: " + num(in.n) + " tokens, expected " + num(hp.min_tokens) + ".." +
                                     num(hp.max_tokens));
     }
+    if (n_batch < 1 || n_batch > st.lanes) {
+        throw mb::error(mb::status::invalid_argument, "pose planner: " + num(n_batch) + " lanes, state holds 1.." + num(st.lanes));
+    }
 }
 
-void pose_planner::upload_inputs(backend & be, pose_planner_state & st, const pose_cond_inputs & in) const {
-    const int64_t F = in.n * hp.frames_per_token;
+void pose_planner::upload_inputs(backend & be, pose_planner_state & st, const pose_cond_inputs & in,
+                                 int64_t n_batch) const {
+    const int64_t F = n_batch * in.n * hp.frames_per_token;
     be.set(st.root_cond, in.root_cond, F * hp.root_dim);
     be.set(st.pose_cond, in.pose_cond, F * hp.pose_dim);
     be.set(st.has_pose_cond, in.has_pose_cond, F);
 }
 
-void pose_planner::backbone(backend & be, pose_planner_state & st, int64_t n, const tap_fn & tap, const char * tf_in,
-                            const char * tf_out, bool stepped) const {
+void pose_planner::backbone(backend & be, pose_planner_state & st, int64_t n_lane, int64_t n_batch, const tap_fn & tap,
+                            const char * tf_in, const char * tf_out, bool stepped) const {
+    // every op but attention is per row, so it runs on the n rows of all lanes at once
+    const int64_t n = n_lane * n_batch;
     const int64_t F = hp.frames_per_token, H = hp.n_tok_head, E = hp.n_embd;
     const int64_t fw  = hp.pose_feat_width / F;     // pose features per frame
     const int64_t cat = hp.pose_feat_width + hp.root_feat_width + hp.dur_feat_width;
@@ -158,19 +165,19 @@ void pose_planner::backbone(backend & be, pose_planner_state & st, int64_t n, co
         be.where_rows(st.has_pose_cond, st.cond, fw, st.feat, fw, n * F, fw, st.frames, fw);
         be.copy_rows(st.frames, hp.pose_feat_width, n, hp.pose_feat_width, st.cat, cat);
         be.copy_rows(st.root, hp.root_feat_width, n, hp.root_feat_width, st.cat + hp.pose_feat_width, cat);
-        be.copy_rows(dur_emb + (n - hp.min_tokens) * hp.dur_feat_width, 0, n, hp.dur_feat_width,
+        be.copy_rows(dur_emb + (n_lane - hp.min_tokens) * hp.dur_feat_width, 0, n, hp.dur_feat_width,
                      st.cat + hp.pose_feat_width + hp.root_feat_width, cat);
     }
 
     // input fusion: x = ReLU(_proj_input.0(cat)) + position_emb[p]   [n, n_embd]
     be.linear(st.cat, n, cat, proj_input.weight, proj_input.bias, E, st.x);
     be.relu(st.x, n * E, st.x);
-    be.add(st.x, position_emb, n * E, st.x);
+    be.add(st.x, position_emb, n * E, st.x, n_lane * E);
     if (stepped) tap_f32(tap, be, tf_in, st.x, {1, n, E});
     else tap_f32(tap, be, tf_in, st.x, {n, E});
 
     // transformer on the n valid tokens (the key padding mask only hides padded rows)
-    tf.forward(be, st.x, n, st.tf);
+    tf.forward(be, st.x, n_lane, st.tf, n_batch);
     if (stepped) tap_f32(tap, be, tf_out, st.x, {1, n, E});
     else tap_f32(tap, be, tf_out, st.x, {n, E});
 
@@ -180,7 +187,7 @@ void pose_planner::backbone(backend & be, pose_planner_state & st, int64_t n, co
 
 void pose_planner::logits(backend & be, pose_planner_state & st, const pose_cond_inputs & in, const int32_t * tokens,
                           float * out, const tap_fn & tap) const {
-    check_inputs(in);
+    check_inputs(in, st, 1);
     const int64_t n = in.n, H = hp.n_tok_head;
     for (int64_t i = 0; i < n * H; ++i) {
         if (tokens[i] < 0 || tokens[i] > hp.n_code) {
@@ -188,9 +195,9 @@ void pose_planner::logits(backend & be, pose_planner_state & st, const pose_cond
                                         ", " + num(i % H) + ") outside 0.." + num(hp.n_code));
         }
     }
-    upload_inputs(be, st, in);
+    upload_inputs(be, st, in, 1);
     be.set(st.tokens, tokens, n * H);
-    backbone(be, st, n, tap, "pose_tf_in", "pose_tf_out", false);
+    backbone(be, st, n, 1, tap, "pose_tf_in", "pose_tf_out", false);
     be.get(bptr<const float>(st.logits), out, n * H * hp.n_code);
 }
 
@@ -204,8 +211,9 @@ int64_t pose_remask_count(int step, int n_steps, int64_t n, int64_t n_tok_head) 
 }
 
 void pose_planner::decode(backend & be, pose_planner_state & st, const pose_cond_inputs & in,
-                          const pose_decode_options & opt, int32_t * tokens_out, const tap_fn & tap) const {
-    check_inputs(in);
+                          const pose_decode_options & opt, int32_t * tokens_out, const tap_fn & tap,
+                          int64_t B) const {
+    check_inputs(in, st, B);
     const int64_t n = in.n, H = hp.n_tok_head, C = hp.n_code, nh = n * H;
     if (opt.n_steps < 1 || opt.n_steps > 1000) {
         throw mb::error(mb::status::invalid_argument, "pose planner: num_inference_steps " + std::to_string(opt.n_steps) +
@@ -214,47 +222,61 @@ void pose_planner::decode(backend & be, pose_planner_state & st, const pose_cond
     if (!opt.use_argmax && !opt.uniforms) {
         throw mb::error(mb::status::invalid_argument, "pose planner: Gumbel sampling needs uniforms");
     }
-    upload_inputs(be, st, in);
-    // every step's Gumbel draws up front, so that the steps issue no copy and can be recorded
+    upload_inputs(be, st, in, B);
+    // every step's Gumbel draws up front, so that the steps issue no copy and can be recorded;
+    // on the backend they lie [slot, lane, n·H, C] (a step's draws of all lanes together), staged
+    // from the callers' [lane, step, max_tokens·H, C]
     const bool    recorded = opt.n_steps <= k_recorded_steps;
-    const int64_t per_step = hp.max_tokens * H * C;
-    if (!opt.use_argmax && recorded) {
-        for (int s = 0; s < opt.n_steps; ++s) {
-            be.set(st.uniforms + s * per_step, opt.uniforms + s * per_step, nh * C);
+    const int64_t per_step = hp.max_tokens * H * C;     // one lane's draws of one step, as given
+    const int64_t per_slot = B * nh * C;                // one step's draws of all lanes, as used
+    const auto    upload_step = [&](int s, int64_t slot) {
+        for (int64_t b = 0; b < B; ++b) {
+            const float * src = opt.uniforms + (b * opt.n_steps + s) * per_step;
+            std::copy(src, src + nh * C, st.uniforms_host.begin() + slot * per_slot + b * nh * C);
         }
+    };
+    if (!opt.use_argmax && recorded) {
+        for (int s = 0; s < opt.n_steps; ++s) upload_step(s, s);
+        be.set(st.uniforms, st.uniforms_host.data(), opt.n_steps * per_slot);
     }
     const auto steps = [&] {
     // all tokens start as [MASK] with probability 1/H
-    be.fill_i32(nh, hp.mask_id(), st.tokens);
-    be.fill_f32(nh, (float) (1.0 / (double) H), st.prob);
+    be.fill_i32(B * nh, hp.mask_id(), st.tokens);
+    be.fill_f32(B * nh, (float) (1.0 / (double) H), st.prob);
 
     for (int s = 0; s < opt.n_steps; ++s) {
-        // re-mask the n_mask least probable tokens (ascending, lower index first on ties, NaN last
-        // like torch.sort)
-        be.remask_lowest(st.prob, nh, pose_remask_count(s, opt.n_steps, n, H), hp.mask_id(), st.tokens);
+        // re-mask the n_mask least probable tokens of each lane (ascending, lower index first on
+        // ties, NaN last like torch.sort)
+        be.remask_lowest(st.prob, nh, pose_remask_count(s, opt.n_steps, n, H), hp.mask_id(), st.tokens, B);
         tap_i32(tap, be, "step_pose_tokens_in", st.tokens, {1, n, H});
         tap_f32(tap, be, "step_remask_prob_in", st.prob, {1, n, H});
 
         // backbone pass: logits [n, H, C]
-        backbone(be, st, n, tap, "step_pose_tf_in", "step_pose_tf_out", true);
+        backbone(be, st, n, B, tap, "step_pose_tf_in", "step_pose_tf_out", true);
         tap_f32(tap, be, "step_pose_logits", st.logits, {1, n, H, C});
 
         // sample every token again, and remember the softmax probability of the choice;
         // Gumbel draws [s, p, h, :] for row i = p·H + h
         bptr<const float> u;
         if (!opt.use_argmax) {
-            if (!recorded) be.set(st.uniforms, opt.uniforms + s * per_step, nh * C);
-            u = st.uniforms + (recorded ? s * per_step : 0);
+            if (!recorded) {
+                upload_step(s, 0);
+                be.set(st.uniforms, st.uniforms_host.data(), per_slot);
+            }
+            u = st.uniforms + (recorded ? s * per_slot : 0);
         }
-        be.sample_codes(st.logits, nh, C, u, st.tokens, st.prob);
+        be.sample_codes(st.logits, B * nh, C, u, st.tokens, st.prob);
     }
     };
     if (recorded) {
-        run_ops(be, tap, k_rec_pose | uint64_t(n) << 16 | uint64_t(opt.n_steps) << 1 | (opt.use_argmax ? 1u : 0u), steps);
+        run_ops(be, tap,
+                k_rec_pose | uint64_t(B) << 24 | uint64_t(n) << 16 | uint64_t(opt.n_steps) << 1 |
+                    (opt.use_argmax ? 1u : 0u),
+                steps);
     } else {
         steps();
     }
-    be.get(bptr<const int32_t>(st.tokens), tokens_out, nh);
+    be.get(bptr<const int32_t>(st.tokens), tokens_out, B * nh);
 }
 
 } // namespace mb

@@ -36,7 +36,8 @@ struct pose_hparams {
     int32_t mask_id() const { return (int32_t) n_code; }
 };
 
-// what one decode conditions on; all per-frame arrays cover the 4n valid frames
+// what one decode conditions on; all per-frame arrays cover the 4n valid frames (of every lane,
+// back to back, for a decode of several lanes)
 struct pose_cond_inputs {
     int64_t         n             = 0;          // valid tokens L (min_tokens..max_tokens)
     const float *   root_cond     = nullptr;    // [4n, root_dim] normalised global x, z, cos h, sin h
@@ -48,18 +49,21 @@ struct pose_decode_options {
     int           n_steps    = 1;           // num_inference_steps ≥ 1
     bool          use_argmax = true;        // false = Gumbel-max with the uniforms below
     const float * uniforms   = nullptr;     // Gumbel only: [n_steps, max_tokens, H, C] draws in [0, 1)
+                                            // per lane ([lanes, n_steps, max_tokens, H, C])
 };
 
 // decodes of up to this many steps upload their draws at once and run as one recording
 // (more steps upload each step's draws into the first slot)
 inline constexpr int k_recorded_steps = 16;
 
-// inputs, activations and outputs of one decode, sized once for max_tokens
+// inputs, activations and outputs of one decode of up to `lanes` lanes, sized once for max_tokens
+// tokens per lane (each array below holds `lanes` lanes)
 struct pose_planner_state {
+    int64_t                         lanes = 1;
     bptr<float>                     root_cond;      // [4·max_tokens, root_dim] input
     bptr<float>                     pose_cond;      // [4·max_tokens, pose_dim] input
     bptr<uint8_t>                   has_pose_cond;  // [4·max_tokens] input
-    bptr<float>                     uniforms;       // [k_recorded_steps, max_tokens·H, C] Gumbel draws
+    bptr<float>                     uniforms;       // [k_recorded_steps, lanes (of the call), n·H, C] Gumbel draws
     bptr<float>                     tok;            // [max_tokens, H·tok_dim] gathered token embeddings
     bptr<float>                     mlp_a;          // [max_tokens, pose_feat_width]
     bptr<float>                     mlp_b;          // [max_tokens, pose_feat_width]
@@ -74,9 +78,10 @@ struct pose_planner_state {
     bptr<int32_t>                   tokens;         // [max_tokens, H] current tokens
     std::unique_ptr<backend_buffer> mem;            // holds the arrays above
     transformer_state               tf;
+    std::vector<float>              uniforms_host;  // staging for uniforms, in its layout
 
     pose_planner_state() = default;
-    pose_planner_state(backend & be, const pose_hparams & hp);
+    pose_planner_state(backend & be, const pose_hparams & hp, int64_t lanes = 1);
 };
 
 struct pose_planner {
@@ -93,7 +98,7 @@ struct pose_planner {
     weight_buffers    weights;          // backend memory of every tensor above
 
     // validates every tensor and uploads the weights through `be`;
-    // throws std::runtime_error naming the first problem
+    // throws mb::error (incompatible_model) naming the first problem
     static pose_planner load(const tensor_source & src, backend & be);
 
     // one backbone pass: tokens[n, H] (0..C, C = [MASK]) → logits[n, H, C] (host arrays);
@@ -105,16 +110,18 @@ struct pose_planner {
     // "step_pose_tokens_in" [1, n, H] (the tokens the backbone sees, C = [MASK]),
     // "step_remask_prob_in" [1, n, H] (the probabilities that chose the re-masked tokens),
     // "step_pose_tf_in", "step_pose_tf_out" [1, n, n_embd] and "step_pose_logits" [1, n, H, C];
-    // throws std::invalid_argument on bad options (n out of range, n_steps < 1, Gumbel without uniforms)
+    // throws mb::error (invalid_argument) on bad options (n out of range, n_steps < 1, Gumbel without uniforms).
+    // n_batch lanes (up to st.lanes) of the same n and options: inputs, uniforms and tokens_out
+    // hold the lanes back to back, and each lane decodes as if alone (taps only with one lane)
     void decode(backend & be, pose_planner_state & st, const pose_cond_inputs & in, const pose_decode_options & opt,
-                int32_t * tokens_out, const tap_fn & tap = {}) const;
+                int32_t * tokens_out, const tap_fn & tap = {}, int64_t n_batch = 1) const;
 
 private:
-    void check_inputs(const pose_cond_inputs & in) const;
-    void upload_inputs(backend & be, pose_planner_state & st, const pose_cond_inputs & in) const;
+    void check_inputs(const pose_cond_inputs & in, const pose_planner_state & st, int64_t n_batch) const;
+    void upload_inputs(backend & be, pose_planner_state & st, const pose_cond_inputs & in, int64_t n_batch) const;
     // the backbone on st's inputs and st.tokens → st.logits; tf_in / tf_out tap names
-    void backbone(backend & be, pose_planner_state & st, int64_t n, const tap_fn & tap, const char * tf_in,
-                  const char * tf_out, bool stepped) const;
+    void backbone(backend & be, pose_planner_state & st, int64_t n, int64_t n_batch, const tap_fn & tap,
+                  const char * tf_in, const char * tf_out, bool stepped) const;
 };
 
 // number of tokens re-masked before step `step` of n_steps for n valid tokens and H heads:

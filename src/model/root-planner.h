@@ -55,39 +55,55 @@ struct root_inputs {
     bool            allow_out_of_reach = false;     // upstream config allow_pred_out_of_reach_num_tokens
 };
 
-// inputs and activations of one run
+// inputs and activations of one run of up to `lanes` lanes (each array holds every lane). The
+// constraint slots lie half-major: rows [half (context, target), lane, slot in half], so each
+// FCBlock runs on the rows of all lanes at once
 struct root_planner_state {
-    bptr<float>                     global_root;    // [8, 5] input
-    bptr<float>                     local_root;     // [8, 4] input
-    bptr<float>                     poses;          // [8, pose_dim] input
-    bptr<uint8_t>                   has;            // [4, 8] input: has_pose, has_local, has_global, has_frame
-    bptr<float>                     emb;            // [8, pose + local + global root feats] per-frame embeddings
-    bptr<float>                     tmp;            // [8, max(feat widths)] projection scratch
-    bptr<float>                     mlp_a;          // [4, FCBlock width] FCBlock scratch
-    bptr<float>                     mlp_b;          // [4, FCBlock width]
-    bptr<float>                     frame;          // [8, E] frame embeddings (before the slot embedding)
-    bptr<float>                     x1;             // [1 + 8, E] stage-1 sequence
-    bptr<float>                     logits;         // [n_class] duration logits
-    bptr<float>                     x2;             // [1 + 8 + max_tokens, E] stage-2 sequence
-    bptr<float>                     ext;            // [4·max_tokens, E] decoder external condition
-    bptr<float>                     tgt;            // [4·max_tokens, 5] decoder target condition (input)
-    bptr<uint8_t>                   has_tgt;        // [4·max_tokens] (input)
-    bptr<float>                     y;              // [4·max_tokens, 5] decoder output
+    int64_t                         lanes = 1;
+    bptr<float>                     global_root;    // [2, lanes, 4, 5] input
+    bptr<float>                     local_root;     // [2, lanes, 4, 4] input
+    bptr<float>                     poses;          // [2, lanes, 4, pose_dim] input
+    bptr<uint8_t>                   has;            // [4, 2, lanes, 4] input: has_pose, has_local, has_global, has_frame
+    bptr<int32_t>                   rows;           // [lanes] input: duration embedding row per lane
+    bptr<float>                     emb;            // [2·lanes·4, pose + local + global root feats] per-frame embeddings
+    bptr<float>                     tmp;            // [2·lanes·4, max(feat widths)] projection scratch
+    bptr<float>                     mlp_a;          // [lanes·4, FCBlock width] FCBlock scratch
+    bptr<float>                     mlp_b;          // [lanes·4, FCBlock width]
+    bptr<float>                     frame;          // [2·lanes·4, E] frame embeddings (before the slot embedding)
+    bptr<float>                     fs;             // [2·lanes·4, E] frame + slot embeddings
+    bptr<float>                     row_emb;        // [lanes, E] duration embeddings, then logit inputs
+    bptr<float>                     x1;             // [lanes, 1 + 8, E] stage-1 sequence
+    bptr<float>                     logits;         // [lanes, n_class] duration logits
+    bptr<int32_t>                   pick;           // [lanes] input: stage-1 lanes of one stage-2 bucket
+    bptr<uint8_t>                   has_frame2;     // [8, lanes] input: has_frame of the bucket, slot-major
+    bptr<float>                     frame2;         // [2·lanes·4, E] the bucket's frame embeddings
+    bptr<float>                     x2;             // [lanes, 1 + 8 + max_tokens, E] stage-2 sequence
+    bptr<float>                     conv_in;        // [lanes, max_tokens, E] decoder input
+    bptr<float>                     ext;            // [lanes, 4·max_tokens, E] decoder external condition
+    bptr<float>                     tgt;            // [lanes, 4·max_tokens, 5] decoder target condition (input)
+    bptr<uint8_t>                   has_tgt;        // [lanes, 4·max_tokens] (input)
+    bptr<float>                     y;              // [lanes, 4·max_tokens, 5] decoder output
     std::unique_ptr<backend_buffer> mem;            // holds the arrays above
-    transformer_state               tf;             // sized for 1 + 8 + max_tokens rows
+    transformer_state               tf;             // sized for lanes × (1 + 8 + max_tokens) rows
     cond_decoder_state              dec;
-    std::vector<float>              tgt_host;       // [4·max_tokens, 5] staging for tgt
-    std::vector<uint8_t>            has_tgt_host;   // [4·max_tokens] staging for has_tgt
+    std::vector<float>              in_host;        // [2, lanes, 4, pose_dim] staging for the inputs
+    std::vector<uint8_t>            has_host;       // [4, 2, lanes, 4] staging for has
+    std::vector<int32_t>            idx_host;       // [lanes] staging for rows / pick
+    std::vector<float>              logits_host;    // [lanes, n_class]
+    std::vector<float>              tgt_host;       // [lanes, 4·max_tokens, 5] staging for tgt
+    std::vector<uint8_t>            has_tgt_host;   // [lanes, 4·max_tokens] staging for has_tgt, then has_frame2
+    std::vector<float>              y_host;         // [lanes, 4·max_tokens, 5]
+    int64_t                         failed_lane = -1;   // the lane whose failure the last run threw (-1: none)
     // last run's host time per part; the embeddings, shared transformer and logits are one
-    // recording, stage 2 and the conv decoder another, so on an asynchronous backend the
-    // compute shows where results are read back (ms_stage1, ms_conv)
+    // recording, stage 2 and the conv decoder another (one per duration bucket), so on an
+    // asynchronous backend the compute shows where results are read back (ms_stage1, ms_conv)
     double                          ms_embed  = 0.0;    // embeddings → logits issued
     double                          ms_stage1 = 0.0;    // logits read back, duration chosen
     double                          ms_stage2 = 0.0;    // conditions uploaded, stage 2 + conv decoder issued
     double                          ms_conv   = 0.0;    // global root read back
 
     root_planner_state() = default;
-    root_planner_state(backend & be, const root_planner & rp);
+    root_planner_state(backend & be, const root_planner & rp, int64_t lanes = 1);
 };
 
 struct root_result {
@@ -118,15 +134,22 @@ struct root_planner {
     weight_buffers   weights;                       // backend memory of every tensor above
 
     // validates every tensor and uploads the weights through `be`;
-    // throws std::runtime_error naming the first problem
+    // throws mb::error (incompatible_model) naming the first problem
     static root_planner load(const tensor_source & src, backend & be);
 
-    // stage 1, stage 2 and the conv decoder; throws std::invalid_argument on a bad forced
-    // count and std::runtime_error when the out-of-reach class wins (no trajectory exists).
+    // stage 1, stage 2 and the conv decoder; throws mb::error: invalid_argument on a bad forced
+    // count, compute_failed when the out-of-reach class wins (no trajectory exists).
     // Taps (the fixtures' dbg_root_* names): "root_shared_tf_in", "root_shared_tf_out" [1 + 8, E],
     // "root_token_tf_in", "root_token_tf_out" [1 + 8 + n, E] (rows of padded tokens are not
     // computed), "root_conv_ext" [4n, E], "root_conv_tgt" [4n, 5], "root_conv_has_tgt" [4n]
     root_result run(backend & be, root_planner_state & st, const root_inputs & in, const tap_fn & tap = {}) const;
+
+    // the same for n_batch independent lanes (up to st.lanes) sharing every weight read: stage 1
+    // for all lanes, then stage 2 and the conv decoder once per chosen duration. out[i] is what
+    // run(in[i]) gives. On a failure it throws the first failing lane's error (st.failed_lane names
+    // it); taps only with one lane
+    void run_batch(backend & be, root_planner_state & st, const root_inputs * in, int64_t n_batch, root_result * out,
+                   const tap_fn & tap = {}) const;
 };
 
 } // namespace mb

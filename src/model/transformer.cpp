@@ -1,7 +1,6 @@
 #include "model/transformer.h"
 
 #include <algorithm>
-#include <stdexcept>
 
 namespace mb {
 
@@ -13,6 +12,7 @@ transformer_state::transformer_state(backend & be, const transformer_hparams & h
     a.add(proj, n_max * hp.n_embd);
     a.add(ff, n_max * hp.n_ff);
     mem = a.allocate(be);
+    be.reserve_attention(n_max);
 }
 
 transformer transformer::load(weight_loader & wl, const std::string & prefix, int64_t n_head) {
@@ -22,15 +22,15 @@ transformer transformer::load(weight_loader & wl, const std::string & prefix, in
     const std::string l0   = prefix + "layers.0.";
     const tensor_view & w1 = require_any_f32(src, l0 + "linear1.weight");
     if (w1.n_dims != 2) {
-        throw std::runtime_error(src.origin() + ": tensor '" + l0 + "linear1.weight' must be 2-D, got " +
-                                 torch_shape_string(w1));
+        fail_incompatible(src, "tensor '" + l0 + "linear1.weight' must be 2-D, got " +
+                               torch_shape_string(w1));
     }
     t.hp.n_ff   = w1.ne[1];
     t.hp.n_embd = w1.ne[0];
     t.hp.n_head = n_head;
     if (n_head <= 0 || t.hp.n_embd % n_head != 0) {
-        throw std::runtime_error(src.origin() + ": n_head " + std::to_string(n_head) + " does not divide n_embd " +
-                                 std::to_string(t.hp.n_embd) + " of '" + prefix + "'");
+        fail_incompatible(src, "n_head " + std::to_string(n_head) + " does not divide n_embd " +
+                               std::to_string(t.hp.n_embd) + " of '" + prefix + "'");
     }
 
     const int64_t d = t.hp.n_embd, f = t.hp.n_ff;
@@ -56,19 +56,20 @@ transformer transformer::load(weight_loader & wl, const std::string & prefix, in
     return t;
 }
 
-void transformer::forward(backend & be, bptr<float> x, int64_t n, transformer_state & st) const {
-    if (n < 1 || n > st.n_max) {
-        throw mb::error(mb::status::invalid_argument, "transformer: " + std::to_string(n) + " rows, state holds 1.." +
-                                    std::to_string(st.n_max));
+void transformer::forward(backend & be, bptr<float> x, int64_t n_lane, transformer_state & st, int64_t n_batch) const {
+    if (n_lane < 1 || n_batch < 1 || n_lane * n_batch > st.n_max) {
+        throw mb::error(mb::status::invalid_argument, "transformer: " + std::to_string(n_batch) + " × " +
+                                    std::to_string(n_lane) + " rows, state holds 1.." + std::to_string(st.n_max));
     }
     const int64_t d = hp.n_embd, f = hp.n_ff;
+    const int64_t n = n_lane * n_batch;     // rows of every lane together (all but attention are per row)
     constexpr float eps = 1e-5f;
 
     for (const transformer_layer & l : layers) {
         // self-attention: qkv [n, 3d] → heads [n, d] → out_proj [n, d]
         {
             be.linear(x, n, d, l.in_proj_weight, l.in_proj_bias, 3 * d, st.qkv);
-            be.attention(st.qkv, n, d, hp.n_head, {}, st.att);
+            be.attention(st.qkv, n_lane, d, hp.n_head, {}, st.att, n_batch);
             be.linear(st.att, n, d, l.out_proj_weight, l.out_proj_bias, d, st.proj);
         }
         // x = norm1(x + attention)

@@ -38,9 +38,9 @@ struct transformer_layer {
     bptr<const float> norm2_bias;         // [n_embd]
 };
 
-// activations of one forward pass, sized once for at most n_max rows
+// activations of one forward pass, sized once for at most n_max rows (all lanes together)
 struct transformer_state {
-    int64_t                         n_max = 0;  // rows the buffers hold
+    int64_t                         n_max = 0;  // rows the buffers hold (lanes × rows per lane)
     bptr<float>                     qkv;        // [n_max, 3·n_embd]
     bptr<float>                     att;        // [n_max, n_embd] attention heads, concatenated
     bptr<float>                     proj;       // [n_max, n_embd] out_proj / linear2 output
@@ -57,12 +57,13 @@ struct transformer {
 
     // reads `<prefix>layers.<il>.…` for il = 0, 1, … until absent (at least one layer);
     // sizes come from the tensor shapes, n_head from the caller (metadata);
-    // throws std::runtime_error naming the tensor on any missing or ill-shaped tensor
+    // throws mb::error (incompatible_model) naming the tensor on any missing or ill-shaped tensor
     static transformer load(weight_loader & wl, const std::string & prefix, int64_t n_head);
 
     // x[n, n_embd] ← encoder stack(x), in place (no key padding mask: callers run on the
-    // valid rows); n must be in [1, st.n_max]
-    void forward(backend & be, bptr<float> x, int64_t n, transformer_state & st) const;
+    // valid rows); for n_batch lanes x is [n_batch, n, n_embd] and attention stays inside a lane;
+    // n·n_batch must be in [1, st.n_max]
+    void forward(backend & be, bptr<float> x, int64_t n, transformer_state & st, int64_t n_batch = 1) const;
 };
 
 } // namespace mb

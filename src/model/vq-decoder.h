@@ -27,9 +27,11 @@ struct vq_hparams {
     int64_t tgt_dim      = 0;   // target condition per frame: normalised pose (304)
 };
 
-// inputs, activations and output of one decode, sized once for max_tokens tokens
+// inputs, activations and output of one decode of up to `lanes` lanes, sized once for max_tokens
+// tokens per lane (each array below holds `lanes` lanes)
 struct vq_decoder_state {
     int64_t                         max_tokens = 0;
+    int64_t                         lanes      = 1;
     bptr<int32_t>                   tokens;     // [max_tokens, H]
     bptr<float>                     codes;      // [max_tokens, code_dim]
     bptr<float>                     ext;        // [4·max_tokens, ext_dim]
@@ -40,7 +42,8 @@ struct vq_decoder_state {
     cond_decoder_state              dec;
 
     vq_decoder_state() = default;
-    vq_decoder_state(backend & be, const vq_hparams & hp, const cond_decoder_hparams & dhp, int64_t max_tokens);
+    vq_decoder_state(backend & be, const vq_hparams & hp, const cond_decoder_hparams & dhp, int64_t max_tokens,
+                     int64_t lanes = 1);
 };
 
 struct vq_decoder {
@@ -50,7 +53,7 @@ struct vq_decoder {
     weight_buffers    weights;          // backend memory of every tensor above
 
     // validates every tensor and uploads the weights through `be`;
-    // throws std::runtime_error naming the first problem
+    // throws mb::error (incompatible_model) naming the first problem
     static vq_decoder load(const tensor_source & src, backend & be);
 
     // y[4n, out_dim] ← decoder(codes[n, code_dim]) for n valid tokens (host arrays);
@@ -59,15 +62,18 @@ struct vq_decoder {
                       const float * tgt, const uint8_t * has_tgt, float * y) const;
 
     // codes = concat over h of codebook[h, tokens[p, h]] (head-major, tapped "decoder_codes"
-    // [n, code_dim]), then the decoder as decode_codes; throws std::invalid_argument on a
-    // token outside 0..C−1 or n outside 1..st.max_tokens
+    // [n, code_dim]), then the decoder as decode_codes; throws mb::error (invalid_argument) on a
+    // token outside 0..C−1 or n outside 1..st.max_tokens. n_batch lanes of n tokens each (up to
+    // st.lanes): every array holds the lanes back to back, each lane decoded as if alone (taps
+    // only with one lane)
     void decode(backend & be, vq_decoder_state & st, const int32_t * tokens, int64_t n, const float * ext,
-                const float * tgt, const uint8_t * has_tgt, float * y, const tap_fn & tap = {}) const;
+                const float * tgt, const uint8_t * has_tgt, float * y, const tap_fn & tap = {},
+                int64_t n_batch = 1) const;
 
 private:
-    void upload_conditions(backend & be, vq_decoder_state & st, int64_t n, const float * ext, const float * tgt,
-                           const uint8_t * has_tgt) const;
-    void run_decoder(backend & be, vq_decoder_state & st, int64_t n, bool has_target, float * y) const;
+    void upload_conditions(backend & be, vq_decoder_state & st, int64_t n, int64_t n_batch, const float * ext,
+                           const float * tgt, const uint8_t * has_tgt) const;
+    void run_decoder(backend & be, vq_decoder_state & st, int64_t n, int64_t n_batch, bool has_target, float * y) const;
 };
 
 } // namespace mb

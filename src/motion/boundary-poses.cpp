@@ -1,11 +1,11 @@
 #include "motion/boundary-poses.h"
 
+#include "format/error.h"
 #include "motion/qpos.h"
 #include "motion/rotation.h"
 
 #include <cmath>
 #include <numbers>
-#include <stdexcept>
 #include <string>
 
 namespace mb {

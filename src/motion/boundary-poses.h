@@ -35,7 +35,7 @@ void boundary_forward_kinematics(const model_support & sup, const float * root, 
                                  double * positions, double * global_rot);
 
 // encodes four poses: roots [4, 3], local_xyzw [4, 34, 4]. Validates everything first and
-// throws std::invalid_argument naming the first problem (wrong count, non-finite or |v| > 1e4,
+// throws mb::error (invalid_argument) naming the first problem (wrong count, non-finite or |v| > 1e4,
 // quaternion norm outside 1 ± 0.01, encoded feature out of range)
 boundary_features encode_boundary_poses(const model_support & sup, boundary_kind kind, std::span<const float> roots,
                                         std::span<const float> local_xyzw);

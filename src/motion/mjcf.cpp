@@ -16,7 +16,6 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <stdexcept>
 #include <unordered_set>
 
 namespace mb {
@@ -46,7 +45,7 @@ struct xml_tag {
 };
 
 [[noreturn]] void fail(const std::string & origin, size_t offset, const std::string & what) {
-    throw std::runtime_error(origin + ": byte " + std::to_string(offset) + ": " + what);
+    throw error(status::invalid_format, origin + ": byte " + std::to_string(offset) + ": " + what);
 }
 
 bool is_space(char c) {
@@ -284,6 +283,10 @@ mjcf_model mjcf_parse(std::string_view xml, const std::string & origin) {
             bodies.push_back(b);
         } else if (worldbody_seen == 1 && tag.name == "freejoint") {
             if (enclosing_body < 0) fail(origin, tag.offset, "freejoint outside a body");
+            bodies[enclosing_body].freejoint = true;
+        } else if (worldbody_seen == 1 && tag.name == "joint" && tag.get("type") && *tag.get("type") == "free") {
+            // MuJoCo's other spelling of <freejoint> (gear_sonic_deploy's g1_29dof.xml)
+            if (enclosing_body < 0) fail(origin, tag.offset, "free joint outside a body");
             bodies[enclosing_body].freejoint = true;
         } else if (worldbody_seen == 1 && tag.name == "joint") {
             if (enclosing_body < 0) fail(origin, tag.offset, "joint outside a body");

@@ -28,15 +28,15 @@ struct mjcf_model {
     std::vector<mjcf_hinge> hinges;     // every hinge of the first worldbody, document order
 };
 
-// parses MJCF text; throws std::runtime_error naming `origin` and the problem
+// parses MJCF text; throws mb::error (invalid_format) naming `origin`, the byte offset and the problem
 // (malformed XML, unsupported joint type or axis, a joint-less body inside the hinge tree, ...)
 mjcf_model mjcf_parse(std::string_view xml, const std::string & origin);
 
-// reads and parses a file (at most 16 MiB); throws std::runtime_error
+// reads and parses a file (at most 16 MiB); throws mb::error (io_error from the file, else as mjcf_parse)
 mjcf_model mjcf_load(const std::string & path);
 
 // upstream's assets/skeletons/g1/g1.xml as built-in constants (the runtime needs no XML file);
-// tests/style cross-checks it against ../shared/data/upstream/mjcf/g1.xml
+// tests/motion/test-qpos cross-checks it against ../shared/data/upstream/mjcf/g1.xml
 const mjcf_model & mjcf_g1();
 
 } // namespace mb

@@ -1,7 +1,8 @@
 #include "motion/motion-rep.h"
 
+#include "format/error.h"
+
 #include <cmath>
-#include <stdexcept>
 
 namespace mb {
 
@@ -60,7 +61,8 @@ motion_stats motion_stats::from_f32(const float * mean, const float * std) {
     motion_stats s;
     for (int i = 0; i < k_n_features; ++i) {
         if (!std::isfinite(mean[i]) || !std::isfinite(std[i]) || std[i] < 0.0f) {
-            throw std::runtime_error("motion statistics: entry " + std::to_string(i) + " is not finite or std < 0");
+            throw mb::error(mb::status::incompatible_model,
+                            "motion statistics: entry " + std::to_string(i) + " is not finite or std < 0");
         }
         s.mean[i] = mean[i];
         // float32 like upstream: std**2 + eps, then sqrt

@@ -14,11 +14,13 @@
 #include "model/vq-decoder.h"
 #include "motion/skeleton-fk.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <mutex>
-#include <stdexcept>
 
 namespace mb {
 
@@ -75,30 +77,46 @@ struct motion_model::impl {
     motion_stats                  stats;
     skeleton_fk                   fk;
 
-    // states of the stateless predict(req): taken under the lock, computed on outside it
+    // states of the stateless predict(req) and predict_batch(reqs): taken under the lock,
+    // computed on outside it
     std::mutex                                  pool_mutex;
-    std::vector<std::unique_ptr<predict_state>> pool;
+    std::vector<std::unique_ptr<predict_state>> pool;         // one lane
+    std::vector<std::unique_ptr<predict_state>> batch_pool;   // batch_lanes() lanes
 };
 
 struct predict_state::impl {
     const motion_model::impl * model = nullptr;   // the model this state was made for
+    int64_t                    lanes = 1;         // requests fused per chunk
     std::unique_ptr<backend>   be;
     root_planner_state         root_st;
     pose_planner_state         pose_st;
     vq_decoder_state           vq_st;
 
-    // per-call buffers, sized once for 16 tokens / 64 frames
-    std::vector<float>   pose_cond;      // [64, 304]
-    std::vector<uint8_t> has_pose_cond;  // [64]
-    std::vector<uint8_t> has_tgt;        // [64]
-    std::vector<float>   root_cond;      // [64, 4]
-    std::vector<float>   global_root_u;  // [64, 5] unnormalised
-    std::vector<float>   local_root;     // [64, 4] normalised after the fix
-    std::vector<float>   ext;            // [64, 2]
-    std::vector<float>   recon;          // [64, 413] normalised decoder output
-    std::vector<float>   local;          // [64, 413] unnormalised
-    std::vector<float>   uniforms;       // [steps, 16, 8, 10] generated Gumbel draws
-    std::vector<int32_t> tokens;         // [16, 8]
+    // per-lane buffers, lane l at l × the size given, sized once for 16 tokens / 64 frames
+    std::vector<float>       gn;             // [8, 5] normalised recentred global root
+    std::vector<float>       ln;             // [8, 4] normalised local root
+    std::vector<float>       pz;             // [8, 304] normalised poses
+    std::vector<float>       ref;            // [3] start x, z, heading
+    std::vector<root_inputs> rin;            // [1]
+    std::vector<root_result> rr;             // [1]
+    std::vector<float>       pose_cond;      // [64, 304]
+    std::vector<uint8_t>     has_pose_cond;  // [64]
+    std::vector<uint8_t>     has_tgt;        // [64]
+    std::vector<float>       root_cond;      // [64, 4]
+    std::vector<float>       global_root_u;  // [64, 5] unnormalised
+    std::vector<float>       local_root;     // [64, 4] normalised after the fix
+    std::vector<float>       ext;            // [64, 2]
+    std::vector<float>       recon;          // [64, 413] normalised decoder output
+    std::vector<float>       local;          // [64, 413] unnormalised
+    std::vector<float>       uniforms;       // [steps, 16, 8, 10] generated Gumbel draws
+    std::vector<int32_t>     tokens;         // [16, 8]
+
+    // one bucket's lanes back to back at their valid sizes (lanes × the per-lane sizes above)
+    std::vector<int64_t> bucket;            // lane indices of the bucket
+    std::vector<uint8_t> done;              // [lanes] lane already in a bucket
+    std::vector<float>   b_pose_cond, b_root_cond, b_ext, b_recon, b_uniforms;
+    std::vector<uint8_t> b_has_pose_cond, b_has_tgt;
+    std::vector<int32_t> b_tokens;
 };
 
 predict_state::predict_state() = default;
@@ -111,52 +129,103 @@ const model_bundle & motion_model::bundle() const {
     return *p_->bundle;
 }
 
-std::unique_ptr<predict_state> motion_model::create_state() const {
+std::unique_ptr<predict_state> motion_model::create_state(int64_t lanes) const {
     const impl & m = *p_;
+    if (lanes < 1 || lanes > 4096) {
+        throw mb::error(mb::status::invalid_argument, "predict state: " + std::to_string(lanes) + " lanes, expected 1..4096");
+    }
     std::unique_ptr<predict_state> st(new predict_state());
     st->p           = std::make_unique<predict_state::impl>();
     predict_state::impl & s = *st->p;
     s.model   = p_.get();
+    s.lanes   = lanes;
     s.be      = backend_create(m.device, m.n_threads, m.ordinal, m.precision);
-    s.root_st = root_planner_state(*s.be, m.root);
-    s.pose_st = pose_planner_state(*s.be, m.pose.hp);
-    s.vq_st   = vq_decoder_state(*s.be, m.vq.hp, m.vq.dec.hp, k_max_tokens);
-    const int64_t F = int64_t(k_max_tokens) * k_frames_per_token;
-    s.pose_cond.assign(size_t(F * k_pose_feat_dim), 0.0f);
-    s.has_pose_cond.assign(size_t(F), 0);
-    s.has_tgt.assign(size_t(F), 0);
-    s.root_cond.assign(size_t(F * 4), 0.0f);
-    s.global_root_u.assign(size_t(F * 5), 0.0f);
-    s.local_root.assign(size_t(F * k_local_root_dim), 0.0f);
-    s.ext.assign(size_t(F * 2), 0.0f);
-    s.recon.assign(size_t(F * k_local_dim), 0.0f);
-    s.local.assign(size_t(F * k_local_dim), 0.0f);
-    s.uniforms.assign(size_t(k_max_infer_steps) * k_max_tokens * k_token_heads * k_token_codes, 0.0f);
-    s.tokens.assign(size_t(k_max_tokens * k_token_heads), 0);
+    s.root_st = root_planner_state(*s.be, m.root, lanes);
+    s.pose_st = pose_planner_state(*s.be, m.pose.hp, lanes);
+    s.vq_st   = vq_decoder_state(*s.be, m.vq.hp, m.vq.dec.hp, k_max_tokens, lanes);
+    const size_t L = size_t(lanes);
+    const size_t F = size_t(k_max_tokens) * k_frames_per_token;
+    const size_t U = size_t(k_max_infer_steps) * k_max_tokens * k_token_heads * k_token_codes;
+    s.gn.assign(L * k_constraint_frames * 5, 0.0f);
+    s.ln.assign(L * k_constraint_frames * 4, 0.0f);
+    s.pz.assign(L * k_constraint_frames * k_pose_feat_dim, 0.0f);
+    s.ref.assign(L * 3, 0.0f);
+    s.rin.assign(L, root_inputs{});
+    s.rr.assign(L, root_result{});
+    for (root_result & r : s.rr) r.global_root.reserve(F * 5);    // the root planner assigns into it every plan
+    s.pose_cond.assign(L * F * k_pose_feat_dim, 0.0f);
+    s.has_pose_cond.assign(L * F, 0);
+    s.has_tgt.assign(L * F, 0);
+    s.root_cond.assign(L * F * 4, 0.0f);
+    s.global_root_u.assign(L * F * 5, 0.0f);
+    s.local_root.assign(L * F * k_local_root_dim, 0.0f);
+    s.ext.assign(L * F * 2, 0.0f);
+    s.recon.assign(L * F * k_local_dim, 0.0f);
+    s.local.assign(L * F * k_local_dim, 0.0f);
+    s.uniforms.assign(L * U, 0.0f);
+    s.tokens.assign(L * k_max_tokens * k_token_heads, 0);
+    s.bucket.reserve(L);
+    s.done.assign(L, 0);
+    if (lanes > 1) {
+        s.b_pose_cond.assign(L * F * k_pose_feat_dim, 0.0f);
+        s.b_root_cond.assign(L * F * 4, 0.0f);
+        s.b_ext.assign(L * F * 2, 0.0f);
+        s.b_recon.assign(L * F * k_local_dim, 0.0f);
+        s.b_uniforms.assign(L * U, 0.0f);
+        s.b_has_pose_cond.assign(L * F, 0);
+        s.b_has_tgt.assign(L * F, 0);
+        s.b_tokens.assign(L * k_max_tokens * k_token_heads, 0);
+    }
     return st;
 }
 
-predict_result motion_model::predict(const predict_request & req, const trace_fn & trace) const {
-    impl &                         m = *p_;
+int64_t motion_model::batch_lanes() const {
+    return p_->device == backend_device::BACKEND_DEVICE_CUDA ? 256 : 64;
+}
+
+namespace {
+
+// a state from `pool` (a new one of `lanes` lanes when the pool is empty), returned to it whether
+// the call succeeds or throws
+template <class F>
+auto with_pooled_state(const motion_model & model, std::mutex & mu, std::vector<std::unique_ptr<predict_state>> & pool,
+                       int64_t lanes, F && f) {
     std::unique_ptr<predict_state> st;
     {
-        std::lock_guard<std::mutex> lock(m.pool_mutex);
-        if (!m.pool.empty()) {
-            st = std::move(m.pool.back());
-            m.pool.pop_back();
+        std::lock_guard<std::mutex> lock(mu);
+        if (!pool.empty()) {
+            st = std::move(pool.back());
+            pool.pop_back();
         }
     }
-    if (!st) st = create_state();
-    // the state returns to the pool whether predict succeeds or throws
+    if (!st) st = model.create_state(lanes);
     struct give_back {
-        impl &                           m;
-        std::unique_ptr<predict_state> & st;
+        std::mutex &                                  mu;
+        std::vector<std::unique_ptr<predict_state>> & pool;
+        std::unique_ptr<predict_state> &              st;
         ~give_back() {
-            std::lock_guard<std::mutex> lock(m.pool_mutex);
-            m.pool.push_back(std::move(st));
+            std::lock_guard<std::mutex> lock(mu);
+            pool.push_back(std::move(st));
         }
-    } back{m, st};
-    return predict(*st, req, trace);
+    } back{mu, pool, st};
+    return f(*st);
+}
+
+} // namespace
+
+predict_result motion_model::predict(const predict_request & req, const trace_fn & trace) const {
+    impl & m = *p_;
+    return with_pooled_state(*this, m.pool_mutex, m.pool, 1,
+                             [&](predict_state & st) { return predict(st, req, trace); });
+}
+
+void motion_model::predict_batch(std::span<const predict_request> reqs, std::span<predict_result> out,
+                                 size_t * failed) const {
+    impl & m = *p_;
+    with_pooled_state(*this, m.pool_mutex, m.batch_pool, batch_lanes(), [&](predict_state & st) {
+        predict_batch(st, reqs, out, failed);
+        return 0;
+    });
 }
 
 namespace {
@@ -184,7 +253,7 @@ std::unique_ptr<motion_model::impl> build(std::unique_ptr<model_bundle> bundle, 
     const pose_hparams & ph = p->pose.hp;
     const vq_hparams &   vh = p->vq.hp;
     auto need = [](bool ok, const std::string & what) {
-        if (!ok) throw std::runtime_error("model bundle: " + what);
+        if (!ok) throw error(status::incompatible_model, "model bundle: " + what);
     };
     need(rh.min_tokens == k_min_tokens && rh.max_tokens == k_max_tokens,
          "root planner covers " + std::to_string(rh.min_tokens) + ".." + std::to_string(rh.max_tokens) +
@@ -221,7 +290,8 @@ std::unique_ptr<motion_model> motion_model::create(std::unique_ptr<model_bundle>
                                                    backend_device device, int ordinal,
                                                    backend_precision precision) {
     if (!bundle || !bundle->pose || !bundle->root || !bundle->vq_decoder) {
-        throw std::runtime_error("model bundle is incomplete (pose, root and vq-decoder components are required)");
+        throw error(status::incompatible_model,
+                    "model bundle is incomplete (pose, root and vq-decoder components are required)");
     }
     const tensor_source & pose = *bundle->pose;
     const tensor_source & root = *bundle->root;
@@ -289,151 +359,326 @@ std::string motion_model::validate(const predict_request & req) const {
     return "";
 }
 
-predict_result motion_model::predict(predict_state & state, const predict_request & req,
-                                     const trace_fn & trace) const {
-    const impl &          m  = *p_;
-    predict_state::impl & st = *state.p;
-    MB_ASSERT(st.model == p_.get(), "predict: the state belongs to another model");
-    const auto t_start = clock_type::now();
-    const std::string problem = validate(req);
-    if (!problem.empty()) throw mb::error(mb::status::invalid_argument, problem);
-    predict_result res;
-    auto t0 = clock_type::now();
+namespace {
+
+using lane_fn = std::function<void(int64_t lane)>;
+
+// `f(l)` for every lane, naming the lane that throws in *failed
+void each_lane(int64_t B, int64_t * failed, const lane_fn & f) {
+    for (int64_t l = 0; l < B; ++l) {
+        *failed = l;
+        f(l);
+    }
+    *failed = -1;
+}
+
+} // namespace
+
+// one chunk of predict_batch: B ≤ st.lanes validated requests; host steps run lane by lane, the
+// networks once per bucket of lanes that share their op sequence. *failed names the lane whose
+// error is thrown (-1: none in particular). Taps only with one lane
+static void predict_chunk(const motion_model::impl & m, predict_state::impl & st, const predict_request * req,
+                          int64_t B, predict_result * res, const trace_fn & trace, int64_t * failed) {
+    constexpr int64_t S = k_constraint_frames, FM = int64_t(k_max_tokens) * k_frames_per_token;
+    constexpr int64_t H = k_token_heads, U = int64_t(k_max_infer_steps) * k_max_tokens * k_token_heads * k_token_codes;
+    predict_timings tm;
+    const auto      t_start = clock_type::now();
+    auto            t0      = t_start;
+    *failed                 = -1;
 
     // step 1: recentre (x, z − start; heading unchanged) and normalise  [8, 5] [8, 4] [8, 304]
-    const float ref_x = req.global_root[0], ref_z = req.global_root[2];
-    const float ref_h = std::atan2(req.global_root[4], req.global_root[3]);
-    float g[k_constraint_frames * 5], gn[k_constraint_frames * 5], ln[k_constraint_frames * 4];
-    float pz[k_constraint_frames * k_pose_feat_dim];
-    for (int s = 0; s < k_constraint_frames; ++s) {
-        for (int i = 0; i < 5; ++i) g[s * 5 + i] = req.global_root[s * 5 + i];
-        g[s * 5 + 0] -= ref_x;
-        g[s * 5 + 2] -= ref_z;
-        // root height from the global root, then the 303-d pose
-        pz[s * k_pose_feat_dim] = g[s * 5 + 1];
-        std::memcpy(pz + s * k_pose_feat_dim + 1, req.poses.data() + s * k_pose_dim, k_pose_dim * sizeof(float));
-    }
-    m.stats.normalize(g, k_constraint_frames, feature_subset::FEATURE_SUBSET_GLOBAL_ROOT, gn);
-    m.stats.normalize(req.local_root.data(), k_constraint_frames, feature_subset::FEATURE_SUBSET_LOCAL_ROOT, ln);
-    m.stats.normalize(pz, k_constraint_frames, feature_subset::FEATURE_SUBSET_POSE, pz);
-    tap_host(trace, "norm_global_root_values", gn, {k_constraint_frames, 5});
-    tap_host(trace, "norm_local_root_values", ln, {k_constraint_frames, 4});
-    tap_host(trace, "norm_local_poses", pz, {k_constraint_frames, k_pose_feat_dim});
-    res.timings.prepare_ms = ms_since(t0);
+    each_lane(B, failed, [&](int64_t l) {
+        const predict_request & r = req[l];
+        float * g  = st.global_root_u.data() + l * FM * 5;     // scratch: recentred [8, 5]
+        float * gn = st.gn.data() + l * S * 5;
+        float * ln = st.ln.data() + l * S * 4;
+        float * pz = st.pz.data() + l * S * k_pose_feat_dim;
+        float * rf = st.ref.data() + l * 3;
+        rf[0] = r.global_root[0];
+        rf[1] = r.global_root[2];
+        rf[2] = std::atan2(r.global_root[4], r.global_root[3]);
+        for (int64_t s = 0; s < S; ++s) {
+            for (int i = 0; i < 5; ++i) g[s * 5 + i] = r.global_root[size_t(s * 5 + i)];
+            g[s * 5 + 0] -= rf[0];
+            g[s * 5 + 2] -= rf[1];
+            // root height from the global root, then the 303-d pose
+            pz[s * k_pose_feat_dim] = g[s * 5 + 1];
+            std::memcpy(pz + s * k_pose_feat_dim + 1, r.poses.data() + s * k_pose_dim, k_pose_dim * sizeof(float));
+        }
+        m.stats.normalize(g, S, feature_subset::FEATURE_SUBSET_GLOBAL_ROOT, gn);
+        m.stats.normalize(r.local_root.data(), S, feature_subset::FEATURE_SUBSET_LOCAL_ROOT, ln);
+        m.stats.normalize(pz, S, feature_subset::FEATURE_SUBSET_POSE, pz);
+        tap_host(trace, "norm_global_root_values", gn, {S, 5});
+        tap_host(trace, "norm_local_root_values", ln, {S, 4});
+        tap_host(trace, "norm_local_poses", pz, {S, k_pose_feat_dim});
 
-    // step 2: root planner → n, normalised global root [4n, 5]
+        root_inputs & rin       = st.rin[size_t(l)];
+        rin.global_root         = gn;
+        rin.has_global          = r.global_root_mask.data();
+        rin.local_root          = ln;
+        rin.has_local           = r.local_root_mask.data();
+        rin.poses               = pz;
+        rin.has_pose            = r.pose_mask.data();
+        rin.num_tokens          = r.num_tokens;
+        rin.allowed             = r.allowed_num_tokens.data();
+        rin.allow_out_of_reach  = r.allow_out_of_reach;
+    });
+    tm.prepare_ms = ms_since(t0);
+
+    // step 2: root planner → n, normalised global root [4n, 5] (all lanes fused)
     t0 = clock_type::now();
-    root_inputs rin;
-    rin.global_root        = gn;
-    rin.has_global         = req.global_root_mask.data();
-    rin.local_root         = ln;
-    rin.has_local          = req.local_root_mask.data();
-    rin.poses              = pz;
-    rin.has_pose           = req.pose_mask.data();
-    rin.num_tokens         = req.num_tokens;
-    rin.allowed            = req.allowed_num_tokens.data();
-    rin.allow_out_of_reach = req.allow_out_of_reach;
-    const root_result rr = m.root.run(*st.be, st.root_st, rin, trace);
-    const int64_t n = rr.n, F = n * k_frames_per_token;
-    for (int k = 0; k < 12; ++k) res.num_token_logits[size_t(k)] = rr.logits[size_t(k)];
-    tap_host(trace, "num_token_logits", res.num_token_logits.data(), {12});
-    tap_host(trace, "pred_global_root_values", rr.global_root.data(), {F, 5});
-
-    // global → local root (normalised in and out), then the last frame takes the given
-    // target velocity when slot 7 has one  [4n, 4]
-    m.stats.unnormalize(rr.global_root.data(), F, feature_subset::FEATURE_SUBSET_GLOBAL_ROOT, st.global_root_u.data());
-    global_root_to_local(st.global_root_u.data(), F, st.local_root.data());
-    m.stats.normalize(st.local_root.data(), F, feature_subset::FEATURE_SUBSET_LOCAL_ROOT, st.local_root.data());
-    if (req.local_root_mask[k_constraint_frames - 1]) {
-        std::memcpy(st.local_root.data() + (F - 1) * k_local_root_dim, ln + (k_constraint_frames - 1) * 4,
-                    4 * sizeof(float));
+    try {
+        m.root.run_batch(*st.be, st.root_st, st.rin.data(), B, st.rr.data(), trace);
+    } catch (...) {
+        *failed = st.root_st.failed_lane;
+        throw;
     }
-    tap_host(trace, "pred_local_root_values", st.local_root.data(), {F, 4});
-    res.timings.root_ms = ms_since(t0);
+    each_lane(B, failed, [&](int64_t l) {
+        const predict_request & r  = req[l];
+        const root_result &     rr = st.rr[size_t(l)];
+        const int64_t           n = rr.n, F = n * k_frames_per_token;
+        predict_result &        o = res[l];
+        for (int k = 0; k < 12; ++k) o.num_token_logits[size_t(k)] = rr.logits[size_t(k)];
+        tap_host(trace, "num_token_logits", o.num_token_logits.data(), {12});
+        tap_host(trace, "pred_global_root_values", rr.global_root.data(), {F, 5});
+
+        // global → local root (normalised in and out), then the last frame takes the given
+        // target velocity when slot 7 has one  [4n, 4]
+        float * gu = st.global_root_u.data() + l * FM * 5;
+        float * lr = st.local_root.data() + l * FM * k_local_root_dim;
+        m.stats.unnormalize(rr.global_root.data(), F, feature_subset::FEATURE_SUBSET_GLOBAL_ROOT, gu);
+        global_root_to_local(gu, F, lr);
+        m.stats.normalize(lr, F, feature_subset::FEATURE_SUBSET_LOCAL_ROOT, lr);
+        if (r.local_root_mask[S - 1]) {
+            std::memcpy(lr + (F - 1) * k_local_root_dim, st.ln.data() + l * S * 4 + (S - 1) * 4, 4 * sizeof(float));
+        }
+        tap_host(trace, "pred_local_root_values", lr, {F, 4});
+    });
+    tm.root_ms = ms_since(t0);
 
     // step 3: pose tokens. dense keyframe condition: context at frames 0..3, target at 4n−4..4n−1
     t0 = clock_type::now();
-    std::fill(st.pose_cond.begin(), st.pose_cond.begin() + F * k_pose_feat_dim, 0.0f);
-    std::fill(st.has_pose_cond.begin(), st.has_pose_cond.begin() + F, 0);
-    for (int s = 0; s < k_constraint_frames; ++s) {
-        const int64_t f = s < k_frames_per_token ? s : F - k_frames_per_token + (s - k_frames_per_token);
-        std::memcpy(st.pose_cond.data() + f * k_pose_feat_dim, pz + s * k_pose_feat_dim, k_pose_feat_dim * sizeof(float));
-        st.has_pose_cond[size_t(f)] = req.pose_mask[s];
-    }
-    // root condition: normalised global x, z, cos h, sin h  [4n, 4]
-    for (int64_t f = 0; f < F; ++f) {
-        const float * r = rr.global_root.data() + f * 5;
-        float * o = st.root_cond.data() + f * 4;
-        o[0] = r[0];
-        o[1] = r[2];
-        o[2] = r[3];
-        o[3] = r[4];
-    }
-    tap_host(trace, "pose_cond", st.pose_cond.data(), {F, k_pose_feat_dim});
-    tap_host(trace, "has_pose_cond", st.has_pose_cond.data(), {F});
-    tap_host(trace, "pose_root_cond", st.root_cond.data(), {F, 4});
-
-    pose_cond_inputs pin;
-    pin.n             = n;
-    pin.root_cond     = st.root_cond.data();
-    pin.pose_cond     = st.pose_cond.data();
-    pin.has_pose_cond = st.has_pose_cond.data();
-    pose_decode_options opt;
-    opt.n_steps    = req.num_inference_steps;
-    opt.use_argmax = req.sampling == sampling_mode::SAMPLING_MODE_ARGMAX;
-    if (!opt.use_argmax) {
-        if (!req.gumbel_uniforms.empty()) {
-            opt.uniforms = req.gumbel_uniforms.data();
+    each_lane(B, failed, [&](int64_t l) {
+        const predict_request & r  = req[l];
+        const root_result &     rr = st.rr[size_t(l)];
+        const int64_t           n = rr.n, F = n * k_frames_per_token;
+        float *   pc  = st.pose_cond.data() + l * FM * k_pose_feat_dim;
+        uint8_t * hpc = st.has_pose_cond.data() + l * FM;
+        float *   rc  = st.root_cond.data() + l * FM * 4;
+        std::fill(pc, pc + F * k_pose_feat_dim, 0.0f);
+        std::fill(hpc, hpc + F, 0);
+        for (int64_t s = 0; s < S; ++s) {
+            const int64_t f = s < k_frames_per_token ? s : F - k_frames_per_token + (s - k_frames_per_token);
+            std::memcpy(pc + f * k_pose_feat_dim, st.pz.data() + (l * S + s) * k_pose_feat_dim,
+                        k_pose_feat_dim * sizeof(float));
+            hpc[f] = r.pose_mask[size_t(s)];
+        }
+        // root condition: normalised global x, z, cos h, sin h  [4n, 4]
+        for (int64_t f = 0; f < F; ++f) {
+            const float * g = rr.global_root.data() + f * 5;
+            float *       o = rc + f * 4;
+            o[0] = g[0];
+            o[1] = g[2];
+            o[2] = g[3];
+            o[3] = g[4];
+        }
+        tap_host(trace, "pose_cond", pc, {F, k_pose_feat_dim});
+        tap_host(trace, "has_pose_cond", hpc, {F});
+        tap_host(trace, "pose_root_cond", rc, {F, 4});
+        if (r.sampling == sampling_mode::SAMPLING_MODE_GUMBEL && r.gumbel_uniforms.empty()) {
+            uniforms_generate(r.seed, st.uniforms.data() + l * U, size_t(r.num_inference_steps) * U / k_max_infer_steps);
+        }
+    });
+    // buckets of lanes with the same token count, steps and sampling run one fused decode; a
+    // bucket of one lane decodes from its own arrays
+    const auto uniforms_of = [&](int64_t l) {
+        return req[l].gumbel_uniforms.empty() ? st.uniforms.data() + l * U : req[l].gumbel_uniforms.data();
+    };
+    std::fill(st.done.begin(), st.done.end(), 0);
+    for (int64_t l0 = 0; l0 < B; ++l0) {
+        if (st.done[size_t(l0)]) continue;
+        const int64_t n = st.rr[size_t(l0)].n, F = n * k_frames_per_token;
+        const int     steps  = req[l0].num_inference_steps;
+        const bool    argmax = req[l0].sampling == sampling_mode::SAMPLING_MODE_ARGMAX;
+        st.bucket.clear();
+        for (int64_t l = l0; l < B; ++l) {
+            if (!st.done[size_t(l)] && st.rr[size_t(l)].n == n && req[l].num_inference_steps == steps &&
+                (req[l].sampling == sampling_mode::SAMPLING_MODE_ARGMAX) == argmax) {
+                st.bucket.push_back(l);
+                st.done[size_t(l)] = 1;
+            }
+        }
+        const int64_t Bk = int64_t(st.bucket.size());
+        const int64_t per_u = int64_t(steps) * U / k_max_infer_steps;     // one lane's draws
+        pose_cond_inputs    pin;
+        pose_decode_options opt;
+        pin.n          = n;
+        opt.n_steps    = steps;
+        opt.use_argmax = argmax;
+        int32_t * tokens_out;
+        if (Bk == 1) {
+            pin.root_cond     = st.root_cond.data() + l0 * FM * 4;
+            pin.pose_cond     = st.pose_cond.data() + l0 * FM * k_pose_feat_dim;
+            pin.has_pose_cond = st.has_pose_cond.data() + l0 * FM;
+            opt.uniforms      = argmax ? nullptr : uniforms_of(l0);
+            tokens_out        = st.tokens.data() + l0 * k_max_tokens * H;
         } else {
-            const size_t count = size_t(req.num_inference_steps) * k_max_tokens * k_token_heads * k_token_codes;
-            uniforms_generate(req.seed, st.uniforms.data(), count);
-            opt.uniforms = st.uniforms.data();
+            for (int64_t i = 0; i < Bk; ++i) {
+                const int64_t l = st.bucket[size_t(i)];
+                std::copy_n(st.root_cond.begin() + l * FM * 4, F * 4, st.b_root_cond.begin() + i * F * 4);
+                std::copy_n(st.pose_cond.begin() + l * FM * k_pose_feat_dim, F * k_pose_feat_dim,
+                            st.b_pose_cond.begin() + i * F * k_pose_feat_dim);
+                std::copy_n(st.has_pose_cond.begin() + l * FM, F, st.b_has_pose_cond.begin() + i * F);
+                if (!argmax) std::copy_n(uniforms_of(l), per_u, st.b_uniforms.begin() + i * per_u);
+            }
+            pin.root_cond     = st.b_root_cond.data();
+            pin.pose_cond     = st.b_pose_cond.data();
+            pin.has_pose_cond = st.b_has_pose_cond.data();
+            opt.uniforms      = argmax ? nullptr : st.b_uniforms.data();
+            tokens_out        = st.b_tokens.data();
+        }
+        *failed = Bk == 1 ? l0 : -1;
+        m.pose.decode(*st.be, st.pose_st, pin, opt, tokens_out, trace, Bk);
+        if (Bk > 1) {
+            for (int64_t i = 0; i < Bk; ++i) {
+                std::copy_n(st.b_tokens.begin() + i * n * H, n * H,
+                            st.tokens.begin() + st.bucket[size_t(i)] * k_max_tokens * H);
+            }
         }
     }
-    m.pose.decode(*st.be, st.pose_st, pin, opt, st.tokens.data(), trace);
-    const int64_t H = k_token_heads;
-    tap_host(trace, "pred_pose_tokens", st.tokens.data(), {n, H});
-    res.tokens.assign(st.tokens.begin(), st.tokens.begin() + n * H);
-    res.timings.pose_ms = ms_since(t0);
+    each_lane(B, failed, [&](int64_t l) {
+        const int64_t   n   = st.rr[size_t(l)].n;
+        const int32_t * tok = st.tokens.data() + l * k_max_tokens * H;
+        tap_host(trace, "pred_pose_tokens", tok, {n, H});
+        res[l].tokens.assign(tok, tok + n * H);
+    });
+    tm.pose_ms = ms_since(t0);
 
     // step 4: decode. external condition: normalised local vx, vz; target condition: the keyframes
     // (context only with skip_ending_target_cond)
     t0 = clock_type::now();
-    for (int64_t f = 0; f < F; ++f) {
-        st.ext[size_t(f * 2 + 0)] = st.local_root[size_t(f * 4 + 1)];
-        st.ext[size_t(f * 2 + 1)] = st.local_root[size_t(f * 4 + 2)];
-        st.has_tgt[size_t(f)] = (req.skip_ending_target_cond && f >= k_frames_per_token) ? 0 : st.has_pose_cond[size_t(f)];
+    each_lane(B, failed, [&](int64_t l) {
+        const int64_t   F   = st.rr[size_t(l)].n * k_frames_per_token;
+        const float *   lr  = st.local_root.data() + l * FM * k_local_root_dim;
+        const uint8_t * hpc = st.has_pose_cond.data() + l * FM;
+        float *         ext = st.ext.data() + l * FM * 2;
+        uint8_t *       ht  = st.has_tgt.data() + l * FM;
+        for (int64_t f = 0; f < F; ++f) {
+            ext[f * 2 + 0] = lr[f * 4 + 1];
+            ext[f * 2 + 1] = lr[f * 4 + 2];
+            ht[f]          = (req[l].skip_ending_target_cond && f >= k_frames_per_token) ? 0 : hpc[f];
+        }
+        tap_host(trace, "decoder_external_cond", ext, {F, 2});
+        tap_host(trace, "decoder_has_target_cond", ht, {F});
+    });
+    std::fill(st.done.begin(), st.done.end(), 0);
+    for (int64_t l0 = 0; l0 < B; ++l0) {
+        if (st.done[size_t(l0)]) continue;
+        const int64_t n = st.rr[size_t(l0)].n, F = n * k_frames_per_token;
+        st.bucket.clear();
+        for (int64_t l = l0; l < B; ++l) {
+            if (!st.done[size_t(l)] && st.rr[size_t(l)].n == n) {
+                st.bucket.push_back(l);
+                st.done[size_t(l)] = 1;
+            }
+        }
+        const int64_t Bk = int64_t(st.bucket.size());
+        *failed          = Bk == 1 ? l0 : -1;
+        if (Bk == 1) {
+            m.vq.decode(*st.be, st.vq_st, st.tokens.data() + l0 * k_max_tokens * H, n, st.ext.data() + l0 * FM * 2,
+                        st.pose_cond.data() + l0 * FM * k_pose_feat_dim, st.has_tgt.data() + l0 * FM,
+                        st.recon.data() + l0 * FM * k_local_dim, trace);
+            continue;
+        }
+        for (int64_t i = 0; i < Bk; ++i) {
+            const int64_t l = st.bucket[size_t(i)];
+            std::copy_n(st.tokens.begin() + l * k_max_tokens * H, n * H, st.b_tokens.begin() + i * n * H);
+            std::copy_n(st.ext.begin() + l * FM * 2, F * 2, st.b_ext.begin() + i * F * 2);
+            std::copy_n(st.pose_cond.begin() + l * FM * k_pose_feat_dim, F * k_pose_feat_dim,
+                        st.b_pose_cond.begin() + i * F * k_pose_feat_dim);
+            std::copy_n(st.has_tgt.begin() + l * FM, F, st.b_has_tgt.begin() + i * F);
+        }
+        m.vq.decode(*st.be, st.vq_st, st.b_tokens.data(), n, st.b_ext.data(), st.b_pose_cond.data(),
+                    st.b_has_tgt.data(), st.b_recon.data(), trace, Bk);
+        for (int64_t i = 0; i < Bk; ++i) {
+            std::copy_n(st.b_recon.begin() + i * F * k_local_dim, F * k_local_dim,
+                        st.recon.begin() + st.bucket[size_t(i)] * FM * k_local_dim);
+        }
     }
-    tap_host(trace, "decoder_external_cond", st.ext.data(), {F, 2});
-    tap_host(trace, "decoder_has_target_cond", st.has_tgt.data(), {F});
-    m.vq.decode(*st.be, st.vq_st, st.tokens.data(), n, st.ext.data(), st.pose_cond.data(), st.has_tgt.data(),
-                st.recon.data(), trace);
-    tap_host(trace, "decoder_recon_state", st.recon.data(), {F, k_local_dim});
-    res.timings.decoder_ms = ms_since(t0);
+    tm.decoder_ms = ms_since(t0);
 
     // step 5: unnormalise, integrate the root from 0, re-apply the start transform, FK
     t0 = clock_type::now();
-    m.stats.unnormalize(st.recon.data(), F, feature_subset::FEATURE_SUBSET_LOCAL, st.local.data());
-    tap_host(trace, "pred_local_poses", st.local.data(), {F, k_local_dim});
-    res.global_features.assign(size_t(F * k_global_dim), 0.0f);
-    local_to_global(st.local.data(), F, res.global_features.data());
-    tap_host(trace, "pred_global_poses_before_reapply", res.global_features.data(), {F, k_global_dim});
-    reapply_start_transform(res.global_features.data(), F, ref_x, ref_z, ref_h);
-    tap_host(trace, "pred_global_poses", res.global_features.data(), {F, k_global_dim});
+    each_lane(B, failed, [&](int64_t l) {
+        const int64_t    F  = st.rr[size_t(l)].n * k_frames_per_token;
+        const float *    rf = st.ref.data() + l * 3;
+        const float *    rc = st.recon.data() + l * FM * k_local_dim;
+        float *          lc = st.local.data() + l * FM * k_local_dim;
+        predict_result & o  = res[l];
+        tap_host(trace, "decoder_recon_state", rc, {F, k_local_dim});
+        m.stats.unnormalize(rc, F, feature_subset::FEATURE_SUBSET_LOCAL, lc);
+        tap_host(trace, "pred_local_poses", lc, {F, k_local_dim});
+        o.global_features.assign(size_t(F * k_global_dim), 0.0f);
+        local_to_global(lc, F, o.global_features.data());
+        tap_host(trace, "pred_global_poses_before_reapply", o.global_features.data(), {F, k_global_dim});
+        reapply_start_transform(o.global_features.data(), F, rf[0], rf[1], rf[2]);
+        tap_host(trace, "pred_global_poses", o.global_features.data(), {F, k_global_dim});
 
-    res.num_tokens = int(n);
-    res.frames     = int(F);
-    res.root_translations.resize(size_t(F * 3));
-    for (int64_t f = 0; f < F; ++f) {
-        for (int i = 0; i < 3; ++i) res.root_translations[size_t(f * 3 + i)] = res.global_features[size_t(f * k_global_dim + i)];
-    }
-    res.joint_positions.assign(size_t(F * k_n_joints * 3), 0.0f);
-    res.local_rotations_xyzw.assign(size_t(F * k_n_joints * 4), 0.0f);
-    m.fk.run(res.global_features.data(), F, res.joint_positions.data(), res.local_rotations_xyzw.data(), nullptr);
-    tap_host(trace, "joint_positions", res.joint_positions.data(), {F, k_n_joints, 3});
-    res.timings.finish_ms = ms_since(t0);
-    res.timings.total_ms  = ms_since(t_start);
+        o.num_tokens = int(F / k_frames_per_token);
+        o.frames     = int(F);
+        o.root_translations.resize(size_t(F * 3));
+        for (int64_t f = 0; f < F; ++f) {
+            for (int i = 0; i < 3; ++i) o.root_translations[size_t(f * 3 + i)] = o.global_features[size_t(f * k_global_dim + i)];
+        }
+        o.joint_positions.assign(size_t(F * k_n_joints * 3), 0.0f);
+        o.local_rotations_xyzw.assign(size_t(F * k_n_joints * 4), 0.0f);
+        m.fk.run(o.global_features.data(), F, o.joint_positions.data(), o.local_rotations_xyzw.data(), nullptr);
+        tap_host(trace, "joint_positions", o.joint_positions.data(), {F, k_n_joints, 3});
+    });
+    tm.finish_ms = ms_since(t0);
+    tm.total_ms  = ms_since(t_start);
+    for (int64_t l = 0; l < B; ++l) res[l].timings = tm;
+}
+
+predict_result motion_model::predict(predict_state & state, const predict_request & req,
+                                     const trace_fn & trace) const {
+    predict_state::impl & st = *state.p;
+    MB_ASSERT(st.model == p_.get(), "predict: the state belongs to another model");
+    const auto        t_start = clock_type::now();
+    const std::string problem = validate(req);
+    if (!problem.empty()) throw mb::error(mb::status::invalid_argument, problem);
+    const double   validate_ms = ms_since(t_start);
+    predict_result res;
+    int64_t        failed = -1;
+    predict_chunk(*p_, st, &req, 1, &res, trace, &failed);
+    res.timings.prepare_ms += validate_ms;
+    res.timings.total_ms += validate_ms;
     return res;
+}
+
+void motion_model::predict_batch(predict_state & state, std::span<const predict_request> reqs,
+                                 std::span<predict_result> out, size_t * failed) const {
+    predict_state::impl & st = *state.p;
+    MB_ASSERT(st.model == p_.get(), "predict_batch: the state belongs to another model");
+    MB_ASSERT(reqs.size() == out.size(), "predict_batch: as many results as requests");
+    if (failed) *failed = SIZE_MAX;
+    for (size_t i = 0; i < reqs.size(); ++i) {
+        const std::string problem = validate(reqs[i]);
+        if (!problem.empty()) {
+            if (failed) *failed = i;
+            throw mb::error(mb::status::invalid_argument, problem);
+        }
+    }
+    for (size_t c0 = 0; c0 < reqs.size(); c0 += size_t(st.lanes)) {
+        const int64_t B    = int64_t(std::min(reqs.size() - c0, size_t(st.lanes)));
+        int64_t       lane = -1;
+        try {
+            predict_chunk(*p_, st, reqs.data() + c0, B, out.data() + c0, {}, &lane);
+        } catch (...) {
+            if (failed && lane >= 0) *failed = c0 + size_t(lane);
+            throw;
+        }
+    }
 }
 
 } // namespace mb

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -103,8 +104,8 @@ class motion_model {
 public:
     // takes ownership of the bundle; n_threads <= 0 = hardware threads (CPU); device and ordinal
     // pick the backend (backend_create; a device backend receives every weight here); throws
-    // backend_unavailable for a device that cannot run, std::runtime_error naming the first
-    // problem (missing tensor, inconsistent sizes between the networks), std::bad_alloc when
+    // mb::error: backend_unavailable for a device that cannot run, incompatible_model naming the
+    // first problem (missing tensor, inconsistent sizes between the networks); std::bad_alloc when
     // device memory is exhausted
     static std::unique_ptr<motion_model> create(std::unique_ptr<model_bundle> bundle, int n_threads,
                                                 backend_device device = backend_device::BACKEND_DEVICE_CPU,
@@ -134,17 +135,34 @@ public:
     std::string validate(const predict_request & req) const;
 
     // a new state for predict calls on this model (computing with the model's thread count);
-    // it must not outlive the model
-    std::unique_ptr<predict_state> create_state() const;
+    // it must not outlive the model. lanes > 1 makes a state for predict_batch that fuses up
+    // to `lanes` requests (its arrays sized for lanes × 16 tokens)
+    std::unique_ptr<predict_state> create_state(int64_t lanes = 1) const;
 
-    // runs predict on `st`; throws std::invalid_argument for an invalid request, std::runtime_error
-    // otherwise (e.g. the root planner choosing "out of reach" when allow_out_of_reach is set).
+    // the lane count predict_batch's pooled states fuse per chunk (64 on the CPU, 256 on CUDA)
+    int64_t batch_lanes() const;
+
+    // runs predict on `st`; throws mb::error: invalid_argument for an invalid request,
+    // compute_failed otherwise (e.g. the root planner choosing "out of reach" when allow_out_of_reach is set).
     // Thread-safe for distinct states; the trace callback sees the arrays in stage order, each
     // valid until it returns
     predict_result predict(predict_state & st, const predict_request & req, const trace_fn & trace = {}) const;
 
     // the same on a state borrowed from the model's pool (created when every pooled state is busy)
     predict_result predict(const predict_request & req, const trace_fn & trace = {}) const;
+
+    // predict for every request, reqs.size() == out.size(), any count: chunks of the state's lanes
+    // run fused (every weight read shared by the chunk's lanes; lanes bucketed by token count and
+    // decoding shape), and out[i] equals predict(reqs[i]) (tokens and durations exact; features
+    // bitwise on the CPU). Each result's timings are its chunk's stage times. On a failure it throws
+    // the first failing request's error with *failed (when given) set to its index (SIZE_MAX when no
+    // single request is at fault); out is then unspecified
+    void predict_batch(predict_state & st, std::span<const predict_request> reqs, std::span<predict_result> out,
+                       size_t * failed = nullptr) const;
+
+    // the same on a batch state (batch_lanes() lanes) borrowed from the model's pool
+    void predict_batch(std::span<const predict_request> reqs, std::span<predict_result> out,
+                       size_t * failed = nullptr) const;
 
     struct impl;
 private:

@@ -1,10 +1,11 @@
 // MuJoCo qpos ↔ motion space, after upstream mujoco_qpos_converter (math in double;
 // upstream runs float32, the difference stays below 1e-6 on well-conditioned poses)
 #include "motion/qpos.h"
+
+#include "format/error.h"
 #include "motion/rotation.h"
 
 #include <cmath>
-#include <stdexcept>
 #include <string>
 
 namespace mb {

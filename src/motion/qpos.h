@@ -30,7 +30,7 @@ void rot_mujoco_to_motion(const double * mj, double * motion);
 class qpos_converter {
 public:
     // precomputes the transforms from a MuJoCo hinge tree whose joint names map onto g1skel34
-    // ("<name>_joint" → "<name>_skel"); throws std::invalid_argument when they do not
+    // ("<name>_joint" → "<name>_skel"); throws mb::error (invalid_argument) when they do not
     explicit qpos_converter(const mjcf_model & model = mjcf_g1());
 
     // one frame: qpos [36] (quaternion w first) → global joint positions [34, 3] (world, motion

@@ -3,8 +3,6 @@
 
 #include "motion/motion-rep.h"
 
-#include <stdexcept>
-
 namespace mb {
 
 skeleton_fk skeleton_fk::from_support(const model_support & sup) {
@@ -12,7 +10,8 @@ skeleton_fk skeleton_fk::from_support(const model_support & sup) {
     for (int j = 0; j < k_n_joints; ++j) {
         const int32_t p = sup.parents[j];
         if ((j == 0) != (p < 0) || p >= j) {
-            throw std::runtime_error("skeleton: joint " + std::to_string(j) + " has invalid parent " + std::to_string(p));
+            throw error(status::incompatible_model,
+                        "skeleton: joint " + std::to_string(j) + " has invalid parent " + std::to_string(p));
         }
         s.parents[j] = p;
         for (int i = 0; i < 3; ++i) {

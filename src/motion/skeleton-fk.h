@@ -14,7 +14,7 @@ struct skeleton_fk {
     std::array<int32_t, k_n_joints>   parents{};    // −1 for the root, else < index
     std::array<float, k_n_joints * 3> offsets{};    // [34, 3] neutral[j] − neutral[parent] (float32), root: neutral[0]
 
-    // validates the tree (root first, parents before children); throws std::runtime_error
+    // validates the tree (root first, parents before children); throws mb::error (incompatible_model)
     static skeleton_fk from_support(const model_support & sup);
 
     // per frame of global features [n, 414]: joint positions [n, 34, 3] (world, m), local

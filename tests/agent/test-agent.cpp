@@ -3,8 +3,8 @@
 #include "agent/agent.h"
 
 #include "../motion/predict-fixtures.h"
-#include "../style/clip-library.h"
-#include "../style/lenient-npz.h"
+#include "support/clip-library.h"
+#include "support/lenient-npz.h"
 #include "support/qpos-compare.h"
 #include "support/test-paths.h"
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -381,6 +382,88 @@ TEST_P(backend_ops, remask_lowest) {
                 for (int64_t j = 0; j < m; ++j) rank += key(j) < key(i) || (key(j) == key(i) && j < i);
                 ASSERT_EQ(tok[i], rank < n_mask ? 10 : tok0[i]) << "m " << m << " n_mask " << n_mask << " i " << i;
             }
+        }
+    }
+}
+
+// lanes: an op given n_batch lanes writes, for every lane, exactly what it writes for that lane
+// alone (whose result the tests above hold to the scalar reference), and touches nothing else
+TEST_P(backend_ops, lanes_equal_one_by_one) {
+    const int64_t B = 5;
+    // per-lane single runs of `one(lane offset in, lane offset out)` against one batched run
+    const auto lanes_match = [&](const char * what, int64_t per_out, const std::function<void(bptr<float>, int64_t)> & one,
+                                 const std::function<void(bptr<float>)> & all, const std::vector<float> & init) {
+        auto ps = in(init), pb = in(init);
+        for (int64_t l = 0; l < B; ++l) one(ps + l * per_out, l);
+        all(pb);
+        EXPECT_EQ(get(pb, init.size()), get(ps, init.size())) << what;
+        (void) per_out;
+    };
+    {   // add with a repeated b: y[i] = a[i] + b[i mod n_b]
+        const int64_t m = 7, n = B * m;
+        const auto a = random_vec(n, 20), b = random_vec(m, 21);
+        auto py = in(std::vector<float>(n + 2, k_sentinel));
+        be->add(in(a), in(b), n, py, m);
+        const auto y = get(py, n + 2);
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], a[i] + b[i % m]) << "add n_b " << i;
+        EXPECT_EQ(y[n], k_sentinel);
+    }
+    {   // transpose
+        const int64_t r = 6, c = 9;
+        const auto x = random_vec(B * r * c, 22);
+        auto px = in(x);
+        lanes_match("transpose", r * c, [&](bptr<float> y, int64_t l) { be->transpose(px + l * r * c, r, c, y); },
+                    [&](bptr<float> y) { be->transpose(px, r, c, y, B); }, std::vector<float>(B * r * c, k_sentinel));
+    }
+    {   // replace_frames
+        const int64_t t = 6, f = 4, w = 5, per = t * f * w;
+        const auto src = random_vec(B * per, 23);
+        const auto sel = random_bits(B * t * f, 24);
+        auto psrc = in(src);
+        auto psel = in(sel);
+        lanes_match("replace_frames", per,
+                    [&](bptr<float> h, int64_t l) { be->replace_frames(psrc + l * per, psel + l * t * f, t, f, w, h); },
+                    [&](bptr<float> h) { be->replace_frames(psrc, psel, t, f, w, h, B); }, random_vec(B * per, 25));
+    }
+    {   // attention, with and without a key mask
+        const int64_t n = 9, d = 16, n_head = 4;
+        const auto qkv = random_vec(B * n * 3 * d, 26);
+        std::vector<uint8_t> mask(B * n, 0);
+        for (int64_t l = 0; l < B; ++l)
+            for (int64_t j = l % 3; j < n; j += 3 + l) mask[l * n + j] = j > 0;
+        auto pq = in(qkv);
+        auto pm = in(mask);
+        for (bool masked : {false, true}) {
+            const auto km = [&](int64_t l) { return masked ? bptr<const uint8_t>(pm + l * n) : bptr<const uint8_t>(); };
+            lanes_match(masked ? "attention, key mask" : "attention", n * d,
+                        [&](bptr<float> o, int64_t l) { be->attention(pq + l * n * 3 * d, n, d, n_head, km(l), o); },
+                        [&](bptr<float> o) { be->attention(pq, n, d, n_head, km(0), o, B); },
+                        std::vector<float>(B * n * d, k_sentinel));
+        }
+    }
+    {   // conv1d
+        for (auto [c_in, c_out, t, k, dil] : {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>{6, 5, 16, 3, 3},
+                                              {96, 77, 8, 3, 1}, {5, 413, 12, 1, 1}}) {
+            const auto x = random_vec(B * c_in * t, 27), w = random_vec(c_out * c_in * k, 28), b = random_vec(c_out, 29);
+            auto px = in(x), pw = in(w), pbias = in(b);
+            lanes_match("conv1d", c_out * t,
+                        [&](bptr<float> y, int64_t l) { be->conv1d(px + l * c_in * t, c_in, t, pw, pbias, c_out, k, dil, y); },
+                        [&](bptr<float> y) { be->conv1d(px, c_in, t, pw, pbias, c_out, k, dil, y, B); },
+                        std::vector<float>(B * c_out * t, k_sentinel));
+        }
+    }
+    {   // remask_lowest: ranking within each lane
+        const int64_t m = 48;
+        auto prob = random_vec(B * m, 30);
+        for (int64_t i = 0; i < B * m; i += 7) prob[i] = 0.25f;
+        std::vector<int32_t> tok0(B * m);
+        for (int64_t i = 0; i < B * m; ++i) tok0[i] = (int32_t) (i % 10);
+        auto pp = in(prob);
+        for (int64_t n_mask : {int64_t(1), m / 3, m}) {
+            auto ps = in(tok0), pb = in(tok0);
+            for (int64_t l = 0; l < B; ++l) be->remask_lowest(pp + l * m, m, n_mask, 10, ps + l * m);
+            be->remask_lowest(pp, m, n_mask, 10, pb, B);
+            EXPECT_EQ(get(pb, B * m), get(ps, B * m)) << "remask_lowest n_mask " << n_mask;
         }
     }
 }

@@ -355,7 +355,7 @@ TEST_F(device_kernels, sampling_matches_the_host_exactly) {
     dev_vec<float> dp(pr);
     for (int64_t n_mask : {1, 3, 4, 6, 7, 9}) {
         dev_vec<int32_t> tk(std::vector<int32_t>(pr.size(), 5));
-        mb::cuda::remask_lowest(dp.p, (int64_t) pr.size(), n_mask, 10, tk.p, s);
+        mb::cuda::remask_lowest(dp.p, (int64_t) pr.size(), n_mask, 10, tk.p, 1, s);
         const int order[7] = {1, 4, 6, 0, 2, 5, 3};
         std::vector<int32_t> want(pr.size(), 5);
         for (int64_t i = 0; i < std::min<int64_t>(n_mask, 7); ++i) want[(size_t) order[i]] = 10;

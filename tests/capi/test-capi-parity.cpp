@@ -11,8 +11,8 @@
 #include "motion/boundary-poses.h"
 #include "motion/qpos.h"
 
-#include "style/clip-library.h"
-#include "style/lenient-npz.h"
+#include "support/clip-library.h"
+#include "support/lenient-npz.h"
 
 #include "support/npz.h"
 #include "support/qpos-compare.h"

@@ -913,21 +913,30 @@ static void test_batch(const mb_model * model) {
     CHECK_STATUS(mb_model_infer_batch(model, creqs, 3, NULL, E), MB_INVALID_ARGUMENT);
     CHECK_STATUS(mb_model_infer_batch(NULL, creqs, 3, o3, E), MB_INVALID_ARGUMENT);
 
-    /* 64 lanes (the same request repeated) is the maximum, 65 is rejected */
-    const mb_inference_request * many[65];
-    static mb_motion *           outs64[65];
-    for (int i = 0; i < 65; ++i) {
+    /* the limit (4096) is the maximum, one more is rejected; a batch over one fused chunk (the
+     * same request repeated) gives the same motion in every lane */
+    uint64_t limit = 0, fused = 0;
+    CHECK_STATUS(mb_model_get_batch_limit(model, &limit, E), MB_OK);
+    CHECK_STATUS(mb_model_get_batch_lanes(model, &fused, E), MB_OK);
+    CHECK(limit == 4096 && fused >= 1 && fused <= limit);
+    CHECK_STATUS(mb_model_get_batch_limit(NULL, &limit, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_model_get_batch_lanes(model, NULL, E), MB_INVALID_ARGUMENT);
+    static const mb_inference_request * many[4097];
+    static mb_motion *                  outs_many[4097];
+    for (int i = 0; i < 4097; ++i) {
         many[i] = reqs[0];
     }
-    CHECK_STATUS(mb_model_infer_batch(model, many, 65, outs64, E), MB_INVALID_ARGUMENT);
-    CHECK_STATUS(mb_model_infer_batch(model, many, 64, outs64, E), MB_OK);
+    CHECK_STATUS(mb_model_infer_batch(model, many, 4097, outs_many, E), MB_INVALID_ARGUMENT);
+    CHECK(strstr(g_err, "4097") != NULL);
+    const uint64_t n_many = fused + 6;
+    CHECK_STATUS(mb_model_infer_batch(model, many, n_many, outs_many, E), MB_OK);
     int all_same = 1;
-    for (int i = 0; i < 64; ++i) {
-        all_same = all_same && outs64[i] != NULL && same_motion(outs64[i], outs64[0]);
+    for (uint64_t i = 0; i < n_many; ++i) {
+        all_same = all_same && outs_many[i] != NULL && same_motion(outs_many[i], outs_many[0]);
     }
     CHECK(all_same);
-    for (int i = 0; i < 64; ++i) {
-        mb_motion_free(outs64[i]);
+    for (uint64_t i = 0; i < n_many; ++i) {
+        mb_motion_free(outs_many[i]);
     }
     for (int i = 0; i < 3; ++i) {
         mb_inference_request_free(reqs[i]);

@@ -2,7 +2,7 @@
 # Real consumers read what `motionbricks plan` writes: assimp (Debian assimp-utils) loads every BVH
 # with 34 joints (plus end sites), 34 animation channels and the planned frame count; the Khronos
 # glTF validator reports 0 errors and 0 warnings on every GLB; convert-motion round trips
-# GLB → BVH → GLB → JSON keep the frames. Usage: check-consumers.sh MOTIONBRICKS BUNDLE STYLES_DIR WORK
+# GLB → BVH → GLB → JSON and GLB → NPZ → GLB, CSV → JSON keep the frames. Usage: check-consumers.sh MOTIONBRICKS BUNDLE STYLES_DIR WORK
 # Exit 77 (skip) when assimp or node is missing.
 set -euo pipefail
 mb="$1" bundle="$2" styles="$3" work="$4"
@@ -26,6 +26,13 @@ for s in "$styles"/*.mbstyle; do args+=(--style "$s"); done
 "$mb" convert-motion "$work/plan.json" "$work/from-json.glb"
 "$mb" convert-motion "$work/conv.glb" "$work/conv.json"
 grep -q '"frames":150' "$work/conv.json" || { echo "FAIL: conv.json does not hold 150 frames"; exit 1; }
+# the robot qpos files share the dispatcher: .csv/.npz out of plan and convert-motion, and back in
+"$mb" plan --model "$bundle" "${args[@]}" --script "$work/script.json" --output "$work/plan.csv" --threads 1
+"$mb" convert-motion "$work/plan.glb" "$work/conv.npz"
+"$mb" convert-motion "$work/conv.npz" "$work/from-npz.glb"
+"$mb" convert-motion "$work/plan.csv" "$work/from-csv.json"
+[ "$(wc -l < "$work/plan.csv")" = 151 ] || { echo "FAIL: plan.csv is not a header and 150 rows"; exit 1; }
+grep -q '"frames":150' "$work/from-csv.json" || { echo "FAIL: from-csv.json does not hold 150 frames"; exit 1; }
 
 frames=150
 for f in "$work"/plan.bvh "$work"/plan-cm.bvh "$work"/conv.bvh; do
@@ -39,5 +46,5 @@ for f in "$work"/plan.bvh "$work"/plan-cm.bvh "$work"/conv.bvh; do
     [ "$channels" = 34 ] || { echo "FAIL: assimp sees $channels channels in $f"; exit 1; }
     [ "$keys" = "<RotationKeyList num=\"$frames\"" ] || { echo "FAIL: assimp rotation keys in $f: $keys"; exit 1; }
 done
-node "$here/validate-glb.mjs" "$work"/plan.glb "$work"/conv.glb "$work"/from-json.glb
+node "$here/validate-glb.mjs" "$work"/plan.glb "$work"/conv.glb "$work"/from-json.glb "$work"/from-npz.glb
 echo "ok: assimp and the glTF validator accept every file"

@@ -4,6 +4,7 @@
 #include "model-fixtures.h"
 
 #include "backend/backend.h"
+#include "format/error.h"
 #include "model/root-planner.h"
 #include "support/test-device.h"
 #include "support/test-paths.h"
@@ -95,16 +96,53 @@ TEST_F(root_planner_parity, hparams_from_shapes) {
     EXPECT_EQ(env.net.conv_output.hp.width, 64);
 }
 
+namespace {
+
+// the message of the mb::error that loading `src` throws, which must be incompatible_model (the
+// status mb_model_load returns for weights the networks cannot run); "" after a test failure
+std::string incompatible_load_error(const tensor_source & src) {
+    auto be = mb::test::test_backend(1);
+    try {
+        root_planner::load(src, *be);
+        ADD_FAILURE() << "expected an error";
+    } catch (const mb::error & e) {
+        EXPECT_EQ(e.code(), mb::status::incompatible_model) << e.what();
+        return e.what();
+    }
+    return "";
+}
+
+} // namespace
+
 TEST_F(root_planner_parity, missing_tensor_is_named) {
     // the stats file has none of the root tensors
     safetensors_source src(dir_ + "/weights/stats.safetensors");
-    auto               be = mb::test::test_backend(1);
-    try {
-        root_planner::load(src, *be);
-        FAIL() << "expected an error";
-    } catch (const std::runtime_error & e) {
-        EXPECT_NE(std::string(e.what()).find("_shared_transformer_model"), std::string::npos) << e.what();
+    const std::string  msg = incompatible_load_error(src);
+    EXPECT_NE(msg.find("_shared_transformer_model"), std::string::npos) << msg;
+}
+
+TEST_F(root_planner_parity, head_count_that_does_not_divide_the_width_is_incompatible) {
+    safetensors_source src(dir_ + "/weights/root.safetensors", "backbone_net.", {{"motionbricks.n_head", 3}});
+    const std::string  msg = incompatible_load_error(src);
+    EXPECT_NE(msg.find(": n_head 3 does not divide n_embd"), std::string::npos) << msg;
+}
+
+namespace {
+
+// metadata only, no tensors: the loader's first check fails
+struct meta_only_source final : tensor_source {
+    uint64_t                n_head = 0;
+    const tensor_view *     find(std::string_view) const override { return nullptr; }
+    std::string             origin() const override { return "meta-only"; }
+    std::optional<uint64_t> meta_uint(std::string_view key) const override {
+        return key == "motionbricks.n_head" ? std::optional<uint64_t>(n_head) : std::nullopt;
     }
+};
+
+} // namespace
+
+TEST(root_planner_load, head_count_out_of_range_is_incompatible) {
+    EXPECT_EQ(incompatible_load_error(meta_only_source{}), "meta-only: motionbricks.n_head 0 out of range");
 }
 
 TEST_F(root_planner_parity, every_case) {

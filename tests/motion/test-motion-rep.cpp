@@ -1,6 +1,7 @@
 // motion representation and FK against upstream intermediates of every
 // reference-small case: recentring, normalisation, global → local root,
 // unnormalisation, local → global, start transform, FK
+#include "format/error.h"
 #include "motion/motion-rep.h"
 #include "motion/skeleton-fk.h"
 #include "support/npz.h"
@@ -51,6 +52,29 @@ TEST(motion_rep, subsets_have_upstream_sizes) {
     EXPECT_EQ(mb::feature_subset_indices(mb::feature_subset::FEATURE_SUBSET_POSE).size(), 304u);
     EXPECT_EQ(mb::feature_subset_indices(mb::feature_subset::FEATURE_SUBSET_GLOBAL)[5], 9);
     EXPECT_EQ(mb::feature_subset_indices(mb::feature_subset::FEATURE_SUBSET_POSE)[0], 8);
+}
+
+// support data the networks cannot use is incompatible_model, the status mb_model_load returns
+TEST(motion_rep, bad_support_data_is_incompatible) {
+    mb::model_support sup{};
+    for (int j = 0; j < mb::k_n_joints; ++j) sup.parents[size_t(j)] = j - 1;
+    sup.std.fill(1.0f);
+    sup.std[7] = -1.0f;
+    try {
+        mb::motion_stats::from_support(sup);
+        FAIL() << "a negative std was accepted";
+    } catch (const mb::error & e) {
+        EXPECT_EQ(e.code(), mb::status::incompatible_model);
+        EXPECT_STREQ(e.what(), "motion statistics: entry 7 is not finite or std < 0");
+    }
+    sup.parents[5] = 9;
+    try {
+        mb::skeleton_fk::from_support(sup);
+        FAIL() << "a parent after its child was accepted";
+    } catch (const mb::error & e) {
+        EXPECT_EQ(e.code(), mb::status::incompatible_model);
+        EXPECT_STREQ(e.what(), "skeleton: joint 5 has invalid parent 9");
+    }
 }
 
 TEST(motion_rep, rotations_round_trip) {

@@ -216,6 +216,27 @@ TEST(ServeHttp, StaticFilesAreStreamed) {
     EXPECT_EQ(mb::test::http_get(s.port(), "/vendor/big.js").body.size(), size_t(32) << 20);
 }
 
+// GET /metrics (Prometheus text): peers, frames sent, dropped viewers
+TEST(ServeHttp, MetricsCountPeersAndFrames) {
+    MB_REQUIRE_SERVE_ASSETS();
+    test_server s;
+    ws_client   viewer;
+    ASSERT_TRUE(viewer.connect(s.port()));
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(viewer.wait_for("frame", k_wait).has_value());
+    const auto r = mb::test::http_get(s.port(), "/metrics");
+    ASSERT_EQ(r.status, 200);
+    const auto value = [&](const std::string & name) {
+        const size_t at = r.body.find("\n" + name + " ");
+        EXPECT_NE(at, std::string::npos) << name << "\n" << r.body;
+        return at == std::string::npos ? -1.0 : std::stod(r.body.substr(at + name.size() + 2));
+    };
+    EXPECT_EQ(value("motionbricks_serve_peers"), 1.0);
+    EXPECT_GE(value("motionbricks_serve_frames_sent_total"), 5.0);
+    EXPECT_EQ(value("motionbricks_serve_dropped_viewers_total"), 0.0);
+    EXPECT_NE(r.body.find("# TYPE motionbricks_serve_frames_sent_total counter"), std::string::npos);
+    EXPECT_EQ(mb::test::http_get(s.port(), "/metrics", "POST").status, 405);
+}
+
 TEST(ServeStream, HelloSnapshotAndFrames) {
     MB_REQUIRE_SERVE_ASSETS();
     test_server s;

@@ -10,6 +10,7 @@
 #include "backend/cpu/fp-mode.h"
 #include "backend/cpu/thread-pool.h"
 #include "backend/token-select.h"
+#include "format/error.h"
 
 #if MB_HAVE_OPENBLAS
 #include <cblas.h>
@@ -20,7 +21,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <stdexcept>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -94,6 +94,16 @@ public:
         if (bytes) std::memcpy(host, src, bytes);
     }
 
+    // ---- scratch: sized here, when a state is created; the ops below only grow it for
+    // operands larger than any state declared (direct callers such as tests)
+
+    void reserve_conv1d(int64_t c_in, int64_t t, int64_t c_out, int64_t k) override {
+        grow(col_, c_in * k * t);
+        grow(yt_, t * c_out);
+    }
+    void reserve_attention(int64_t n) override { grow(scores_, n); }
+    void reserve_remask(int64_t m) override { grow(order_, m); }
+
     // ---- elementwise
 
     void fill_f32(int64_t n, float v, bptr<float> y) override {
@@ -102,12 +112,16 @@ public:
     void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) override {
         std::fill(raw(y), raw(y) + n, v);
     }
-    void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y) override {
+    void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y, int64_t n_b) override {
         const cpu::fp_flush_scope fp;
         const float * pa = raw(a);
         const float * pb = raw(b);
         float *       py = raw(y);
-        for (int64_t i = 0; i < n; ++i) py[i] = pa[i] + pb[i];
+        const int64_t m  = n_b > 0 ? n_b : n;
+        for (int64_t i0 = 0; i0 < n; i0 += m) {
+            const int64_t e = std::min(n - i0, m);
+            for (int64_t i = 0; i < e; ++i) py[i0 + i] = pa[i0 + i] + pb[i];
+        }
     }
     void relu(bptr<const float> x, int64_t n, bptr<float> y) override {
         const float * px = raw(x);
@@ -140,11 +154,13 @@ public:
             std::memcpy(raw(y) + i * ldy, src, size_t(d) * sizeof(float));
         }
     }
-    void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y) override {
-        const float * px = raw(x);
-        float *       py = raw(y);
-        for (int64_t i = 0; i < r; ++i)
-            for (int64_t j = 0; j < c; ++j) py[j * r + i] = px[i * c + j];
+    void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch) override {
+        for (int64_t l = 0; l < n_batch; ++l) {
+            const float * px = raw(x) + l * r * c;
+            float *       py = raw(y) + l * r * c;
+            for (int64_t i = 0; i < r; ++i)
+                for (int64_t j = 0; j < c; ++j) py[j * r + i] = px[i * c + j];
+        }
     }
     void mask_cols(int64_t c, int64_t t, int64_t n_valid, bptr<float> x) override {
         if (n_valid >= t) return;
@@ -165,13 +181,17 @@ public:
         }
     }
     void replace_frames(bptr<const float> src, bptr<const uint8_t> sel, int64_t t, int64_t f, int64_t w,
-                        bptr<float> h) override {
-        float * ph = raw(h);
-        for (int64_t g = 0; g < t * f; ++g) {
-            if (!raw(sel)[g]) continue;
-            const int64_t p = g / f, j = g % f;
-            const float * s = raw(src) + g * w;
-            for (int64_t k = 0; k < w; ++k) ph[(j * w + k) * t + p] = s[k];
+                        bptr<float> h, int64_t n_batch) override {
+        const int64_t lane = t * f * w;     // elements of one lane of h and of src
+        for (int64_t l = 0; l < n_batch; ++l) {
+            float *         ph = raw(h) + l * lane;
+            const uint8_t * ps = raw(sel) + l * t * f;
+            for (int64_t g = 0; g < t * f; ++g) {
+                if (!ps[g]) continue;
+                const int64_t p = g / f, j = g % f;
+                const float * s = raw(src) + l * lane + g * w;
+                for (int64_t k = 0; k < w; ++k) ph[(j * w + k) * t + p] = s[k];
+            }
         }
     }
 
@@ -228,14 +248,18 @@ public:
     }
 
     void attention(bptr<const float> qkvb, int64_t n, int64_t d, int64_t n_head, bptr<const uint8_t> maskb,
-                   bptr<float> outb) override {
+                   bptr<float> outb, int64_t n_batch) override {
         const cpu::fp_flush_scope fp;
-        const float *   qkv      = raw(qkvb);
-        const uint8_t * key_mask = raw(maskb);
-        float *         out      = raw(outb);
+        grow(scores_, n);
+        for (int64_t l = 0; l < n_batch; ++l) {
+            attention_lane(raw(qkvb) + l * n * 3 * d, n, d, n_head, maskb ? raw(maskb) + l * n : nullptr,
+                           raw(outb) + l * n * d);
+        }
+    }
+    void attention_lane(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask, float * out) {
         const int64_t   dh       = d / n_head;
         const float     scale    = 1.0f / std::sqrt((float) dh);
-        scores_.resize((size_t) n);
+        grow(scores_, n);
         float * s = scores_.data();
         for (int64_t h = 0; h < n_head; ++h) {
             for (int64_t i = 0; i < n; ++i) {
@@ -269,7 +293,7 @@ public:
     }
 
     void conv1d(bptr<const float> xb, int64_t c_in, int64_t t, bptr<const float> wb, bptr<const float> bb,
-                int64_t c_out, int64_t k, int64_t dilation, bptr<float> yb) override {
+                int64_t c_out, int64_t k, int64_t dilation, bptr<float> yb, int64_t n_batch) override {
         const cpu::fp_flush_scope fp;
         const float * x    = raw(xb);
         const float * w    = raw(wb);
@@ -279,8 +303,45 @@ public:
         const int64_t ck   = c_in * k;
 #if MB_HAVE_OPENBLAS
         if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) {
+            for (int64_t l = 0; l < n_batch; ++l) conv1d_blas(x + l * c_in * t, c_in, t, w, b, c_out, k, dilation, y + l * c_out * t);
+            return;
+        }
+#endif
+        // transposed im2col: row i of colᵀ[t, c_in·k] holds x[c, i + (kk − (k−1)/2)·dilation] at c·k + kk,
+        // so yᵀ[t, c_out] = colᵀ · wᵀ is a linear over t rows with the weights streamed once; the
+        // lanes' rows stack ([n_batch·t, c_in·k]), so the weights are streamed once for all lanes
+        grow(col_, n_batch * ck * t);
+        for (int64_t l = 0; l < n_batch; ++l) {
+            for (int64_t i = 0; i < t; ++i) {
+                float * dst = col_.data() + (l * t + i) * ck;
+                for (int64_t c = 0; c < c_in; ++c) {
+                    const float * xc = x + (l * c_in + c) * t;
+                    for (int64_t kk = 0; kk < k; ++kk) {
+                        const int64_t src = i + (kk - half) * dilation;
+                        dst[c * k + kk]   = (src >= 0 && src < t) ? xc[src] : 0.0f;
+                    }
+                }
+            }
+        }
+        grow(yt_, n_batch * t * c_out);
+        gemm_columns(col_.data(), n_batch * t, ck, ck, w, b, c_out, yt_.data());
+        for (int64_t l = 0; l < n_batch; ++l) {
+            const float * yl = yt_.data() + l * t * c_out;
+            for (int64_t o = 0; o < c_out; ++o) {
+                for (int64_t i = 0; i < t; ++i) y[(l * c_out + o) * t + i] = yl[i * c_out + o];
+            }
+        }
+    }
+
+#if MB_HAVE_OPENBLAS
+    void conv1d_blas(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
+                     int64_t k, int64_t dilation, float * y) {
+        const int64_t half = (k - 1) / 2;
+        const int64_t ck   = c_in * k;
+        {
             // im2col: col[c_in·k, t] with col[(c·k + kk), i] = x[c, i + (kk − (k−1)/2)·dilation]
-            col_.assign((size_t) (ck * t), 0.0f);
+            grow(col_, ck * t);
+            std::fill(col_.begin(), col_.begin() + ck * t, 0.0f);
             for (int64_t c = 0; c < c_in; ++c) {
                 for (int64_t kk = 0; kk < k; ++kk) {
                     float *       dst   = col_.data() + (c * k + kk) * t;
@@ -297,28 +358,9 @@ public:
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) c_out, (int) t, (int) ck, 1.0f, w, (int) ck,
                         col_.data(), (int) t, b ? 1.0f : 0.0f, y, (int) t);
-            return;
-        }
-#endif
-        // transposed im2col: row i of colᵀ[t, c_in·k] holds x[c, i + (kk − (k−1)/2)·dilation] at c·k + kk,
-        // so yᵀ[t, c_out] = colᵀ · wᵀ is a linear over t rows with the weights streamed once
-        col_.resize((size_t) (ck * t));
-        for (int64_t i = 0; i < t; ++i) {
-            float * dst = col_.data() + i * ck;
-            for (int64_t c = 0; c < c_in; ++c) {
-                const float * xc = x + c * t;
-                for (int64_t kk = 0; kk < k; ++kk) {
-                    const int64_t src = i + (kk - half) * dilation;
-                    dst[c * k + kk]   = (src >= 0 && src < t) ? xc[src] : 0.0f;
-                }
-            }
-        }
-        yt_.resize((size_t) (t * c_out));
-        gemm_columns(col_.data(), t, ck, ck, w, b, c_out, yt_.data());
-        for (int64_t o = 0; o < c_out; ++o) {
-            for (int64_t i = 0; i < t; ++i) y[o * t + i] = yt_[(size_t) (i * c_out + o)];
         }
     }
+#endif
 
     // ---- sampling
 
@@ -338,21 +380,34 @@ public:
     }
 
     void remask_lowest(bptr<const float> prob, int64_t m, int64_t n_mask, int32_t mask_id,
-                       bptr<int32_t> tokens) override {
+                       bptr<int32_t> tokens, int64_t n_batch) override {
+        for (int64_t l = 0; l < n_batch; ++l) remask_lane(raw(prob) + l * m, m, n_mask, mask_id, raw(tokens) + l * m);
+    }
+    void remask_lane(const float * p, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens) {
         // ascending by probability, lower index first on ties, NaN last (torch.sort); the
         // index tie-break makes std::sort's order unique
-        const float * p = raw(prob);
-        order_.resize(size_t(m));
-        std::iota(order_.begin(), order_.end(), 0);
+        grow(order_, m);
+        const auto first = order_.begin(), last = order_.begin() + m;
+        std::iota(first, last, 0);
         const auto key = [p](int32_t i) { return std::isnan(p[i]) ? INFINITY : p[i]; };
-        std::sort(order_.begin(), order_.end(), [&key](int32_t a, int32_t b) {
+        std::sort(first, last, [&key](int32_t a, int32_t b) {
             const float ka = key(a), kb = key(b);
             return ka < kb || (ka == kb && a < b);
         });
-        for (int64_t k = 0; k < n_mask && k < m; ++k) raw(tokens)[order_[size_t(k)]] = mask_id;
+        for (int64_t k = 0; k < n_mask && k < m; ++k) tokens[order_[size_t(k)]] = mask_id;
+    }
+
+    size_t scratch_bytes() const {
+        return col_.size() * sizeof(float) + yt_.size() * sizeof(float) + scores_.size() * sizeof(float) +
+               order_.size() * sizeof(int32_t);
     }
 
 private:
+    // at least n elements (never shrinks)
+    template <class T> static void grow(std::vector<T> & v, int64_t n) {
+        if (n > 0 && size_t(n) > v.size()) v.resize(size_t(n));
+    }
+
     // y[m, n_out] = x[m, k]·wᵀ + b with threads splitting the output columns in chunks of
     // 16-float (cache-line) multiples, so each weight row is read by exactly one thread
     void gemm_columns(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
@@ -365,9 +420,19 @@ private:
         // about 4 chunks per thread, each a multiple of 16 columns, claimed dynamically
         const int64_t chunk    = std::max<int64_t>(64, (n_out + 4 * n_thr - 1) / (4 * n_thr) + 15) / 16 * 16;
         const int     n_chunks = (int) ((n_out + chunk - 1) / chunk);
-        const std::function<void(int)> job = [&](int c) {
-            const int64_t o0 = c * chunk;
-            cpu::gemm_nt(x, m, ldx, k, w, b, o0, std::min(n_out, o0 + chunk), y, n_out, isa_);
+        // the operands behind one reference: the lambda fits std::function's local storage, so a
+        // call allocates nothing (capturing each operand would allocate on every op)
+        const struct {
+            const float * x;
+            const float * w;
+            const float * b;
+            float *       y;
+            int64_t       m, ldx, k, n_out, chunk;
+            cpu::gemm_isa isa;
+        } a{x, w, b, y, m, ldx, k, n_out, chunk, isa_};
+        const std::function<void(int)> job = [&a](int c) {
+            const int64_t o0 = c * a.chunk;
+            cpu::gemm_nt(a.x, a.m, a.ldx, a.k, a.w, a.b, o0, std::min(a.n_out, o0 + a.chunk), a.y, a.n_out, a.isa);
         };
         pool_.run(n_chunks, job);
     }
@@ -376,10 +441,10 @@ private:
     cpu_gemm             gemm_;
     cpu::gemm_isa        isa_;        // own kernel's instruction set
     cpu::thread_pool     pool_;
-    std::vector<float>   col_;        // im2col scratch, grown once to the largest conv
-    std::vector<float>   yt_;         // transposed conv output scratch
-    std::vector<float>   scores_;     // attention scores of one query
-    std::vector<int32_t> order_;      // re-masking sort scratch
+    std::vector<float>   col_;        // im2col scratch [t, c_in·k] of the largest conv reserved
+    std::vector<float>   yt_;         // transposed conv output scratch [t, c_out]
+    std::vector<float>   scores_;     // attention scores of one query [n]
+    std::vector<int32_t> order_;      // re-masking sort scratch [m]
 };
 
 int resolve_threads(int n_threads) {
@@ -393,8 +458,15 @@ bool cpu_gemm_available(cpu_gemm gemm) {
 }
 
 std::unique_ptr<backend> backend_cpu_create_with(int n_threads, cpu_gemm gemm) {
-    if (!cpu_gemm_available(gemm)) throw std::runtime_error("this build has no OpenBLAS (cpu_gemm::CPU_GEMM_OPENBLAS)");
+    if (!cpu_gemm_available(gemm)) {
+        throw error(status::not_implemented, "this build has no OpenBLAS (cpu_gemm::CPU_GEMM_OPENBLAS)");
+    }
     return std::make_unique<cpu_backend>(resolve_threads(n_threads), gemm);
+}
+
+size_t cpu_backend_scratch_bytes(const backend & be) {
+    const auto * cpu = dynamic_cast<const cpu_backend *>(&be);
+    return cpu ? cpu->scratch_bytes() : 0;
 }
 
 std::unique_ptr<backend> backend_cpu_create(int n_threads) {

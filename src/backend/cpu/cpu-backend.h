@@ -18,8 +18,12 @@ enum class cpu_gemm : uint32_t {
 // false for CPU_GEMM_OPENBLAS in a build without OpenBLAS
 bool cpu_gemm_available(cpu_gemm gemm);
 
-// n_threads <= 0 selects the number of hardware threads; throws std::runtime_error for a
+// n_threads <= 0 selects the number of hardware threads; throws mb::error (not_implemented) for a
 // kernel this build lacks
 std::unique_ptr<backend> backend_cpu_create_with(int n_threads, cpu_gemm gemm);
+
+// bytes of scratch a CPU backend object holds (sized by its reserve_* calls; 0 for another
+// backend): tests check that a plan does not grow it
+size_t cpu_backend_scratch_bytes(const backend & be);
 
 } // namespace mb

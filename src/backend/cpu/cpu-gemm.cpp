@@ -143,15 +143,28 @@ constexpr column_fn avx2_columns[5]   = {nullptr, column_block<1>, column_block<
 constexpr column_fn avx512_columns[5] = {nullptr, column_block16<1>, column_block16<2>, column_block16<3>,
                                          column_block16<4>};
 
+// rows of x per pass: a panel of about 1 MiB stays in L2 while the weights pass over it once
+// (a batch-one plan has a single panel, so its weights are read once; fused lanes give panels
+// of many rows, each output still summed by the same block code in the same order)
+int64_t panel_rows(int64_t k) {
+    return std::max<int64_t>(12, (int64_t(1) << 18) / std::max<int64_t>(1, k) / 12 * 12);
+}
+
 void gemm_nt_blocked(const column_fn (&column_fns)[5], const float * x, int64_t m, int64_t ldx, int64_t k,
                      const float * w, const float * b, int64_t o0, int64_t o1, float * y, int64_t ldy) {
-    // 4 weight rows at a time stay in L1 while every row of x passes over them
-    int64_t o = o0;
-    for (; o + 4 <= o1; o += 4) {
-        const float * pf = o + 8 <= o1 ? w + (o + 4) * k : nullptr;
-        column_fns[4](x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy, pf);
+    const int64_t panel = panel_rows(k);
+    for (int64_t i0 = 0; i0 < m; i0 += panel) {
+        const int64_t mi = std::min(panel, m - i0);
+        const float * xi = x + i0 * ldx;
+        float *       yi = y + i0 * ldy;
+        // 4 weight rows at a time stay in L1 while every row of the panel passes over them
+        int64_t o = o0;
+        for (; o + 4 <= o1; o += 4) {
+            const float * pf = o + 8 <= o1 ? w + (o + 4) * k : nullptr;
+            column_fns[4](xi, mi, ldx, k, w + o * k, b ? b + o : nullptr, yi + o, ldy, pf);
+        }
+        if (o < o1) column_fns[o1 - o](xi, mi, ldx, k, w + o * k, b ? b + o : nullptr, yi + o, ldy, nullptr);
     }
-    if (o < o1) column_fns[o1 - o](x, m, ldx, k, w + o * k, b ? b + o : nullptr, y + o, ldy, nullptr);
 }
 
 #endif // MB_GEMM_X86

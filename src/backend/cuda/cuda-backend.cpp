@@ -10,6 +10,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -209,8 +210,8 @@ public:
 
     void fill_f32(int64_t n, float v, bptr<float> y) override { cuda::fill_f32(n, v, y.p, s_); }
     void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) override { cuda::fill_i32(n, v, y.p, s_); }
-    void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y) override {
-        cuda::add(a.p, b.p, n, y.p, s_);
+    void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y, int64_t n_b) override {
+        cuda::add(a.p, b.p, n, y.p, n_b, s_);
     }
     void relu(bptr<const float> x, int64_t n, bptr<float> y) override { cuda::relu(x.p, n, y.p, s_); }
     void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) override {
@@ -224,8 +225,8 @@ public:
                     int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
         cuda::where_rows(sel.p, a.p, lda, b.p, ldb, n, d, y.p, ldy, s_);
     }
-    void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y) override {
-        if (r > 0 && c > 0) cuda::transpose(x.p, r, c, y.p, s_);
+    void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch) override {
+        if (r > 0 && c > 0 && n_batch > 0) cuda::transpose(x.p, r, c, y.p, n_batch, s_);
     }
     void mask_cols(int64_t c, int64_t t, int64_t n_valid, bptr<float> x) override {
         cuda::mask_cols(c, t, n_valid, x.p, s_);
@@ -238,8 +239,8 @@ public:
         cuda::embed_heads(table.p, n_head, rows_per_head, d, idx.p, n, y.p, s_);
     }
     void replace_frames(bptr<const float> src, bptr<const uint8_t> sel, int64_t t, int64_t f, int64_t w,
-                        bptr<float> h) override {
-        cuda::replace_frames(src.p, sel.p, t, f, w, h.p, s_);
+                        bptr<float> h, int64_t n_batch) override {
+        cuda::replace_frames(src.p, sel.p, t, f, w, h.p, n_batch, s_);
     }
     void linear(bptr<const float> x, int64_t n, int64_t n_in, bptr<const float> w, bptr<const float> b,
                 int64_t n_out, bptr<float> y) override {
@@ -263,18 +264,24 @@ public:
         if (n > 0) cuda::add_layer_norm(x.p, r.p, n, d, g.p, b.p, eps, s_);
     }
     void attention(bptr<const float> qkv, int64_t n, int64_t d, int64_t n_head, bptr<const uint8_t> key_mask,
-                   bptr<float> out) override {
-        if (n > 0) cuda::attention(qkv.p, n, d, n_head, key_mask.p, out.p, s_);
+                   bptr<float> out, int64_t n_batch) override {
+        if (n > 0 && n_batch > 0) cuda::attention(qkv.p, n, d, n_head, key_mask.p, out.p, n_batch, s_);
     }
     void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bptr<const float> w, bptr<const float> b,
-                int64_t c_out, int64_t k, int64_t dilation, bptr<float> y) override {
-        if (t <= 0 || c_out <= 0) return;
+                int64_t c_out, int64_t k, int64_t dilation, bptr<float> y, int64_t n_batch) override {
+        if (t <= 0 || c_out <= 0 || n_batch <= 0) return;
         if (cuda::conv1d_col_fits(c_in, t, k, k_col_floats)) {
-            cuda::conv1d_col(x.p, c_in, t, w.p, bf16_of(w.p), b.p, c_out, k, dilation, y.p, col_.as<float>().p, s_);
+            // lanes in chunks whose im2col fits the scratch (all of them at batch one)
+            const int64_t per = std::max<int64_t>(1, k_col_floats / (t * c_in * k));
+            for (int64_t l0 = 0; l0 < n_batch; l0 += per) {
+                const int64_t nb = std::min(per, n_batch - l0);
+                cuda::conv1d_col(x.p + l0 * c_in * t, c_in, t, w.p, bf16_of(w.p), b.p, c_out, k, dilation,
+                                 y.p + l0 * c_out * t, col_.as<float>().p, nb, s_);
+            }
         } else if (const void * h = bf16_of(w.p)) {
-            cuda::conv1d_skinny_bf16(x.p, c_in, t, h, b.p, c_out, k, dilation, y.p, s_);
+            cuda::conv1d_skinny_bf16(x.p, c_in, t, h, b.p, c_out, k, dilation, y.p, n_batch, s_);
         } else {
-            ops_->conv1d(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p);
+            ops_->conv1d(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p, n_batch);
         }
     }
     void sample_codes(bptr<const float> logits, int64_t m, int64_t n_code, bptr<const float> u, bptr<int32_t> tokens,
@@ -282,8 +289,8 @@ public:
         cuda::sample_codes(logits.p, m, n_code, u.p, tokens.p, prob.p, s_);
     }
     void remask_lowest(bptr<const float> prob, int64_t m, int64_t n_mask, int32_t mask_id,
-                       bptr<int32_t> tokens) override {
-        cuda::remask_lowest(prob.p, m, n_mask, mask_id, tokens.p, s_);
+                       bptr<int32_t> tokens, int64_t n_batch) override {
+        cuda::remask_lowest(prob.p, m, n_mask, mask_id, tokens.p, n_batch, s_);
     }
 
 private:
@@ -348,7 +355,7 @@ std::string cuda_device_problem(int ordinal) {
 
 std::unique_ptr<backend> backend_cuda_create(int ordinal, backend_precision precision) {
     const std::string problem = cuda_device_problem(ordinal);
-    if (!problem.empty()) throw std::runtime_error(problem);
+    if (!problem.empty()) throw backend_unavailable(problem);    // the GPU went away since the check
     return std::make_unique<cuda_backend>(ordinal, precision);
 }
 

@@ -87,6 +87,8 @@ __device__ __forceinline__ float warp_transpose_sum(float (&v)[32], int lane) {
 // CONV: rows are the t positions of x[c_in, t] read through an implicit im2col
 // (K = c_in·k, column c·k + kk is x[c, row + (kk − (k−1)/2)·dilation], 0 outside), and
 // the output is y[N, t] (NCW) instead of y[n, N]
+// Rows of several lanes (n_batch·t): row r is position r mod t of lane r / t, whose x starts at
+// lane·c_in·t (c_in = K / k) and whose y at lane·N·t
 struct conv_geom {
     int t = 0, k = 1, dilation = 1;
 };
@@ -103,9 +105,10 @@ __device__ __forceinline__ float load_x(const float * __restrict__ x, int row, i
     if constexpr (MODE != SKINNY_CONV) {
         return __ldg(x + (size_t) row * K + kidx);
     } else {
+        const int lane = row / g.t, pos = row - lane * g.t;
         const int c = kidx / g.k, kk = kidx - c * g.k;
-        const int src = row + (kk - (g.k - 1) / 2) * g.dilation;
-        return (src >= 0 && src < g.t) ? __ldg(x + (size_t) c * g.t + src) : 0.0f;
+        const int src = pos + (kk - (g.k - 1) / 2) * g.dilation;
+        return (src >= 0 && src < g.t) ? __ldg(x + (size_t) lane * K / g.k * g.t + (size_t) c * g.t + src) : 0.0f;
     }
 }
 
@@ -196,7 +199,9 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
         for (int i = 0; i < 8; ++i) sum += part[i][lane];
         const int r = lane / C, c = lane % C;
         if (r < nr && o0 + c < N) {
-            const size_t at = MODE != SKINNY_LINEAR ? (size_t) (o0 + c) * g.t + r0 + r : (size_t) (r0 + r) * N + o0 + c;
+            const int    ln = MODE != SKINNY_LINEAR ? (r0 + r) / g.t : 0;   // lane of the row (NCW per lane)
+            const size_t at = MODE != SKINNY_LINEAR ? ((size_t) ln * N + o0 + c) * g.t + (r0 + r - ln * g.t)
+                                                    : (size_t) (r0 + r) * N + o0 + c;
             y[at]           = sum + (b ? b[o0 + c] : 0.0f);
         }
     }
@@ -365,12 +370,16 @@ __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, i
     for (int j = threadIdx.x; j < d; j += blockDim.x) xr[j] = ((row[j] - mf) * inv) * g[j] + b[j];
 }
 
-// one block per (head, query row); scores of all n keys in shared memory
+// one block per (head, query row of a lane); scores of the lane's n keys in shared memory
 __global__ void attention_kernel(const float * __restrict__ qkv, int n, int d, int dh,
                                  const uint8_t * __restrict__ key_mask, float * __restrict__ out) {
     extern __shared__ float sc[];
     __shared__ float scratch[32];
     const int   h = blockIdx.x, i = blockIdx.y;
+    const size_t l = blockIdx.z;
+    qkv += l * n * 3 * d;
+    out += l * n * d;
+    if (key_mask) key_mask += l * n;
     const int   lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warp = blockDim.x >> 5;
     const float scale = 1.0f / sqrtf((float) dh);
     const float * q   = qkv + (size_t) i * 3 * d + h * dh;
@@ -405,6 +414,8 @@ __global__ void attention_kernel(const float * __restrict__ qkv, int n, int d, i
 
 __global__ void transpose_kernel(const float * __restrict__ x, int rows, int cols, float * __restrict__ y) {
     __shared__ float tile[32][33];
+    x += (size_t) blockIdx.z * rows * cols;
+    y += (size_t) blockIdx.z * rows * cols;
     const int c0 = blockIdx.x * 32, r0 = blockIdx.y * 32;
     for (int j = threadIdx.y; j < 32; j += blockDim.y) {
         const int r = r0 + j, c = c0 + threadIdx.x;
@@ -426,8 +437,8 @@ __global__ void fill_kernel(int64_t n, T v, T * y) {
     MB_FOR_EACH(i, n) y[i] = v;
 }
 
-__global__ void add_kernel(const float * a, const float * b, int64_t n, float * y) {
-    MB_FOR_EACH(i, n) y[i] = a[i] + b[i];
+__global__ void add_kernel(const float * a, const float * b, int64_t n, int64_t n_b, float * y) {
+    MB_FOR_EACH(i, n) y[i] = a[i] + b[i % n_b];
 }
 
 __global__ void silu_kernel(const float * x, int64_t n, float * y) {
@@ -475,12 +486,14 @@ __global__ void embed_heads_kernel(const float * table, int64_t n_head, int64_t 
 }
 
 __global__ void replace_frames_kernel(const float * src, const uint8_t * sel, int64_t t, int64_t f, int64_t w,
-                                      float * h) {
-    MB_FOR_EACH(e, t * f * w) {
-        const int64_t g = e / w, k = e % w;
+                                      float * h, int64_t n_batch) {
+    const int64_t per = t * f * w;      // elements of one lane of h and of src
+    MB_FOR_EACH(e, n_batch * per) {
+        const int64_t g = e / w, k = e % w;     // frame over all lanes
         if (!sel[g]) continue;
-        const int64_t p = g / f, j = g % f;
-        h[(j * w + k) * t + p] = src[e];
+        const int64_t l = g / (t * f), gl = g - l * t * f;
+        const int64_t p = gl / f, j = gl % f;
+        h[l * per + (j * w + k) * t + p] = src[e];
     }
 }
 
@@ -523,16 +536,19 @@ __global__ void sample_codes_kernel(const float * logits, int64_t m, int64_t n_c
     }
 }
 
-__global__ void remask_lowest_kernel(const float * prob, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens) {
-    MB_FOR_EACH(i, m) {
-        auto          key  = [&](int64_t j) { return isnan(prob[j]) ? INFINITY : prob[j]; };
+__global__ void remask_lowest_kernel(const float * prob, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens,
+                                     int64_t n_batch) {
+    MB_FOR_EACH(e, n_batch * m) {
+        const int64_t l = e / m, i = e - l * m;     // ranked within lane l
+        const float * p    = prob + l * m;
+        auto          key  = [&](int64_t j) { return isnan(p[j]) ? INFINITY : p[j]; };
         const float   ki   = key(i);
         int64_t       rank = 0;
         for (int64_t j = 0; j < m; ++j) {
             const float kj = key(j);
             rank += (kj < ki || (kj == ki && j < i)) ? 1 : 0;
         }
-        if (rank < n_mask) tokens[i] = mask_id;
+        if (rank < n_mask) tokens[e] = mask_id;
     }
 }
 
@@ -569,18 +585,20 @@ void linear_tf32(const float * x, int64_t n, int64_t n_in, const float * w, cons
 }
 
 void conv1d_skinny(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
-                   int64_t k, int64_t dilation, float * y, cudaStream_t s) {
-    skinny<SKINNY_CONV>(x, t, c_in * k, w, b, c_out, y, conv_geom{(int) t, (int) k, (int) dilation}, s);
+                   int64_t k, int64_t dilation, float * y, int64_t n_batch, cudaStream_t s) {
+    skinny<SKINNY_CONV>(x, n_batch * t, c_in * k, w, b, c_out, y, conv_geom{(int) t, (int) k, (int) dilation}, s);
     check_launch("conv1d_skinny");
 }
 
+// col[n_batch·t, K]: row r is position r mod t of lane r / t
 __global__ void im2col_kernel(const float * __restrict__ x, int c_in, int t, int k, int dilation,
-                              float * __restrict__ col) {
-    const int K = c_in * k, total = t * K;
+                              float * __restrict__ col, int n_batch) {
+    const int K = c_in * k, total = n_batch * t * K;
     for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
-        const int i = e / K, ck = e - i * K, c = ck / k, kk = ck - c * k;
+        const int r = e / K, ck = e - r * K, c = ck / k, kk = ck - c * k;
+        const int l = r / t, i = r - l * t;
         const int src = i + (kk - (k - 1) / 2) * dilation;
-        col[e]        = (src >= 0 && src < t) ? __ldg(x + (size_t) c * t + src) : 0.0f;
+        col[e]        = (src >= 0 && src < t) ? __ldg(x + ((size_t) l * c_in + c) * t + src) : 0.0f;
     }
 }
 
@@ -589,23 +607,24 @@ bool conv1d_col_fits(int64_t c_in, int64_t t, int64_t k, int64_t capacity) {
 }
 
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
-                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, cudaStream_t s) {
-    const int64_t total = t * c_in * k;
-    im2col_kernel<<<(unsigned) std::min<int64_t>((total + 255) / 256, 2048), 256, 0, s>>>(x, (int) c_in, (int) t, (int) k,
-                                                                                     (int) dilation, col);
+                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s) {
+    const int64_t total = n_batch * t * c_in * k;
+    im2col_kernel<<<(unsigned) std::min<int64_t>((total + 255) / 256, 2048), 256, 0, s>>>(
+        x, (int) c_in, (int) t, (int) k, (int) dilation, col, (int) n_batch);
     check_launch("im2col");
     const conv_geom g{(int) t, (int) k, (int) dilation};
     if (w_bf16) {
-        skinny<SKINNY_CONV_COL>(col, t, c_in * k, static_cast<const __nv_bfloat16 *>(w_bf16), b, c_out, y, g, s);
+        skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, static_cast<const __nv_bfloat16 *>(w_bf16), b, c_out, y,
+                                g, s);
     } else {
-        skinny<SKINNY_CONV_COL>(col, t, c_in * k, w, b, c_out, y, g, s);
+        skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, w, b, c_out, y, g, s);
     }
     check_launch("conv1d_col");
 }
 
 void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w, const float * b, int64_t c_out,
-                        int64_t k, int64_t dilation, float * y, cudaStream_t s) {
-    skinny<SKINNY_CONV>(x, t, c_in * k, static_cast<const __nv_bfloat16 *>(w), b, c_out, y,
+                        int64_t k, int64_t dilation, float * y, int64_t n_batch, cudaStream_t s) {
+    skinny<SKINNY_CONV>(x, n_batch * t, c_in * k, static_cast<const __nv_bfloat16 *>(w), b, c_out, y,
                  conv_geom{(int) t, (int) k, (int) dilation}, s);
     check_launch("conv1d_skinny_bf16");
 }
@@ -634,15 +653,15 @@ void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const floa
 }
 
 void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask, float * out,
-               cudaStream_t s) {
-    const dim3 grid((unsigned) n_head, (unsigned) n);
+               int64_t n_batch, cudaStream_t s) {
+    const dim3 grid((unsigned) n_head, (unsigned) n, (unsigned) n_batch);
     attention_kernel<<<grid, 128, (size_t) n * sizeof(float), s>>>(qkv, (int) n, (int) d, (int) (d / n_head),
                                                                    key_mask, out);
     check_launch("attention");
 }
 
-void transpose(const float * x, int64_t rows, int64_t cols, float * y, cudaStream_t s) {
-    const dim3 grid((unsigned) ((cols + 31) / 32), (unsigned) ((rows + 31) / 32));
+void transpose(const float * x, int64_t rows, int64_t cols, float * y, int64_t n_batch, cudaStream_t s) {
+    const dim3 grid((unsigned) ((cols + 31) / 32), (unsigned) ((rows + 31) / 32), (unsigned) n_batch);
     transpose_kernel<<<grid, dim3(32, 8), 0, s>>>(x, (int) rows, (int) cols, y);
     check_launch("transpose");
 }
@@ -659,9 +678,9 @@ void fill_i32(int64_t n, int32_t v, int32_t * y, cudaStream_t s) {
     check_launch("fill_i32");
 }
 
-void add(const float * a, const float * b, int64_t n, float * y, cudaStream_t s) {
+void add(const float * a, const float * b, int64_t n, float * y, int64_t n_b, cudaStream_t s) {
     if (n <= 0) return;
-    add_kernel<<<grid_for(n, 256), 256, 0, s>>>(a, b, n, y);
+    add_kernel<<<grid_for(n, 256), 256, 0, s>>>(a, b, n, n_b > 0 ? n_b : n, y);
     check_launch("add");
 }
 
@@ -715,9 +734,9 @@ void embed_heads(const float * table, int64_t n_head, int64_t rows_per_head, int
 }
 
 void replace_frames(const float * src, const uint8_t * sel, int64_t t, int64_t f, int64_t w, float * h,
-                    cudaStream_t s) {
-    if (t <= 0 || f <= 0 || w <= 0) return;
-    replace_frames_kernel<<<grid_for(t * f * w, 256), 256, 0, s>>>(src, sel, t, f, w, h);
+                    int64_t n_batch, cudaStream_t s) {
+    if (t <= 0 || f <= 0 || w <= 0 || n_batch <= 0) return;
+    replace_frames_kernel<<<grid_for(n_batch * t * f * w, 256), 256, 0, s>>>(src, sel, t, f, w, h, n_batch);
     check_launch("replace_frames");
 }
 
@@ -728,9 +747,10 @@ void sample_codes(const float * logits, int64_t m, int64_t n_code, const float *
     check_launch("sample_codes");
 }
 
-void remask_lowest(const float * prob, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens, cudaStream_t s) {
-    if (m <= 0 || n_mask <= 0) return;
-    remask_lowest_kernel<<<grid_for(m, 128), 128, 0, s>>>(prob, m, n_mask, mask_id, tokens);
+void remask_lowest(const float * prob, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens, int64_t n_batch,
+                   cudaStream_t s) {
+    if (m <= 0 || n_mask <= 0 || n_batch <= 0) return;
+    remask_lowest_kernel<<<grid_for(n_batch * m, 128), 128, 0, s>>>(prob, m, n_mask, mask_id, tokens, n_batch);
     check_launch("remask_lowest");
 }
 

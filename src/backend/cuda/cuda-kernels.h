@@ -36,32 +36,34 @@ void f32_to_bf16(const float * x, int64_t n, void * y, cudaStream_t s);
 void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const float * g, const float * b, float eps,
                     cudaStream_t s);
 
-// attention core of backend::attention: qkv[n, 3d] → out[n, d]; key_mask[n] may be null
+// attention core of backend::attention: qkv[n_batch, n, 3d] → out[n_batch, n, d], keys within a
+// lane; key_mask[n_batch, n] may be null
 void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask, float * out,
-               cudaStream_t s);
+               int64_t n_batch, cudaStream_t s);
 
-// y[cols, rows] = xᵀ for x[rows, cols]
-void transpose(const float * x, int64_t rows, int64_t cols, float * y, cudaStream_t s);
+// y[l, cols, rows] = x[l]ᵀ for x[n_batch, rows, cols]
+void transpose(const float * x, int64_t rows, int64_t cols, float * y, int64_t n_batch, cudaStream_t s);
 
 // conv1d "same" (NCW, stride 1, zero padding dilation·(k−1)/2) as the skinny kernel reading
-// x through an implicit im2col and writing y[c_out, t] directly: no scratch
+// x through an implicit im2col and writing y[c_out, t] directly: no scratch. The n_batch lanes'
+// positions are the kernel's rows (n_batch·t), so the weights are streamed once for all lanes
 void conv1d_skinny(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
-                   int64_t k, int64_t dilation, float * y, cudaStream_t s);
-// the same through an explicit im2col in col[t, c_in·k] (where conv1d_col_fits: c_in·k % 4 == 0
-// and t·c_in·k ≤ capacity floats), so that x is read with 16-byte loads like linear's;
-// w_bf16 (may be null) is the BF16 copy of w
+                   int64_t k, int64_t dilation, float * y, int64_t n_batch, cudaStream_t s);
+// the same through an explicit im2col in col[n_batch·t, c_in·k] (where conv1d_col_fits for t =
+// n_batch·t: c_in·k % 4 == 0 and t·c_in·k ≤ capacity floats), so that x is read with 16-byte loads
+// like linear's; w_bf16 (may be null) is the BF16 copy of w
 bool conv1d_col_fits(int64_t c_in, int64_t t, int64_t k, int64_t capacity);
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
-                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, cudaStream_t s);
+                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s);
 void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w, const float * b, int64_t c_out,
-                        int64_t k, int64_t dilation, float * y, cudaStream_t s);
+                        int64_t k, int64_t dilation, float * y, int64_t n_batch, cudaStream_t s);
 
 // ---- the element, layout and sampling ops of the backend interface (backend.h says what
 // each computes; these are its device versions, same arguments)
 
 void fill_f32(int64_t n, float v, float * y, cudaStream_t s);
 void fill_i32(int64_t n, int32_t v, int32_t * y, cudaStream_t s);
-void add(const float * a, const float * b, int64_t n, float * y, cudaStream_t s);
+void add(const float * a, const float * b, int64_t n, float * y, int64_t n_b, cudaStream_t s);
 void relu(const float * x, int64_t n, float * y, cudaStream_t s);
 void leaky_relu(const float * x, int64_t n, float slope, float * y, cudaStream_t s);
 void silu(const float * x, int64_t n, float * y, cudaStream_t s);
@@ -73,11 +75,12 @@ void upsample2(const float * x, int64_t c, int64_t t, float * y, cudaStream_t s)
 void embed_heads(const float * table, int64_t n_head, int64_t rows_per_head, int64_t d, const int32_t * idx,
                  int64_t n, float * y, cudaStream_t s);
 void replace_frames(const float * src, const uint8_t * sel, int64_t t, int64_t f, int64_t w, float * h,
-                    cudaStream_t s);
+                    int64_t n_batch, cudaStream_t s);
 // the logs and exps that decide tokens and re-masking run in double and round to float, so
 // they match the host's correctly rounded logf / expf and seeds give the CPU's tokens
 void sample_codes(const float * logits, int64_t m, int64_t n_code, const float * u, int32_t * tokens, float * prob,
                   cudaStream_t s);
-void remask_lowest(const float * prob, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens, cudaStream_t s);
+void remask_lowest(const float * prob, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens, int64_t n_batch,
+                   cudaStream_t s);
 
 } // namespace mb::cuda

@@ -25,9 +25,9 @@ public:
     // y[n, n_out] = x[n, n_in]·wᵀ + b
     void linear(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y);
 
-    // conv1d "same" in NCW through the skinny kernel on an implicit im2col
+    // conv1d "same" in NCW (n_batch lanes) through the skinny kernel on an implicit im2col
     void conv1d(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out, int64_t k,
-                int64_t dilation, float * y);
+                int64_t dilation, float * y, int64_t n_batch);
 
 private:
     cudaStream_t stream_ = nullptr;

@@ -2,6 +2,7 @@
 // batch sizes 1..64, with the floor measured in the same run: streaming the pair's 57.7 MB of
 // F32 weights once at the machine's read bandwidth with the same thread count. One JSON object
 #include "tools/cli/commands.h"
+#include "tools/cli/int-list.h"
 #include "tools/cli/read-bandwidth.h"
 #include "tools/model-options.h"
 
@@ -9,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -51,24 +51,17 @@ int cmd_bench_sonic(int argc, char ** argv) {
         } else if (a == "--model") {
             model = v;
         } else if (a == "--batch") {
-            batches.clear();
-            for (size_t at = 0; at <= v.size();) {
-                const size_t end = std::min(v.find(',', at), v.size());
-                int          b   = 0;
-                const auto   res = std::from_chars(v.data() + at, v.data() + end, b);
-                if (res.ec != std::errc() || res.ptr != v.data() + end || b < 1 || b > 64) {
-                    std::fprintf(stderr, "motionbricks bench sonic: --batch must list 1..64\n");
-                    return 2;
-                }
-                batches.push_back(b);
-                at = end + 1;
+            if (!parse_int_list(v, 1, 64, batches)) {
+                std::fprintf(stderr, "motionbricks bench sonic: --batch must list 1..64\n");
+                return 2;
             }
         } else if (a == "--iterations") {
-            const auto res = std::from_chars(v.data(), v.data() + v.size(), iterations);
-            if (res.ec != std::errc() || iterations < 1 || iterations > 100000) {
+            std::vector<int> one;
+            if (!parse_int_list(v, 1, 100000, one) || one.size() != 1) {
                 std::fprintf(stderr, "motionbricks bench sonic: --iterations must be 1..100000\n");
                 return 2;
             }
+            iterations = one[0];
         } else {
             std::fprintf(stderr, "motionbricks bench sonic: unknown option '%s'\n", a.c_str());
             return usage();

@@ -3,6 +3,7 @@
 // streaming read bandwidth with the model's thread count, so that a plan's time reads as a
 // ratio to reading its weights once. Prints one JSON object.
 #include "tools/cli/commands.h"
+#include "tools/cli/int-list.h"
 #include "tools/cli/load-model.h"
 #include "tools/cli/read-bandwidth.h"
 
@@ -10,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -33,21 +33,6 @@ int usage() {
                  "  --tokens: forced token counts (6..16), 0 = the predicted duration\n",
                  tools::k_model_options_usage);
     return 2;
-}
-
-bool parse_list(const std::string & v, int lo, int hi, std::vector<int> & out) {
-    out.clear();
-    size_t at = 0;
-    while (at <= v.size()) {
-        const size_t end = std::min(v.find(',', at), v.size());
-        int          x   = 0;
-        const auto   r   = std::from_chars(v.data() + at, v.data() + end, x);
-        if (r.ec != std::errc() || r.ptr != v.data() + end || x < lo || x > hi) return false;
-        out.push_back(x);
-        if (out.size() > 64) return false;
-        at = end + 1;
-    }
-    return !out.empty();
 }
 
 double seconds_since(clock_type::time_point t0) {
@@ -103,19 +88,19 @@ int cmd_bench(int argc, char ** argv) {
         } else if (a == "--output") {
             output_path = v;
         } else if (a == "--tokens") {
-            if (!parse_list(v, 0, 16, tokens) ||
+            if (!parse_int_list(v, 0, 16, tokens) ||
                 std::any_of(tokens.begin(), tokens.end(), [](int t) { return t != 0 && t < 6; })) {
                 std::fprintf(stderr, "motionbricks bench: --tokens must list 0 or 6..16, comma-separated\n");
                 return 2;
             }
         } else if (a == "--batch") {
-            if (!parse_list(v, 1, 4096, batches)) {
+            if (!parse_int_list(v, 1, 4096, batches)) {
                 std::fprintf(stderr, "motionbricks bench: --batch must list 1..4096, comma-separated\n");
                 return 2;
             }
         } else if (a == "--iterations" || a == "--warmup" || a == "--steps") {
             const int lo = a == "--warmup" ? 0 : 1, hi = a == "--steps" ? 16 : 10000;
-            if (!parse_list(v, lo, hi, one) || one.size() != 1) {
+            if (!parse_int_list(v, lo, hi, one) || one.size() != 1) {
                 std::fprintf(stderr, "motionbricks bench: %s must be an integer %d..%d\n", a.c_str(), lo, hi);
                 return 2;
             }

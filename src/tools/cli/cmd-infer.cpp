@@ -6,6 +6,7 @@
 // result is renamed into place.
 // --trace writes the library's taps of the same inference (mb_model_infer_traced).
 #include "format/regular-file.h"
+#include "tools/cli/motion-output.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/load-model.h"
 #include "tools/cli/infer-request.h"
@@ -106,19 +107,19 @@ std::string result_json(const motionbricks::motion & m) {
 }
 
 // the parsed request as a C ABI request; the library validates it again
-motionbricks::inference_request to_abi_request(const predict_request & r) {
+motionbricks::inference_request to_abi_request(const infer_request & r) {
     motionbricks::inference_request q;
-    q.set_features(MB_INFERENCE_GLOBAL_ROOT, std::vector<float>(r.global_root.begin(), r.global_root.end()));
-    q.set_features(MB_INFERENCE_LOCAL_ROOT, std::vector<float>(r.local_root.begin(), r.local_root.end()));
-    q.set_features(MB_INFERENCE_POSE, std::vector<float>(r.poses.begin(), r.poses.end()));
-    q.set_mask(MB_INFERENCE_GLOBAL_ROOT, std::vector<uint32_t>(r.global_root_mask.begin(), r.global_root_mask.end()));
-    q.set_mask(MB_INFERENCE_LOCAL_ROOT, std::vector<uint32_t>(r.local_root_mask.begin(), r.local_root_mask.end()));
-    q.set_mask(MB_INFERENCE_POSE, std::vector<uint32_t>(r.pose_mask.begin(), r.pose_mask.end()));
-    q.set_mask(MB_INFERENCE_DURATIONS, std::vector<uint32_t>(r.allowed_num_tokens.begin(), r.allowed_num_tokens.end()));
+    q.set_features(MB_INFERENCE_GLOBAL_ROOT, r.global_root);
+    q.set_features(MB_INFERENCE_LOCAL_ROOT, r.local_root);
+    q.set_features(MB_INFERENCE_POSE, r.poses);
+    q.set_mask(MB_INFERENCE_GLOBAL_ROOT, r.global_root_mask);
+    q.set_mask(MB_INFERENCE_LOCAL_ROOT, r.local_root_mask);
+    q.set_mask(MB_INFERENCE_POSE, r.pose_mask);
+    q.set_mask(MB_INFERENCE_DURATIONS, r.durations);
     q.set_seed(r.seed);
-    q.set_sampling_argmax(r.sampling == sampling_mode::SAMPLING_MODE_ARGMAX);
-    q.set_token_count(uint32_t(r.num_tokens));
-    q.set_inference_steps(uint32_t(r.num_inference_steps));
+    q.set_sampling_argmax(r.sampling_argmax);
+    q.set_token_count(r.token_count);
+    q.set_inference_steps(r.inference_steps);
     q.set_gumbel_uniforms(r.gumbel_uniforms);
     q.set_skip_ending_target_cond(r.skip_ending_target_cond);
     q.set_allow_out_of_reach(r.allow_out_of_reach);
@@ -170,9 +171,9 @@ struct trace_array {
 
 int usage() {
     std::fprintf(stderr,
-                 "usage: motionbricks infer --model DIR --request REQUEST.json --output RESULT.json %s "
-                 "[--trace DIR]\n",
-                 tools::k_model_options_usage);
+                 "usage: motionbricks infer --model DIR --request REQUEST.json --output RESULT.json|.csv|.npz %s "
+                 "[--trace DIR] %s\n",
+                 tools::k_model_options_usage, qpos_options_usage());
     return 2;
 }
 
@@ -181,6 +182,7 @@ int usage() {
 int cmd_infer(int argc, char ** argv) {
     std::string model_dir, request_path, output_path, trace_dir;
     tools::model_options mopt;
+    qpos_output qout;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (i + 1 >= argc) {
@@ -198,6 +200,8 @@ int cmd_infer(int argc, char ** argv) {
             output_path = v;
         } else if (a == "--trace") {
             trace_dir = v;
+        } else if (const int r = parse_qpos_option("infer", a, v, qout); r != 0) {
+            if (r < 0) return 2;
         } else {
             std::fprintf(stderr, "motionbricks infer: unknown option '%s'\n", a.c_str());
             return usage();
@@ -205,7 +209,7 @@ int cmd_infer(int argc, char ** argv) {
     }
     if (model_dir.empty() || request_path.empty() || output_path.empty()) return usage();
 
-    predict_request req;
+    infer_request req;
     try {
         req = parse_infer_request(read_regular_file(request_path, k_request_bounds.max_bytes));
     } catch (const std::exception & e) {
@@ -278,7 +282,11 @@ int cmd_infer(int argc, char ** argv) {
                                       {"finish", ms(MB_STAGE_FINISH)},   {"total", ms(MB_STAGE_TOTAL)}};
             write_atomic(trace_dir + "/trace.json", manifest.dump(1) + "\n");
         }
-        write_atomic(output_path, result_json(*res));
+        if (is_qpos_output(output_path)) {
+            write_qpos_output(output_path, res->mujoco_qpos().data, res->frame_count(), qout);
+        } else {
+            write_atomic(output_path, result_json(*res));
+        }
     } catch (const std::exception & e) {
         std::fprintf(stderr, "motionbricks infer: %s\n", e.what());
         return 1;

@@ -121,12 +121,14 @@ private:
     bool        done_ = false;
 };
 
-// the frames shown, streamed: JSON arrays per field, or CSV rows of qpos; or gathered for a
-// BVH/GLB file (`clip`, when out is null)
+// the frames shown, streamed: JSON arrays per field, or CSV rows of qpos; or gathered (out is
+// null) for a file written whole: qpos rows for a robot .csv/.npz, the clip for BVH/GLB
 class shown_frames {
 public:
-    shown_frames(bool csv, std::FILE * out) : csv_(csv), out_(out) {
-        if (!out_) {
+    shown_frames(motion_format f, std::FILE * out) : csv_(f == motion_format::csv), out_(out) {
+        if (!out_ && f == motion_format::qpos) {
+            keep_ = std::make_unique<std::vector<float>>();
+        } else if (!out_) {
             clip_ = std::make_unique<clip_frames>();
         } else if (!csv_) {
             root_ = std::make_unique<section>();
@@ -142,6 +144,10 @@ public:
     void add(const mbx::motion & m, uint64_t f) {
         const float * q = m.mujoco_qpos().data + f * k_qpos;
         ++frames_;
+        if (keep_) {
+            keep_->insert(keep_->end(), q, q + k_qpos);
+            return;
+        }
         if (clip_) {
             clip_->add(m, f);
             return;
@@ -162,7 +168,7 @@ public:
         qpos_->put(rows(q, 1, k_qpos)[0].dump());
     }
     void add_plan(const mbx::motion & plan) {
-        if (csv_ || clip_) return;
+        if (csv_ || clip_ || keep_) return;
         json targets = json::array();
         for (int f = 0; f < k_targets; ++f) targets.push_back(rows(plan.target_joint_positions().data + size_t(f) * k_joints * 3, k_joints, 3));
         const json p = {{"first_frame", frames_}, {"frames", plan.frame_count()}, {"style", plan.style_name()},
@@ -173,7 +179,7 @@ public:
     // CSV rows went out as they came
     void finish(const mbx::model & model) {
         std::FILE * out = out_;
-        if (clip_) return;
+        if (clip_ || keep_) return;
         if (csv_) {
             flush_csv();
             return;
@@ -212,16 +218,19 @@ private:
     std::string              csv_text_;
     std::unique_ptr<section> root_, local_, joints_, qpos_, plans_;
     std::unique_ptr<clip_frames> clip_;
+    std::unique_ptr<std::vector<float>> keep_;
 
 public:
-    const clip_frames * clip() const { return clip_.get(); }
+    const clip_frames *        clip() const { return clip_.get(); }
+    const std::vector<float> * qpos() const { return keep_.get(); }
 };
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks plan --model DIR --style FILE.mbstyle [--style FILE ...] --script SCRIPT.json "
-                         "--output MOTION.json|.csv|.bvh|.glb [--format json|csv|bvh|glb] [--units m|cm] %s\n"
-                         "  (the format: --format, else the output's extension; --units: BVH lengths, default m)\n",
-                 tools::k_model_options_usage);
+                         "--output MOTION.json|.csv|.npz|.bvh|.glb [--format json|csv|bvh|glb] [--units m|cm] %s %s\n"
+                         "  (the format: --format, else the output's extension: .csv/.npz a robot qpos file, --format csv\n"
+                         "  plan's bare qpos rows; --units: BVH lengths, default m)\n",
+                 tools::k_model_options_usage, qpos_options_usage());
     return 2;
 }
 
@@ -255,6 +264,7 @@ mbx::command step_command(const plan_segment & seg, const mbx::style & style, ui
 int cmd_plan(int argc, char ** argv) {
     std::string              model_dir, script_path, output_path, format_flag;
     float                    units = 1.0f;
+    qpos_output              qout;
     std::vector<std::string> style_paths;
     tools::model_options     mopt;
     for (int i = 1; i < argc; ++i) {
@@ -283,6 +293,8 @@ int cmd_plan(int argc, char ** argv) {
                 std::fprintf(stderr, "motionbricks plan: %s\n", e.what());
                 return 2;
             }
+        } else if (const int r = parse_qpos_option("plan", a, v, qout); r != 0) {
+            if (r < 0) return 2;
         } else {
             std::fprintf(stderr, "motionbricks plan: unknown option '%s'\n", a.c_str());
             return usage();
@@ -296,7 +308,8 @@ int cmd_plan(int argc, char ** argv) {
         std::fprintf(stderr, "motionbricks plan: %s\n", e.what());
         return 2;
     }
-    const bool to_file = format == motion_format::bvh || format == motion_format::glb;   // written whole at the end
+    const bool anim    = format == motion_format::bvh || format == motion_format::glb;
+    const bool to_file = anim || format == motion_format::qpos;   // written whole at the end
 
     std::string script_text;
     try {
@@ -333,7 +346,7 @@ int cmd_plan(int argc, char ** argv) {
     }
     int64_t total = 0;
     for (const plan_segment & seg : script) total += seg.frames;
-    if (to_file && uint64_t(total) > MB_MOTION_FILE_MAX_FRAMES) {
+    if (anim && uint64_t(total) > MB_MOTION_FILE_MAX_FRAMES) {
         std::fprintf(stderr, "motionbricks plan: bad script: %lld frames, a BVH or GLB file holds at most 18000 (10 min)\n",
                      (long long) total);
         return 2;
@@ -351,7 +364,7 @@ int cmd_plan(int argc, char ** argv) {
 
         std::optional<atomic_output> out;
         if (!to_file) out.emplace(output_path);
-        shown_frames  shown(format == motion_format::csv, out ? out->file() : nullptr);
+        shown_frames  shown(format, out ? out->file() : nullptr);
         mbx::motion   playing      = ag.history();   // what the cursor moves through
         uint64_t      plan_counter = 0;
         for (size_t si = 0; si < script.size(); ++si) {
@@ -382,6 +395,8 @@ int cmd_plan(int argc, char ** argv) {
         shown.finish(*model);
         if (out) {
             out->commit();
+        } else if (shown.qpos()) {
+            write_qpos_output(output_path, shown.qpos()->data(), uint64_t(frames), qout);
         } else {
             write_motion_file(shown.clip()->motion(), output_path, format, units);
         }

@@ -4,6 +4,9 @@
 // (untrained weights: the motion means nothing; the log and /api/meta say so)
 #include "tools/cli/commands.h"
 #include "tools/serve/clips.h"
+#include "tools/serve/replay-recorder.h"
+#include "tools/serve/replay-server.h"
+#include "tools/cli/serve-robot.h"
 #include "tools/serve/server.h"
 
 #include <algorithm>
@@ -24,8 +27,9 @@ namespace fs = std::filesystem;
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] %s "
-                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60] [--clips DIR]\n",
-                 tools::k_model_options_usage);
+                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60] [--clips DIR] [--record FILE.mbreplay] %s\n"
+                         "       motionbricks serve --replay FILE.mbreplay | --comparison REPORT.json [--listen ...] [--web DIR] [--allow-host NAME ...]\n",
+                 tools::k_model_options_usage, serve_robot_usage());
     return 2;
 }
 
@@ -61,10 +65,37 @@ int run_py(const std::string & args) {
 
 } // namespace
 
+namespace {
+
+void print_listening(uint16_t port) {
+    std::fprintf(stderr, "serve: listening on port %u (playback, no model)\n", unsigned(port));
+    std::fflush(stderr);
+}
+
+// --replay / --comparison: the viewer's playback modes, no model (replay-server.h)
+int serve_playback_mode(serve::playback_options po) {
+    if (po.web_root.empty()) po.web_root = MB_SERVE_WEB_DIR;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    std::string why;
+    if (!serve::serve_playback(po, why, print_listening)) {
+        std::fprintf(stderr, "motionbricks serve: %s\n", why.c_str());
+        return 2;
+    }
+    std::fprintf(stderr, "serve: stopping\n");
+    return 0;
+}
+
+} // namespace
+
 int cmd_serve(int argc, char ** argv) {
-    std::string         model_dir, styles_dir, web_dir, clips_dir;
+    std::string         model_dir, styles_dir, web_dir, clips_dir, replay_path, comparison_path, record_path;
     serve::server_options opt;
     tools::model_options mopt;
+    serve_robot_options robot;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -95,6 +126,12 @@ int cmd_serve(int argc, char ** argv) {
             web_dir = v;
         } else if (a == "--clips") {
             clips_dir = v;
+        } else if (a == "--replay") {
+            replay_path = v;
+        } else if (a == "--comparison") {
+            comparison_path = v;
+        } else if (a == "--record") {
+            record_path = v;
         } else if (a == "--max-peers") {
             if (!parse_int(v, 1, 4096, n)) {
                 std::fprintf(stderr, "motionbricks serve: --max-peers must be an integer 1..4096\n");
@@ -128,10 +165,30 @@ int cmd_serve(int argc, char ** argv) {
                 return 2;
             }
             opt.hub.reclaim_seconds = n;
+        } else if (const int r = parse_serve_robot_option(a, v, robot); r != 0) {
+            if (r < 0) return 2;
         } else {
             std::fprintf(stderr, "motionbricks serve: unknown option '%s'\n", a.c_str());
             return usage();
         }
+    }
+
+    if (!replay_path.empty() || !comparison_path.empty()) {
+        if (!replay_path.empty() && !comparison_path.empty()) {
+            std::fprintf(stderr, "motionbricks serve: --replay and --comparison exclude each other\n");
+            return 2;
+        }
+        if (!model_dir.empty() || !styles_dir.empty() || !record_path.empty() || !clips_dir.empty()) {
+            std::fprintf(stderr, "motionbricks serve: --replay and --comparison load no model (drop --model/--styles/--record/--clips)\n");
+            return 2;
+        }
+        serve::playback_options po;
+        po.mode        = replay_path.empty() ? "comparison" : "replay";
+        po.path        = replay_path.empty() ? comparison_path : replay_path;
+        po.listen      = opt.listen;
+        po.web_root    = web_dir;
+        po.allow_hosts = opt.allow_hosts;
+        return serve_playback_mode(po);
     }
 
     // the model: explicit, published, or the cached demo
@@ -211,6 +268,18 @@ int cmd_serve(int argc, char ** argv) {
     }
     opt.hub.clips   = &clips;
     opt.hub.history = &history;
+    std::unique_ptr<serve::replay_recorder> recorder;
+    if (!record_path.empty()) {
+        recorder         = std::make_unique<serve::replay_recorder>(pl->skeleton());
+        opt.hub.recorder = recorder.get();
+    }
+    std::unique_ptr<serve::robot_tap> tap;   // outlives the server, whose hub calls it
+    try {
+        tap = make_robot_tap(robot, opt.hub);
+    } catch (const std::exception & e) {
+        std::fprintf(stderr, "motionbricks serve: %s\n", e.what());
+        return 2;
+    }
     serve::server srv(opt, *pl);
     try {
         srv.start();
@@ -228,7 +297,17 @@ int cmd_serve(int argc, char ** argv) {
     sigwait(&set, &sig);
     std::fprintf(stderr, "serve: stopping\n");
     srv.stop();
-    return 0;
+    if (recorder) {
+        try {
+            recorder->write(record_path);
+            std::fprintf(stderr, "serve: recorded %llu frames to %s%s\n", (unsigned long long) recorder->frames(), record_path.c_str(),
+                         recorder->dropped() ? " (frames past 1,000,000 were not kept)" : "");
+        } catch (const std::exception & e) {
+            std::fprintf(stderr, "motionbricks serve: --record: %s\n", e.what());
+            return 1;
+        }
+    }
+    return finish_robot_tap(robot, tap.get()) ? 0 : 1;
 }
 
 } // namespace mb::cli

@@ -17,7 +17,13 @@ int cmd_infer(int argc, char ** argv);
 int cmd_plan(int argc, char ** argv);
 int cmd_convert_motion(int argc, char ** argv);
 int cmd_serve(int argc, char ** argv);
+int cmd_serve_infer(int argc, char ** argv);
 int cmd_download(int argc, char ** argv);
+int cmd_parity(int argc, char ** argv);
+int cmd_compare_reports(int argc, char ** argv);
+int cmd_replay_info(int argc, char ** argv);
+int cmd_export_sonic(int argc, char ** argv);
+int cmd_stream_zmq(int argc, char ** argv);
 int cmd_bench(int argc, char ** argv);
 int cmd_sonic_parity(int argc, char ** argv);
 int cmd_bench_sonic(int argc, char ** argv);    // `bench sonic`

@@ -1,5 +1,5 @@
 // the `motionbricks infer` request reader: strict JSON (docs/FORMATS.md, "Inference request") →
-// predict_request. Every field is required, unknown fields are errors, every number is checked.
+// infer_request. Every field is required, unknown fields are errors, every number is checked.
 #include "tools/cli/infer-request.h"
 
 #include "format/json-bounded.h"
@@ -14,6 +14,9 @@ namespace mb::cli {
 namespace {
 
 using json = nlohmann::json;
+
+constexpr size_t k_tokens = 16, k_heads = 8, k_codes = 10;   // one step of Gumbel uniforms
+static_assert(k_tokens * k_heads * k_codes == k_request_uniforms);
 
 const json & field(const json & j, const char * key) {
     return j.at(key);
@@ -38,9 +41,9 @@ const json & array_of(const json & v, size_t n, const std::string & where) {
 }
 
 // [rows][cols] numbers into dst (row-major)
-template <size_t N>
-void matrix(const json & j, const char * key, size_t rows, size_t cols, std::array<float, N> & dst) {
+void matrix(const json & j, const char * key, size_t rows, size_t cols, std::vector<float> & dst) {
     const json & a = array_of(field(j, key), rows, key);
+    dst.assign(rows * cols, 0.0f);
     for (size_t r = 0; r < rows; ++r) {
         const std::string rw = std::string(key) + "[" + std::to_string(r) + "]";
         const json & row = array_of(a[r], cols, rw);
@@ -49,16 +52,16 @@ void matrix(const json & j, const char * key, size_t rows, size_t cols, std::arr
 }
 
 // [n] of 0/1 (integers or booleans)
-template <size_t N>
-void mask(const json & v, const std::string & where, std::array<uint8_t, N> & dst) {
-    array_of(v, N, where);
-    for (size_t i = 0; i < N; ++i) {
+void mask(const json & v, const std::string & where, size_t n, std::vector<uint32_t> & dst) {
+    array_of(v, n, where);
+    dst.assign(n, 0);
+    for (size_t i = 0; i < n; ++i) {
         const json & e = v[i];
         const std::string w = where + "[" + std::to_string(i) + "]";
         if (e.is_boolean()) {
             dst[i] = e.get<bool>() ? 1 : 0;
         } else if (e.is_number_integer() && (e.get<int64_t>() == 0 || e.get<int64_t>() == 1)) {
-            dst[i] = uint8_t(e.get<int64_t>());
+            dst[i] = uint32_t(e.get<int64_t>());
         } else {
             throw bad_request(w + " must be 0 or 1");
         }
@@ -73,7 +76,7 @@ bool boolean(const json & j, const char * key) {
 
 } // namespace
 
-predict_request parse_infer_request(const std::string & text) {
+infer_request parse_infer_request(const std::string & text) {
     json j;
     try {
         j = json_parse_bounded(text, k_request_bounds);
@@ -98,29 +101,31 @@ predict_request parse_infer_request(const std::string & text) {
         throw bad_request(std::string("format must be \"") + k_request_format + "\"");
     }
 
-    predict_request r;
-    matrix(j, "global_root", k_constraint_frames, 5, r.global_root);
-    matrix(j, "local_root", k_constraint_frames, 4, r.local_root);
-    matrix(j, "poses", k_constraint_frames, k_pose_dim, r.poses);
-    mask(j["global_root_mask"], "global_root_mask", r.global_root_mask);
-    mask(j["local_root_mask"], "local_root_mask", r.local_root_mask);
-    mask(j["pose_mask"], "pose_mask", r.pose_mask);
+    infer_request r;
+    matrix(j, "global_root", k_request_slots, 5, r.global_root);
+    matrix(j, "local_root", k_request_slots, 4, r.local_root);
+    matrix(j, "poses", k_request_slots, k_request_pose_dim, r.poses);
+    mask(j["global_root_mask"], "global_root_mask", k_request_slots, r.global_root_mask);
+    mask(j["local_root_mask"], "local_root_mask", k_request_slots, r.local_root_mask);
+    mask(j["pose_mask"], "pose_mask", k_request_slots, r.pose_mask);
 
     const json & nt = j["num_tokens"];
     if (nt.is_null()) {
-        r.num_tokens = 0;
-    } else if (nt.is_number_integer() && nt.get<int64_t>() >= k_min_tokens && nt.get<int64_t>() <= k_max_tokens) {
-        r.num_tokens = int(nt.get<int64_t>());
+        r.token_count = 0;
+    } else if (nt.is_number_integer() && nt.get<int64_t>() >= 6 && nt.get<int64_t>() <= 16) {
+        r.token_count = uint32_t(nt.get<int64_t>());
     } else {
         throw bad_request("num_tokens must be null or an integer 6..16");
     }
-    if (!j["allowed_num_tokens"].is_null()) mask(j["allowed_num_tokens"], "allowed_num_tokens", r.allowed_num_tokens);
+    if (!j["allowed_num_tokens"].is_null()) {
+        mask(j["allowed_num_tokens"], "allowed_num_tokens", k_request_durations, r.durations);
+    }
 
     const json & smp = j["sampling"];
     if (smp == "argmax") {
-        r.sampling = sampling_mode::SAMPLING_MODE_ARGMAX;
+        r.sampling_argmax = true;
     } else if (smp == "gumbel") {
-        r.sampling = sampling_mode::SAMPLING_MODE_GUMBEL;
+        r.sampling_argmax = false;
     } else {
         throw bad_request("sampling must be \"argmax\" or \"gumbel\"");
     }
@@ -133,25 +138,25 @@ predict_request parse_infer_request(const std::string & text) {
     if (!steps.is_number_integer() || steps.get<int64_t>() < 1 || steps.get<int64_t>() > 16) {
         throw bad_request("num_inference_steps must be an integer 1..16");
     }
-    r.num_inference_steps     = int(steps.get<int64_t>());
+    r.inference_steps         = uint32_t(steps.get<int64_t>());
     r.skip_ending_target_cond = boolean(j, "skip_ending_target_cond");
     r.allow_out_of_reach      = boolean(j, "allow_out_of_reach");
 
     // [steps][16][8][10] uniforms in [0, 1]
     const json & gu = j["gumbel_uniforms"];
     if (!gu.is_null()) {
-        if (r.sampling != sampling_mode::SAMPLING_MODE_GUMBEL) throw bad_request("gumbel_uniforms must be null with argmax");
-        array_of(gu, size_t(r.num_inference_steps), "gumbel_uniforms");
-        r.gumbel_uniforms.reserve(size_t(r.num_inference_steps) * k_max_tokens * k_token_heads * k_token_codes);
+        if (r.sampling_argmax) throw bad_request("gumbel_uniforms must be null with argmax");
+        array_of(gu, size_t(r.inference_steps), "gumbel_uniforms");
+        r.gumbel_uniforms.reserve(size_t(r.inference_steps) * k_request_uniforms);
         for (size_t s = 0; s < gu.size(); ++s) {
             const std::string ws = "gumbel_uniforms[" + std::to_string(s) + "]";
-            for (size_t t = 0; t < size_t(k_max_tokens); ++t) {
+            for (size_t t = 0; t < k_tokens; ++t) {
                 const std::string wt = ws + "[" + std::to_string(t) + "]";
-                const json & rt = array_of(array_of(gu[s], k_max_tokens, ws)[t], k_token_heads, wt);
-                for (size_t h = 0; h < size_t(k_token_heads); ++h) {
+                const json & rt = array_of(array_of(gu[s], k_tokens, ws)[t], k_heads, wt);
+                for (size_t h = 0; h < k_heads; ++h) {
                     const std::string wh = wt + "[" + std::to_string(h) + "]";
-                    const json & rh = array_of(rt[h], k_token_codes, wh);
-                    for (size_t c = 0; c < size_t(k_token_codes); ++c) {
+                    const json & rh = array_of(rt[h], k_codes, wh);
+                    for (size_t c = 0; c < k_codes; ++c) {
                         const float u = number(rh[c], wh + "[" + std::to_string(c) + "]");
                         if (!(u >= 0.0f && u <= 1.0f)) throw bad_request(wh + "[" + std::to_string(c) + "] is outside [0, 1]");
                         r.gumbel_uniforms.push_back(u);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -24,9 +25,13 @@ constexpr int k_joints = int(MB_G1_JOINT_COUNT);
 // a motion-v1 document of 18,000 frames holds about 6.5 M values in ~50 MB
 constexpr json_bounds k_motion_json_bounds = {.max_bytes = size_t(128) << 20, .max_depth = 8, .max_values = 12000000};
 
-bool ends_with(const std::string & s, const char * tail) {
-    const size_t n = std::strlen(tail);
-    return s.size() >= n && s.compare(s.size() - n, n, tail) == 0;
+// ".csv" for "a/B.CSV"; "" without an extension
+std::string lower_extension(const std::string & path) {
+    const size_t dot = path.rfind('.'), slash = path.rfind('/');
+    if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+    std::string e = path.substr(dot);
+    for (char & c : e) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return e;
 }
 
 void write_text(const std::string & text, const std::string & path) {
@@ -98,14 +103,61 @@ nlohmann::json rows(const float * v, uint64_t n, int cols) {
 }
 
 motion_format pick_motion_format(const std::string & path, const std::string & flag) {
-    const std::string f = flag.empty() ? (ends_with(path, ".csv") ? "csv" : ends_with(path, ".bvh") ? "bvh"
-                                                                      : ends_with(path, ".glb") ? "glb" : "json")
-                                       : flag;
-    if (f == "json") return motion_format::json;
-    if (f == "csv") return motion_format::csv;
-    if (f == "bvh") return motion_format::bvh;
-    if (f == "glb") return motion_format::glb;
+    if (flag.empty()) {
+        const std::string e = lower_extension(path);
+        if (e == ".csv" || e == ".npz") return motion_format::qpos;
+        if (e == ".bvh") return motion_format::bvh;
+        if (e == ".glb") return motion_format::glb;
+        return motion_format::json;
+    }
+    if (flag == "json") return motion_format::json;
+    if (flag == "csv") return motion_format::csv;
+    if (flag == "bvh") return motion_format::bvh;
+    if (flag == "glb") return motion_format::glb;
     throw std::invalid_argument(std::string("--format must be ") + k_motion_format_names);
+}
+
+bool is_qpos_output(const std::string & path) {
+    const std::string e = lower_extension(path);
+    return e == ".csv" || e == ".npz";
+}
+
+const char * qpos_options_usage() {
+    return "[--qpos-rate 30|50] [--quat-order wxyz|xyzw] [--qpos-header yes|no]";
+}
+
+int parse_qpos_option(const char * cmd, const std::string & a, const std::string & v, qpos_output & out) {
+    if (a == "--qpos-rate") {
+        if (v != "30" && v != "50") {
+            std::fprintf(stderr, "motionbricks %s: --qpos-rate must be 30 or 50\n", cmd);
+            return -1;
+        }
+        out.rate = v == "30" ? 30 : 50;
+        return 1;
+    }
+    if (a == "--quat-order") {
+        if (v != "wxyz" && v != "xyzw") {
+            std::fprintf(stderr, "motionbricks %s: --quat-order must be wxyz or xyzw\n", cmd);
+            return -1;
+        }
+        out.xyzw = v == "xyzw";
+        return 1;
+    }
+    if (a == "--qpos-header") {
+        if (v != "yes" && v != "no") {
+            std::fprintf(stderr, "motionbricks %s: --qpos-header must be yes or no\n", cmd);
+            return -1;
+        }
+        out.header = v == "yes";
+        return 1;
+    }
+    return 0;
+}
+
+void write_qpos_output(const std::string & path, const float * qpos, uint64_t frames, const qpos_output & o) {
+    const uint32_t format = lower_extension(path) == ".npz" ? MB_QPOS_FORMAT_NPZ : MB_QPOS_FORMAT_CSV;
+    const uint32_t flags  = (o.xyzw ? MB_QPOS_QUAT_XYZW : 0) | (o.header ? 0 : MB_QPOS_NO_HEADER);
+    mbx::write_qpos_file(qpos, frames, path, format, o.rate, flags);
 }
 
 float parse_units(const std::string & v) {
@@ -125,7 +177,11 @@ mbx::motion clip_frames::motion() const {
     return mbx::create_motion(root_.data(), rot_.data(), count());
 }
 
-void write_motion_file(const mbx::motion & m, const std::string & path, motion_format f, float units) {
+void write_motion_file(const mbx::motion & m, const std::string & path, motion_format f, float units, const qpos_output & q) {
+    if (f == motion_format::qpos) {
+        write_qpos_output(path, m.mujoco_qpos().data, m.frame_count(), q);
+        return;
+    }
     if (f == motion_format::bvh || f == motion_format::glb) {
         mb_motion_write_options o{};
         o.format          = f == motion_format::bvh ? MB_MOTION_FORMAT_BVH : MB_MOTION_FORMAT_GLB;
@@ -133,7 +189,7 @@ void write_motion_file(const mbx::motion & m, const std::string & path, motion_f
         mbx::write_motion_file(m, path, o);
         return;
     }
-    if (f != motion_format::json) throw std::invalid_argument("a whole motion is written as json, bvh or glb");
+    if (f != motion_format::json) throw std::invalid_argument("a whole motion is written as json, qpos (.csv/.npz), bvh or glb");
     const uint64_t F = m.frame_count();
     json           names = json::array(), parents = json::array();
     for (uint32_t j = 0; j < uint32_t(k_joints); ++j) {
@@ -160,8 +216,12 @@ void write_motion_file(const mbx::motion & m, const std::string & path, motion_f
     }
 }
 
-mbx::motion read_motion_file(const std::string & path) {
-    if (!ends_with(path, ".json")) return mbx::read_motion_file(path);
+mbx::motion read_motion_file(const std::string & path, const qpos_output & q) {
+    const std::string e = lower_extension(path);
+    if (e == ".csv" || e == ".npz") {
+        return mbx::read_qpos_file(path, e == ".npz" ? MB_QPOS_FORMAT_NPZ : MB_QPOS_FORMAT_CSV, q.xyzw ? MB_QPOS_QUAT_XYZW : 0);
+    }
+    if (e != ".json") return mbx::read_motion_file(path);
     const json d = read_motion_json(path);
     if (!d.is_object() || d.value("format", "") != "motionbricks-motion-v1") {
         throw std::runtime_error(path + ": not a motionbricks-motion-v1 document");

@@ -113,6 +113,10 @@ std::variant<http_response, file_response> handle_http(const http_request & req,
     for (const char * g : k_gone) {
         if (path == g) return make_http_error(req, http::status::gone, "replaced by the stream protocol (/api/stream)");
     }
+    if (path == "/metrics" && ctx.metrics) {
+        if (!get) return make_http_error(req, http::status::method_not_allowed, "method not allowed");
+        return make_response(req, http::status::ok, ctx.metrics(), "text/plain; version=0.0.4; charset=utf-8");
+    }
     if (path.rfind("/api/", 0) == 0 || path == "/api") {
         if (auto r = handle_clip_http(req, ctx)) return std::move(*r);
         if (!get) return make_http_error(req, http::status::method_not_allowed, "method not allowed");

@@ -25,6 +25,7 @@ struct route_context {
     std::string web_root;       // the viewer's files ("" = none)
     std::string meta_json;      // GET /api/meta body
     std::function<std::string()> health;   // GET /api/health body
+    std::function<std::string()> metrics;  // GET /metrics body (Prometheus text)
     std::vector<std::string> allowed_hosts; // Host header names answered (lowercase; IPv6 in brackets)
     clip_library *  clips   = nullptr;      // /api/clips, uploads (clip-routes.cpp); none: not found
     frame_history * history = nullptr;      // /api/motion/recent

@@ -1,5 +1,6 @@
 // the stream hub: timeline, tick clock, planning schedule, ownership and fan-out
 #include "tools/serve/hub.h"
+#include "tools/serve/replay-recorder.h"
 
 #include "tools/serve/clips.h"
 #include "tools/serve/tokens.h"
@@ -390,6 +391,8 @@ void hub::advance_clock(clock::time_point now) {
                 for (int64_t k = std::max(recorded_ + 1, f - 1); k <= f; ++k) opt_.history->push(timeline_.at(k));
                 recorded_ = f;
             }
+            if (opt_.recorder) opt_.recorder->frame(f, timeline_.at(f), shown_style_);
+            if (opt_.on_tick) opt_.on_tick(timeline_, tick_, epoch_);
             // drop frames well behind the clock (one frame always stays)
             timeline_.drop_before(f);
         }
@@ -442,6 +445,7 @@ void hub::emit_frame() {
     s += ",\"slow_ticks\":" + std::to_string(slow_ticks_) + "}";
     last_frame_ = std::make_shared<const std::string>(std::move(s));
     last_sent_  = clock::now();
+    ++frames_sent_;
     broadcast_pose(last_frame_);
 }
 
@@ -613,6 +617,7 @@ void hub::on_result(plan_result & r) {
     last_plan_idle_ = in_flight_idle_;
     ++revision_;
     style_marks_.push_back({at, r.style});
+    if (opt_.recorder) opt_.recorder->plan(at, r.style, int(frames), r.target_joints);
     targets_msg_ = make_targets(&r);
     broadcast_reliable(targets_msg_);
     for (int64_t s : seqs) {

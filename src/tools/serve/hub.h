@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,7 @@ namespace mb::serve {
 
 class clip_library;
 class frame_history;
+class replay_recorder;
 
 struct hub_options {
     double reclaim_seconds = 30;    // after the owner left, a new connection may claim ownership
@@ -32,6 +34,9 @@ struct hub_options {
     double spectator_idle_seconds = 60;   // a spectator silent this long (pings aside) gives its slot to a refused viewer
     clip_library *  clips   = nullptr;    // play_clip's clips (none: play_clip is rejected); outlives the hub
     frame_history * history = nullptr;    // receives every frame the clock passes (downloads); outlives the hub
+    replay_recorder * recorder = nullptr; // serve --record: told each frame shown and each plan (borrowed)
+    // after every 50 Hz tick, on the hub thread (robot-tap.h: serve --zmq / --record-qpos); may be empty
+    std::function<void(const timeline & tl, int64_t tick, uint64_t epoch)> on_tick;
 };
 
 struct hub_stats {
@@ -53,6 +58,10 @@ public:
     bool try_reserve_peer();
     void release_peer();
     int  peers() const { return peers_.load(); }   // slots held: viewers not yet destroyed
+    // for /metrics: frame messages broadcast, viewers dropped for not keeping up
+    void     count_dropped_viewer() { ++dropped_viewers_; }
+    uint64_t frames_sent() const { return frames_sent_.load(); }
+    uint64_t dropped_viewers() const { return dropped_viewers_.load(); }
 
     // a connected viewer; the hub answers with hello + a snapshot. Returns the viewer id
     uint64_t attach(std::shared_ptr<viewer_link> v, const std::string & resume_token);
@@ -66,6 +75,7 @@ public:
     bool is_owner_token(const std::string & token) const;
 
 private:
+    std::atomic<uint64_t> frames_sent_{0}, dropped_viewers_{0};
     using clock = std::chrono::steady_clock;
 
     struct event {

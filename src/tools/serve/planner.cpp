@@ -40,33 +40,29 @@ std::vector<timeline_frame> to_frames(const mbx::motion & m) {
 planner::planner(const std::string & model_dir, const std::vector<std::string> & style_paths,
                  const tools::model_options & mopt)
     : p_(std::make_unique<impl>()) {
-    try {
-        const mbx::runtime_options options = tools::to_runtime_options(mopt);
-        p_->model = mbx::model::load(model_dir, &options);
-        std::set<std::string> names;
-        for (const std::string & path : style_paths) {
-            p_->styles.push_back(mbx::style::load(*p_->model, path));
-            const std::string name = p_->styles.back().name();
-            if (!names.insert(name).second) throw std::runtime_error("two styles are named '" + name + "'");
-            styles_.push_back({name, p_->styles.back().speed()});
-        }
-        if (p_->styles.empty()) throw std::runtime_error("no styles");
-        for (uint32_t j = 0; j < p_->model->joint_count(); ++j) {
-            joint_info ji{p_->model->joint_name(j), p_->model->joint_parent(j), {}};
-            const std::array<float, 3> pos = p_->model->neutral_joint_position(j);
-            for (int c = 0; c < 3; ++c) ji.position[c] = pos[size_t(c)];
-            skeleton_.push_back(ji);
-        }
-        // the history upstream's reset builds: the idle clip (else the first style's), padded
-        p_->ag.emplace(*p_->model);
-        const int idle = find_style("idle");
-        p_->ag->reset(p_->styles[size_t(idle >= 0 ? idle : 0)]);
-        const int left = find_style("walk_left"), right = find_style("walk_right");
-        if (left >= 0 && right >= 0) p_->ag->set_sidestep_styles(p_->styles[size_t(left)], p_->styles[size_t(right)]);
-        initial_ = to_frames(p_->ag->history());
-    } catch (const mbx::error & e) {
-        throw std::runtime_error(e.what());
+    const mbx::runtime_options options = tools::to_runtime_options(mopt);
+    p_->model = mbx::model::load(model_dir, &options);
+    std::set<std::string> names;
+    for (const std::string & path : style_paths) {
+        p_->styles.push_back(mbx::style::load(*p_->model, path));
+        const std::string name = p_->styles.back().name();
+        if (!names.insert(name).second) throw std::runtime_error("two styles are named '" + name + "'");
+        styles_.push_back({name, p_->styles.back().speed()});
     }
+    if (p_->styles.empty()) throw std::runtime_error("no styles");
+    for (uint32_t j = 0; j < p_->model->joint_count(); ++j) {
+        joint_info ji{p_->model->joint_name(j), p_->model->joint_parent(j), {}};
+        const std::array<float, 3> pos = p_->model->neutral_joint_position(j);
+        for (int c = 0; c < 3; ++c) ji.position[c] = pos[size_t(c)];
+        skeleton_.push_back(ji);
+    }
+    // the history upstream's reset builds: the idle clip (else the first style's), padded
+    p_->ag.emplace(*p_->model);
+    const int idle = find_style("idle");
+    p_->ag->reset(p_->styles[size_t(idle >= 0 ? idle : 0)]);
+    const int left = find_style("walk_left"), right = find_style("walk_right");
+    if (left >= 0 && right >= 0) p_->ag->set_sidestep_styles(p_->styles[size_t(left)], p_->styles[size_t(right)]);
+    initial_ = to_frames(p_->ag->history());
     worker_ = std::thread([this] { run(); });
 }
 

@@ -66,7 +66,8 @@ struct plan_result {
 
 class planner {
 public:
-    // loads the bundle and styles; throws std::runtime_error naming the problem
+    // loads the bundle and styles; throws motionbricks::error from the library, std::runtime_error
+    // for two styles of one name or none
     planner(const std::string & model_dir, const std::vector<std::string> & style_paths,
             const tools::model_options & options);
     planner(const std::string & model_dir, const std::vector<std::string> & style_paths, int n_threads)

@@ -329,6 +329,24 @@ struct server::impl {
                                       {"connections", st.conns.size()}, {"accept_pauses", accept_pauses.load()}};
             return j.dump();
         };
+        st.routes.metrics = [this] {
+            const hub_stats s = h.stats();
+            std::string     m;
+            const auto      put = [&](const char * name, const char * type, const char * help, uint64_t v) {
+                m += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " +
+                     std::to_string(v) + "\n";
+            };
+            put("motionbricks_serve_peers", "gauge", "WebSocket peer slots held", uint64_t(h.peers()));
+            put("motionbricks_serve_viewers", "gauge", "viewers attached to the stream", s.viewers);
+            put("motionbricks_serve_frames_sent_total", "counter", "frame messages broadcast", h.frames_sent());
+            put("motionbricks_serve_dropped_viewers_total", "counter", "viewers dropped for not keeping up", h.dropped_viewers());
+            put("motionbricks_serve_plans_total", "counter", "plans made", s.plans);
+            put("motionbricks_serve_plan_failures_total", "counter", "plans that failed", s.plan_failures);
+            put("motionbricks_serve_slow_ticks_total", "counter", "ticks later than their deadline", s.slow_ticks);
+            put("motionbricks_serve_http_connections", "gauge", "open HTTP connections", st.conns.size());
+            put("motionbricks_serve_accept_pauses_total", "counter", "accept() pauses for want of descriptors", accept_pauses.load());
+            return m;
+        };
     }
 
     void do_accept() {

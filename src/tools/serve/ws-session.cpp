@@ -102,6 +102,7 @@ void ws_session::handle_text(const std::string & text) {
 void ws_session::send_reliable(message_ptr m) {
     if (!queue_.push_reliable(std::move(m))) {
         // a viewer that cannot keep up with reliable events is dropped
+        hub_.count_dropped_viewer();
         net::post(ws_.get_executor(), [self = shared_from_this()] { self->hard_close(); });
         return;
     }
@@ -110,6 +111,7 @@ void ws_session::send_reliable(message_ptr m) {
 
 void ws_session::send_reply(message_ptr m) {
     if (!queue_.push_reliable(std::move(m), true)) {
+        hub_.count_dropped_viewer();
         net::post(ws_.get_executor(), [self = shared_from_this()] { self->hard_close(); });
         return;
     }
@@ -137,7 +139,9 @@ void ws_session::do_write() {
     ws_.text(true);
     write_timer_.expires_after(limits_.write_deadline);
     write_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-        if (!ec) self->hard_close();   // the write deadline passed: the viewer is gone or stuck
+        if (ec) return;
+        self->hub_.count_dropped_viewer();   // the write deadline passed: the viewer is gone or stuck
+        self->hard_close();
     });
     ws_.async_write(net::buffer(*m), [self = shared_from_this(), m](beast::error_code ec, size_t) {
         self->write_timer_.cancel();

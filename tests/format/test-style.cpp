@@ -3,8 +3,8 @@
 #include "format/gguf.h"
 #include "format/style.h"
 
-#include "clip-library.h"
-#include "lenient-npz.h"
+#include "support/clip-library.h"
+#include "support/lenient-npz.h"
 #include "support/test-paths.h"
 
 #include <gtest/gtest.h>

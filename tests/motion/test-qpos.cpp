@@ -1,9 +1,10 @@
 // MJCF hinge tree and MuJoCo qpos ↔ motion conversion against upstream's own
 // converter (../shared/fixtures/qpos, upstream mujoco_helper.py in float32)
+#include "format/error.h"
 #include "motion/mjcf.h"
 #include "motion/qpos.h"
 
-#include "lenient-npz.h"
+#include "support/lenient-npz.h"
 #include "support/qpos-compare.h"
 #include "support/test-paths.h"
 
@@ -98,7 +99,14 @@ TEST(mjcf, rejects_malformed_or_unsupported_models) {
         {"deep nesting", std::string("<mujoco>") + [] { std::string s; for (int i = 0; i < 300; ++i) s += "<a>"; return s; }()},
     };
     for (const auto & [what, text] : bad) {
-        EXPECT_THROW(mjcf_parse(text, what), std::runtime_error) << what;
+        try {
+            mjcf_parse(text, what);
+            ADD_FAILURE() << what << " was accepted";
+        } catch (const mb::error & e) {
+            // malformed bytes: invalid_format, the message naming the origin and the byte
+            EXPECT_EQ(e.code(), status::invalid_format) << what;
+            EXPECT_EQ(std::string(e.what()).rfind(std::string(what) + ": byte ", 0), 0u) << e.what();
+        }
     }
     // class defaults resolve through nested default classes
     const mjcf_model d = mjcf_parse("<mujoco><default><default class='a'><joint axis='0 0 1' range='-1 1'/>"

@@ -1,7 +1,7 @@
 // `motionbricks plan` through the real binary: a small random-weight bundle and styles made
 // by tools/convert.py (the synthetic clip library and a qpos CSV); output layout, the
 // upstream replan cadence, seam continuity, CSV output, and bad input → exit 2
-#include "../cli/poison-bundle.h"
+#include "poison-bundle.h"
 #include "support/shell.h"
 #include "support/test-paths.h"
 
