@@ -4,6 +4,7 @@
 #include "backend/backend-select.h"
 #include "backend/cuda/cuda-kernels.h"
 #include "backend-test-util.h"
+#include "varied-requests.h"
 #include "format/bundle.h"
 #include "format/error.h"
 #include "model/sampling.h"
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -88,6 +90,57 @@ TEST_F(backends, linear_every_path) {
             }
             EXPECT_LT(rel_err(out[0], out[1]), 2e-6) << s.n << "x" << s.n_in << " → " << s.n_out << " bias " << bias;
         }
+    }
+}
+
+// F32 products of many rows (the tiled kernel) sum every output in the skinny kernel's order:
+// row r of an n-row product has the bits of row r multiplied alone, and a lane of a batched
+// conv1d the bits of that lane alone (so fused batch lanes equal requests run alone)
+TEST_F(backends, f32_sums_do_not_depend_on_the_row_count) {
+    struct shape { int64_t n, n_in, n_out; };
+    // 32-row tiles, and (the last two) 64-row tiles, with and without 16-byte loads
+    const shape shapes[] = {{65, 1024, 517}, {130, 3072, 1024}, {300, 512, 64}, {97, 303, 160},
+                            {256, 2048, 96}, {1100, 1024, 1024}, {1090, 303, 1030}};
+    uint32_t seed = 500;
+    for (const shape & s : shapes) {
+        auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
+        const auto wd = gpu->in(w), bd = gpu->in(b);
+        auto       y  = gpu->in(poisoned(s.n * s.n_out));
+        gpu->be->linear(gpu->in(x), s.n, s.n_in, wd, bd, s.n_out, y);
+        const std::vector<float> all = gpu->get(y, s.n * s.n_out);
+        int64_t differ = 0;
+        double  worst  = 0.0;
+        for (int64_t r = 0; r < s.n; ++r) {
+            if (s.n > 300 && r % 13 != 0 && r < s.n - 3) continue;     // a sample of the largest
+            const std::vector<float> xr(x.begin() + r * s.n_in, x.begin() + (r + 1) * s.n_in);
+            auto yr = gpu->in(poisoned(s.n_out));
+            gpu->be->linear(gpu->in(xr), 1, s.n_in, wd, bd, s.n_out, yr);
+            const std::vector<float> one = gpu->get(yr, s.n_out);
+            for (int64_t o = 0; o < s.n_out; ++o) {
+                const float a = all[(size_t) (r * s.n_out + o)], c = one[(size_t) o];
+                if (std::memcmp(&a, &c, sizeof a) != 0) {
+                    ++differ;
+                    worst = std::max(worst, std::isfinite(a) ? (double) std::fabs(a - c) : INFINITY);
+                }
+            }
+        }
+        EXPECT_EQ(differ, 0) << s.n << "x" << s.n_in << " → " << s.n_out << ": outputs differing from the row alone, max "
+                             << worst;
+    }
+    const int64_t c_in = 512, t = 64, c_out = 413, k = 3, lanes = 3;
+    auto x = random_vec(lanes * c_in * t, 600), w = random_vec(c_out * c_in * k, 601), b = random_vec(c_out, 602);
+    const auto wd = gpu->in(w), bd = gpu->in(b);
+    auto       y  = gpu->in(poisoned(lanes * c_out * t));
+    gpu->be->conv1d(gpu->in(x), c_in, t, wd, bd, c_out, k, 1, y, lanes);
+    const std::vector<float> all = gpu->get(y, lanes * c_out * t);
+    for (int64_t l = 0; l < lanes; ++l) {
+        const std::vector<float> xl(x.begin() + l * c_in * t, x.begin() + (l + 1) * c_in * t);
+        auto yl = gpu->in(poisoned(c_out * t));
+        gpu->be->conv1d(gpu->in(xl), c_in, t, wd, bd, c_out, k, 1, yl);
+        const std::vector<float> one = gpu->get(yl, c_out * t);
+        EXPECT_EQ(std::memcmp(all.data() + l * c_out * t, one.data(), one.size() * sizeof(float)), 0)
+            << "conv lane " << l << ": max diff "
+            << rel_err(std::vector<float>(all.begin() + l * c_out * t, all.begin() + (l + 1) * c_out * t), one);
     }
 }
 
@@ -166,32 +219,6 @@ TEST_F(backends, attention_200_rows_and_conv_above_64_frames) {
     }
 }
 
-// request i of a varied set: target distance and heading, masks, forced or predicted
-// duration, argmax or seeded Gumbel, 1..4 steps
-mb::predict_request varied_request(int i) {
-    mb::predict_request r;
-    mb::splitmix64      rng(1000 + (uint64_t) i);
-    auto                u = [&]() { return rng.next_uniform(); };
-    const float dist = 0.5f + 2.5f * u(), dir = 6.2831853f * u(), head = 6.2831853f * u();
-    for (int s = 0; s < mb::k_constraint_frames; ++s) {
-        const bool  target = s >= 4;
-        const float g[5]   = {target ? dist * std::sin(dir) : 0.0f, 0.8f, target ? dist * std::cos(dir) : 0.02f * s,
-                              target ? std::cos(head) : 1.0f, target ? std::sin(head) : 0.0f};
-        std::copy(g, g + 5, r.global_root.begin() + s * 5);
-        r.global_root_mask[(size_t) s] = (s == 0 || !target || u() < 0.8f) ? 1 : 0;
-        const float l[4] = {0.0f, 0.0f, target ? 0.0f : 1.0f, 0.8f};
-        std::copy(l, l + 4, r.local_root.begin() + s * 4);
-        r.local_root_mask[(size_t) s] = u() < 0.7f ? 1 : 0;
-        r.pose_mask[(size_t) s]       = u() < 0.6f ? 1 : 0;
-    }
-    for (float & v : r.poses) v = 0.2f * u() - 0.1f;
-    r.num_tokens          = i % 3 == 0 ? 6 + i % 11 : 0;
-    r.sampling            = i % 2 ? mb::sampling_mode::SAMPLING_MODE_GUMBEL : mb::sampling_mode::SAMPLING_MODE_ARGMAX;
-    r.seed                = 77 + (uint64_t) i;
-    r.num_inference_steps = 1 + i % 4;
-    return r;
-}
-
 TEST(cuda_full_bundle, cpu_and_cuda_agree_on_64_requests) {
     const char * dir = std::getenv("MB_CUDA_FULL_BUNDLE");
     if (!dir || !*dir) GTEST_SKIP() << "skipped: MB_CUDA_FULL_BUNDLE (a full-size bundle directory) is not set";
@@ -202,7 +229,7 @@ TEST(cuda_full_bundle, cpu_and_cuda_agree_on_64_requests) {
     int    same_n = 0, same_tokens = 0, total = 0;
     double feat = 0.0, joint = 0.0;
     for (int i = 0; i < 64; ++i) {
-        const mb::predict_request req = varied_request(i);
+        const mb::predict_request req = mb::test::varied_request(i);
         ASSERT_EQ(cpu->validate(req), "") << "request " << i;
         const mb::predict_result a = cpu->predict(req), b = gpu->predict(req);
         ++total;
@@ -235,28 +262,13 @@ TEST(cuda_full_bundle, reduced_precision_report) {
     for (backend_precision p : {backend_precision::BACKEND_PRECISION_TF32, backend_precision::BACKEND_PRECISION_BF16}) {
         auto rp = mb::motion_model::create(mb::bundle_load(dir), 0, mb::backend_device::BACKEND_DEVICE_CUDA, 0, p);
         ASSERT_EQ(rp->precision(), p);
-        int                 same_n = 0, same_tokens = 0, total = 0;
-        std::vector<double> joint;
+        mb::test::motion_agreement agree;
         for (int i = 0; i < 64; ++i) {
-            const mb::predict_request req = varied_request(i);
-            const mb::predict_result  a = f32->predict(req), b = rp->predict(req);
-            ++total;
-            if (a.num_tokens != b.num_tokens) continue;
-            ++same_n;
-            same_tokens += a.tokens == b.tokens;
-            for (size_t k = 0; k + 2 < a.joint_positions.size(); k += 3) {
-                double d2 = 0.0;
-                for (int c = 0; c < 3; ++c) d2 += std::pow(double(a.joint_positions[k + c]) - b.joint_positions[k + c], 2);
-                joint.push_back(std::sqrt(d2));
-            }
+            const mb::predict_request req = mb::test::varied_request(i);
+            agree.add(f32->predict(req), rp->predict(req));
         }
-        std::sort(joint.begin(), joint.end());
-        const double mx  = joint.empty() ? 0.0 : joint.back();
-        const double p99 = joint.empty() ? 0.0 : joint[size_t(0.99 * double(joint.size() - 1))];
-        std::printf("full bundle, CUDA %s vs F32: durations %d/%d, tokens %d/%d, joint position diff (same-duration "
-                    "plans) max %.1f mm, p99 %.1f mm\n",
-                    p == backend_precision::BACKEND_PRECISION_TF32 ? "TF32" : "BF16", same_n, total, same_tokens, total,
-                    mx * 1e3, p99 * 1e3);
+        std::printf("full bundle, CUDA %s vs F32: %s\n", p == backend_precision::BACKEND_PRECISION_TF32 ? "TF32" : "BF16",
+                    agree.summary().c_str());
     }
 }
 
