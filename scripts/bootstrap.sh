@@ -13,6 +13,7 @@ packages=(
     libzmq3-dev python3-zmq python3-onnx
     python3-yaml
     chromium
+    assimp-utils
 )
 
 missing=()

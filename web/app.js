@@ -9,6 +9,7 @@ import { forward_kinematics, rest_offsets } from './skeleton-fk.js';
 import { CameraFollow, OrbitRig } from './camera-follow.js';
 import { CommandState, KeyboardInput } from './controls.js';
 import { SkeletonView } from './skeleton-view.js';
+import { ActionPanel } from './actions.js';
 import { start_playback } from './playback.js';
 
 const SEND_INTERVAL = 0.1;   // s between control messages while keys change (server limit is 120/s)
@@ -121,6 +122,7 @@ function main(meta) {
     // stream
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const arrivals = [];
+    let actions = null;   // the jump / clip / download panel (actions.js), made once the client exists
     const client = new StreamClient({
         url: `${proto}//${location.host}/api/stream/socket`,
         n_joints: meta.parents.length,
@@ -149,6 +151,7 @@ function main(meta) {
                 debug.frames_received++;
                 arrivals.push(performance.now());
                 if (arrivals.length > 1000) arrivals.splice(0, arrivals.length - 1000);   // a hidden tab renders nothing
+                actions?.on_frame(m);
                 if (last_epoch !== null && m.epoch !== last_epoch) view.clear_trail();
                 last_epoch = m.epoch;
                 if (m.error && m.error !== debug.frame_error) report_error(`server: ${m.error}`);
@@ -185,6 +188,7 @@ function main(meta) {
     }
 
     new KeyboardInput(window, command);
+    actions = new ActionPanel({ client, debug, $ });
     client.connect();
 
     // render loop
@@ -268,6 +272,7 @@ function main(meta) {
         document.body.classList.toggle('spectator', debug.owner === false);
         // only the owner steers
         select.disabled = $('stop').disabled = debug.owner !== true;
+        actions?.update_enabled();
     }
 
     debug.ready = true;

@@ -579,5 +579,7 @@ MB_API mb_status mb_motion_get_stage_time_ms(const mb_motion * value, uint32_t s
 #include <motionbricks/parity.h>
 /* motion out to robot stacks: qpos CSV/NPZ, SONIC reference folders, ZMQ protocol v1 */
 #include <motionbricks/robot-export.h>
+/* additions in their own headers (not in the reference runtime) */
+#include <motionbricks/anim-export.h>
 
 #endif /* MOTIONBRICKS_MOTIONBRICKS_H */

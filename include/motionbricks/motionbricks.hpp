@@ -611,6 +611,46 @@ inline std::vector<motion> infer_batch(const model & m, const std::vector<const 
     return motions;
 }
 
+// ---- anim-export.h: motion files and jump ----
+
+// the bytes of a motion file (options.format GLB or BVH)
+inline std::vector<uint8_t> write_motion(const motion & m, const mb_motion_write_options & options) {
+    uint64_t size = 0;
+    detail::check([&](char * e, uint64_t n) { return mb_motion_write(m.get(), &options, nullptr, 0, &size, e, n); });
+    std::vector<uint8_t> out(size);
+    detail::check([&](char * e, uint64_t n) { return mb_motion_write(m.get(), &options, out.data(), out.size(), &size, e, n); });
+    return out;
+}
+
+inline void write_motion_file(const motion & m, const std::string & path, const mb_motion_write_options & options) {
+    detail::check([&](char * e, uint64_t n) { return mb_motion_write_file(m.get(), path.c_str(), &options, e, n); });
+}
+
+inline motion read_motion(const uint8_t * data, uint64_t size, uint32_t format = MB_MOTION_FORMAT_AUTO) {
+    mb_motion * out = nullptr;
+    detail::check([&](char * e, uint64_t n) { return mb_motion_read(data, size, format, &out, e, n); });
+    return motion(out);
+}
+
+inline motion read_motion_file(const std::string & path, uint32_t format = MB_MOTION_FORMAT_AUTO) {
+    mb_motion * out = nullptr;
+    detail::check([&](char * e, uint64_t n) { return mb_motion_read_file(path.c_str(), format, &out, e, n); });
+    return motion(out);
+}
+
+// root [frames, 3], local rotations x y z w [frames, 34, 4]
+inline motion create_motion(const float * root_xyz, const float * local_rotation_xyzw, uint64_t frames) {
+    mb_motion * out = nullptr;
+    detail::check([&](char * e, uint64_t n) { return mb_motion_create(root_xyz, local_rotation_xyzw, frames, &out, e, n); });
+    return motion(out);
+}
+
+inline motion plan_jump(agent & a, const command & c) {
+    mb_motion * out = nullptr;
+    detail::check([&](char * e, uint64_t n) { return mb_agent_plan_jump(a.get(), c.get(), &out, e, n); });
+    return motion(out);
+}
+
 // ---- motion out to robot stacks (robot-export.h) -----------------------------------------------
 
 // 30 fps qpos [frames, 36] → a CSV or NPZ file (MB_QPOS_FORMAT_*, 30 or 50 Hz, MB_QPOS_* flags)

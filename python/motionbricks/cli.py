@@ -129,8 +129,8 @@ def main(argv=None):
             dump(args.file, args.json)
             return 0
         if args.command == "style":
-            from .style import convert_qpos_csv
-            sys.stderr.write("convert: %s\n" % convert_qpos_csv(args))
+            from .style import convert
+            sys.stderr.write("convert: %s\n" % convert(args))
             return 0
         if args.command == "sonic":
             from .sonic import convert_onnx

@@ -152,11 +152,17 @@ class Converter:
         """un-normalised global features [T, 414] → qpos [T, 36] (quat w first)."""
         t = feat.shape[0]
         g = cont6d_to_matrix(feat[:, 104:308].reshape(t, len(PARENTS), 6))
+        return self.rotations_to_qpos(feat[:, 0:3], g)
+
+    def rotations_to_qpos(self, root, g):
+        """root positions [T, 3] and global rotations [T, 34, 3, 3] (motion space) → qpos [T, 36]:
+        the rotations projected onto the hinges."""
+        t = g.shape[0]
         parent_rot = g[:, np.maximum(PARENTS, 0)]
         parent_rot[:, 0] = np.eye(3)
         lh = self.f2q @ (np.swapaxes(parent_rot, -1, -2) @ g)
         qpos = np.zeros((t, C.QPOS_DIM))
-        qpos[:, 0:3] = feat[:, 0:3] @ M          # Mᵀ p
+        qpos[:, 0:3] = root @ M                  # Mᵀ p
         qpos[:, 3:7] = matrix_to_quat(M.T @ lh[:, 0] @ M)
         r = lh[:, self.hinge_joint]
         angles = np.stack([np.arctan2(r[..., 2, 1], r[..., 2, 2]),   # motion x
@@ -452,13 +458,17 @@ def convert_qpos_csv(args):
     if args.fps <= 0 or not math.isfinite(args.fps):
         raise ConvertError("--fps must be positive")
     q = read_qpos_csv(args.qpos_csv, args.quat_order)
-    q = resample(q, args.fps)
+    return convert_qpos(args, resample(q, args.fps), args.qpos_csv)
+
+
+def convert_qpos(args, q, source_path):
+    """qpos [T, 36] at 30 fps → the style of args (name, speed, frames, tokens, out)."""
     start, end = parse_frames(args.frames, q.shape[0])
     if end - start > C.STYLE_MAX_FRAMES:
         raise ConvertError("the slice has %d frames, a style holds at most %d" % (end - start, C.STYLE_MAX_FRAMES))
     mask = parse_allowed_tokens(args.allowed_tokens)
     buffers = style_buffers(q, start, end)
-    source = args.source_sha256 or sha256_file(args.qpos_csv)
+    source = args.source_sha256 or sha256_file(source_path)
     out_dir = os.path.dirname(os.path.abspath(args.out))
     if not os.path.isdir(out_dir):
         raise ConvertError("%s: directory does not exist" % out_dir)
@@ -467,13 +477,47 @@ def convert_qpos_csv(args):
         args.out, args.name, end - start, q.shape[0], args.speed, size, sha)
 
 
+def glb_qpos(path, converter=None):
+    """a G1 GLB clip (glb.py's rules) → qpos [T, 36] at 30 fps: FK of its local rotations, then
+    the rotations projected onto the hinges."""
+    from .glb import read_glb
+    with open(path, "rb") as f:
+        data = f.read(glb_max_bytes() + 1)
+    root, q = read_glb(data, path)
+    local = quat_to_matrix(q[..., [3, 0, 1, 2]])
+    g = np.empty_like(local)
+    for j, p in enumerate(PARENTS):
+        g[:, j] = local[:, j] if p < 0 else g[:, p] @ local[:, j]
+    return (converter or Converter()).rotations_to_qpos(root, g)
+
+
+def glb_max_bytes():
+    from .glb import MAX_BYTES
+    return MAX_BYTES
+
+
+def convert(args):
+    """tools/convert.py style: a qpos CSV or a GLB clip → one .mbstyle."""
+    if (args.qpos_csv is None) == (args.glb is None):
+        raise ConvertError("give exactly one of --qpos-csv and --glb")
+    if args.glb is not None:
+        if not os.path.isfile(args.glb):
+            raise ConvertError("%s: not a regular file" % args.glb)
+        return convert_qpos(args, glb_qpos(args.glb), args.glb)
+    if args.quat_order is None or args.fps is None:
+        raise ConvertError("--qpos-csv needs --quat-order and --fps")
+    return convert_qpos_csv(args)
+
+
 def add_parser(sub):
     """the `style` subcommand of tools/convert.py."""
-    s = sub.add_parser("style", help="make a .mbstyle from a G1 MuJoCo qpos CSV clip")
-    s.add_argument("--qpos-csv", required=True, metavar="FILE",
+    s = sub.add_parser("style", help="make a .mbstyle from a G1 MuJoCo qpos CSV clip or a G1 GLB clip (Kimodo animation.glb)")
+    s.add_argument("--qpos-csv", metavar="FILE",
                    help="CSV, 36 values a row: root xyz (Z up), root quaternion, 29 hinges (g1.xml order); an optional header row")
-    s.add_argument("--quat-order", required=True, choices=("wxyz", "xyzw"), help="root quaternion order in the CSV")
-    s.add_argument("--fps", required=True, type=float, metavar="N", help="CSV frame rate (resampled to 30)")
+    s.add_argument("--glb", metavar="FILE",
+                   help="glTF 2.0 binary of the g1skel34 layout (Kimodo animation.glb, motionbricks plan --output x.glb), 30 fps")
+    s.add_argument("--quat-order", choices=("wxyz", "xyzw"), help="root quaternion order in the CSV (CSV only)")
+    s.add_argument("--fps", type=float, metavar="N", help="CSV frame rate, resampled to 30 (CSV only)")
     s.add_argument("--frames", metavar="A:B", help="slice of the 30 fps clip (default: all)")
     s.add_argument("--name", required=True, help="style name")
     s.add_argument("--speed", required=True, type=float, metavar="S", help="configured speed, m/s")

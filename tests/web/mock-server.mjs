@@ -173,6 +173,7 @@ export function start_mock({ port = 0, styles = ['walk', 'idle', 'run'], demo = 
         };
         if (url.pathname === '/api/meta') return json(200, meta);
         if (url.pathname === '/api/health') return json(200, { ok: true });
+        if (url.pathname === '/api/clips') return json(200, []);   // no clips (the viewer's clip list)
         if (url.pathname === '/api/stream') return json(200, { available: true, version: 1, physics: false, mujoco_version: '' });
         if (url.pathname === '/mock/drop') {
             for (const ws of peers) ws.terminate();

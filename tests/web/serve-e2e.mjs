@@ -5,6 +5,7 @@
 //   node tests/web/serve-e2e.mjs --bin MOTIONBRICKS --work DIR browser --screenshot PNG
 //   node tests/web/serve-e2e.mjs --bin MOTIONBRICKS --work DIR fk-parity
 //   node tests/web/serve-e2e.mjs --bin MOTIONBRICKS --work DIR client      (StreamClient, no browser)
+//   node tests/web/serve-e2e.mjs --bin MOTIONBRICKS --work DIR clips       (upload, play, jump, download)
 //   node tests/web/serve-e2e.mjs --work DIR --python PY prepare     (bundle + styles, once)
 //
 // exit 0 pass, 1 fail, 77 skipped (browser missing, as browser-e2e.mjs says).
@@ -24,9 +25,9 @@ const opt = (name, fallback = null) => {
 const bin = opt('--bin') && resolve(opt('--bin'));
 const work = opt('--work') && resolve(opt('--work'));
 const python = opt('--python', '/usr/bin/python3');
-const mode = ['prepare', 'browser', 'fk-parity', 'client'].find((m) => args.includes(m));
+const mode = ['prepare', 'browser', 'fk-parity', 'client', 'clips'].find((m) => args.includes(m));
 if (!work || !mode || (mode !== 'prepare' && !bin)) {
-    console.error('usage: serve-e2e.mjs --bin MOTIONBRICKS --work DIR (prepare | browser [--screenshot PNG] | fk-parity | client)');
+    console.error('usage: serve-e2e.mjs --bin MOTIONBRICKS --work DIR (prepare | browser [--screenshot PNG] | fk-parity | client | clips)');
     process.exit(2);
 }
 const bundle = join(work, 'bundle'), styles = join(work, 'styles');
@@ -107,6 +108,15 @@ try {
     if (mode === 'browser') {
         const screenshot = opt('--screenshot', join(work, 'viewer-serve.png'));
         const r = spawnSync(process.execPath, [join(here, 'browser-e2e.mjs'), '--url', server.url, '--screenshot', screenshot],
+            { stdio: 'inherit', cwd: source });
+        rc = r.status ?? 1;
+    } else if (mode === 'clips') {
+        // a clip of planned motion, as a GLB (what Kimodo's animation.glb looks like)
+        const script = join(work, 'clip-script.json'), clip = join(work, 'clip.glb');
+        writeFileSync(script, JSON.stringify([{ frames: 45, style: 'walk', movement: [1, 0], facing: [1, 0], seed: 5 }]));
+        run(bin, ['plan', '--model', bundle, '--style', join(styles, 'walk.mbstyle'), '--style', join(styles, 'idle.mbstyle'),
+            '--script', script, '--output', clip, '--threads', '1'], 'motionbricks plan');
+        const r = spawnSync(process.execPath, [join(here, 'clips-e2e.mjs'), '--url', server.url, '--glb', clip],
             { stdio: 'inherit', cwd: source });
         rc = r.status ?? 1;
     } else if (mode === 'client') {

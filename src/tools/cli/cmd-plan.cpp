@@ -55,24 +55,6 @@ constexpr int          k_joints        = int(MB_G1_JOINT_COUNT);
 constexpr int          k_qpos          = int(MB_G1_QPOS_SIZE);
 constexpr int          k_targets       = 4;
 
-// rounds for JSON output (7 significant digits keep float32 exact enough)
-double r7(float v) {
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.7g", double(v));
-    return std::strtod(buf, nullptr);
-}
-
-// rows of `cols` floats as a JSON array of arrays (r7 numbers)
-json rows(const float * v, int n, int cols) {
-    json a = json::array();
-    for (int i = 0; i < n; ++i) {
-        json r = json::array();
-        for (int c = 0; c < cols; ++c) r.push_back(r7(v[i * cols + c]));
-        a.push_back(std::move(r));
-    }
-    return a;
-}
-
 // an anonymous temporary file receiving one array's elements, comma-separated
 class section {
 public:
@@ -139,12 +121,16 @@ private:
     bool        done_ = false;
 };
 
-// the frames shown, streamed: JSON arrays per field, or CSV rows of qpos
+// the frames shown, streamed: JSON arrays per field, or CSV rows of qpos; or gathered (out is
+// null) for a file written whole: qpos rows for a robot .csv/.npz, the clip for BVH/GLB
 class shown_frames {
 public:
-    // keep: collect the qpos rows there instead of writing (a .csv/.npz output, motion-output.h)
-    shown_frames(bool csv, std::FILE * out, std::vector<float> * keep = nullptr) : csv_(csv), out_(out), keep_(keep) {
-        if (!csv_ && !keep_) {
+    shown_frames(motion_format f, std::FILE * out) : csv_(f == motion_format::csv), out_(out) {
+        if (!out_ && f == motion_format::qpos) {
+            keep_ = std::make_unique<std::vector<float>>();
+        } else if (!out_) {
+            clip_ = std::make_unique<clip_frames>();
+        } else if (!csv_) {
             root_ = std::make_unique<section>();
             local_ = std::make_unique<section>();
             joints_ = std::make_unique<section>();
@@ -160,6 +146,10 @@ public:
         ++frames_;
         if (keep_) {
             keep_->insert(keep_->end(), q, q + k_qpos);
+            return;
+        }
+        if (clip_) {
+            clip_->add(m, f);
             return;
         }
         if (csv_) {
@@ -178,7 +168,7 @@ public:
         qpos_->put(rows(q, 1, k_qpos)[0].dump());
     }
     void add_plan(const mbx::motion & plan) {
-        if (csv_ || keep_) return;
+        if (csv_ || clip_ || keep_) return;
         json targets = json::array();
         for (int f = 0; f < k_targets; ++f) targets.push_back(rows(plan.target_joint_positions().data + size_t(f) * k_joints * 3, k_joints, 3));
         const json p = {{"first_frame", frames_}, {"frames", plan.frame_count()}, {"style", plan.style_name()},
@@ -189,7 +179,7 @@ public:
     // CSV rows went out as they came
     void finish(const mbx::model & model) {
         std::FILE * out = out_;
-        if (keep_) return;
+        if (clip_ || keep_) return;
         if (csv_) {
             flush_csv();
             return;
@@ -224,16 +214,23 @@ private:
 
     bool                     csv_;
     std::FILE *              out_;
-    std::vector<float> *     keep_   = nullptr;
     int64_t                  frames_ = 0;
     std::string              csv_text_;
     std::unique_ptr<section> root_, local_, joints_, qpos_, plans_;
+    std::unique_ptr<clip_frames> clip_;
+    std::unique_ptr<std::vector<float>> keep_;
+
+public:
+    const clip_frames *        clip() const { return clip_.get(); }
+    const std::vector<float> * qpos() const { return keep_.get(); }
 };
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks plan --model DIR --style FILE.mbstyle [--style FILE ...] --script SCRIPT.json "
-                         "--output MOTION.json|.csv|.npz [--format json|csv] %s %s\n", tools::k_model_options_usage,
-                 qpos_options_usage());
+                         "--output MOTION.json|.csv|.npz|.bvh|.glb [--format json|csv|bvh|glb] [--units m|cm] %s %s\n"
+                         "  (the format: --format, else the output's extension: .csv/.npz a robot qpos file, --format csv\n"
+                         "  plan's bare qpos rows; --units: BVH lengths, default m)\n",
+                 tools::k_model_options_usage, qpos_options_usage());
     return 2;
 }
 
@@ -265,11 +262,11 @@ mbx::command step_command(const plan_segment & seg, const mbx::style & style, ui
 } // namespace
 
 int cmd_plan(int argc, char ** argv) {
-    std::string              model_dir, script_path, output_path, format = "json";
+    std::string              model_dir, script_path, output_path, format_flag;
+    float                    units = 1.0f;
+    qpos_output              qout;
     std::vector<std::string> style_paths;
     tools::model_options     mopt;
-    bool                     format_given = false;
-    qpos_output              qout;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (i + 1 >= argc) {
@@ -288,12 +285,14 @@ int cmd_plan(int argc, char ** argv) {
         } else if (a == "--output") {
             output_path = v;
         } else if (a == "--format") {
-            if (v != "json" && v != "csv") {
-                std::fprintf(stderr, "motionbricks plan: --format must be json or csv\n");
+            format_flag = v;
+        } else if (a == "--units") {
+            try {
+                units = parse_units(v);
+            } catch (const std::invalid_argument & e) {
+                std::fprintf(stderr, "motionbricks plan: %s\n", e.what());
                 return 2;
             }
-            format       = v;
-            format_given = true;
         } else if (const int r = parse_qpos_option("plan", a, v, qout); r != 0) {
             if (r < 0) return 2;
         } else {
@@ -302,6 +301,15 @@ int cmd_plan(int argc, char ** argv) {
         }
     }
     if (model_dir.empty() || style_paths.empty() || script_path.empty() || output_path.empty()) return usage();
+    motion_format format = motion_format::json;
+    try {
+        format = pick_motion_format(output_path, format_flag);
+    } catch (const std::invalid_argument & e) {
+        std::fprintf(stderr, "motionbricks plan: %s\n", e.what());
+        return 2;
+    }
+    const bool anim    = format == motion_format::bvh || format == motion_format::glb;
+    const bool to_file = anim || format == motion_format::qpos;   // written whole at the end
 
     std::string script_text;
     try {
@@ -336,6 +344,13 @@ int cmd_plan(int argc, char ** argv) {
         std::fprintf(stderr, "motionbricks plan: bad script: %s\n", e.what());
         return 2;
     }
+    int64_t total = 0;
+    for (const plan_segment & seg : script) total += seg.frames;
+    if (anim && uint64_t(total) > MB_MOTION_FILE_MAX_FRAMES) {
+        std::fprintf(stderr, "motionbricks plan: bad script: %lld frames, a BVH or GLB file holds at most 18000 (10 min)\n",
+                     (long long) total);
+        return 2;
+    }
 
     // upstream's loop: show the frame at the cursor, advance, replan when due
     std::vector<double> plan_ms;
@@ -347,12 +362,9 @@ int cmd_plan(int argc, char ** argv) {
         const int left = find_style(styles, "walk_left"), right = find_style(styles, "walk_right");
         if (left >= 0 && right >= 0) ag.set_sidestep_styles(styles[size_t(left)], styles[size_t(right)]);
 
-        // .csv / .npz without --format: a qpos file for robot tools (motion-output.h)
-        const bool                   to_qpos = !format_given && is_qpos_output(output_path);
-        std::vector<float>           qpos;
         std::optional<atomic_output> out;
-        if (!to_qpos) out.emplace(output_path);
-        shown_frames shown(format == "csv", out ? out->file() : nullptr, to_qpos ? &qpos : nullptr);
+        if (!to_file) out.emplace(output_path);
+        shown_frames  shown(format, out ? out->file() : nullptr);
         mbx::motion   playing      = ag.history();   // what the cursor moves through
         uint64_t      plan_counter = 0;
         for (size_t si = 0; si < script.size(); ++si) {
@@ -383,8 +395,10 @@ int cmd_plan(int argc, char ** argv) {
         shown.finish(*model);
         if (out) {
             out->commit();
+        } else if (shown.qpos()) {
+            write_qpos_output(output_path, shown.qpos()->data(), uint64_t(frames), qout);
         } else {
-            write_qpos_output(output_path, qpos.data(), uint64_t(frames), qout);
+            write_motion_file(shown.clip()->motion(), output_path, format, units);
         }
     } catch (const mbx::error & e) {
         const bool bad = e.status() == MB_INVALID_ARGUMENT;   // a command the library refuses

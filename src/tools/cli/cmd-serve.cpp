@@ -3,6 +3,7 @@
 // full-size random-weight bundle and synthetic styles made once by tools/convert.py
 // (untrained weights: the motion means nothing; the log and /api/meta say so)
 #include "tools/cli/commands.h"
+#include "tools/serve/clips.h"
 #include "tools/serve/replay-recorder.h"
 #include "tools/serve/replay-server.h"
 #include "tools/cli/serve-robot.h"
@@ -26,7 +27,7 @@ namespace fs = std::filesystem;
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] %s "
-                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60] [--record FILE.mbreplay] %s\n"
+                         "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60] [--clips DIR] [--record FILE.mbreplay] %s\n"
                          "       motionbricks serve --replay FILE.mbreplay | --comparison REPORT.json [--listen ...] [--web DIR] [--allow-host NAME ...]\n",
                  tools::k_model_options_usage, serve_robot_usage());
     return 2;
@@ -91,7 +92,7 @@ int serve_playback_mode(serve::playback_options po) {
 } // namespace
 
 int cmd_serve(int argc, char ** argv) {
-    std::string         model_dir, styles_dir, web_dir, replay_path, comparison_path, record_path;
+    std::string         model_dir, styles_dir, web_dir, clips_dir, replay_path, comparison_path, record_path;
     serve::server_options opt;
     tools::model_options mopt;
     serve_robot_options robot;
@@ -123,6 +124,8 @@ int cmd_serve(int argc, char ** argv) {
             opt.listen = v;
         } else if (a == "--web") {
             web_dir = v;
+        } else if (a == "--clips") {
+            clips_dir = v;
         } else if (a == "--replay") {
             replay_path = v;
         } else if (a == "--comparison") {
@@ -175,8 +178,8 @@ int cmd_serve(int argc, char ** argv) {
             std::fprintf(stderr, "motionbricks serve: --replay and --comparison exclude each other\n");
             return 2;
         }
-        if (!model_dir.empty() || !styles_dir.empty() || !record_path.empty()) {
-            std::fprintf(stderr, "motionbricks serve: --replay and --comparison load no model (drop --model/--styles/--record)\n");
+        if (!model_dir.empty() || !styles_dir.empty() || !record_path.empty() || !clips_dir.empty()) {
+            std::fprintf(stderr, "motionbricks serve: --replay and --comparison load no model (drop --model/--styles/--record/--clips)\n");
             return 2;
         }
         serve::playback_options po;
@@ -251,6 +254,20 @@ int cmd_serve(int argc, char ** argv) {
         std::fprintf(stderr, "motionbricks serve: cannot load the model: %s\n", e.what());
         return 1;
     }
+    // Kimodo clips (--clips: every animation.glb below DIR; the owner may upload more) and the
+    // history the viewer downloads
+    serve::clip_library  clips;
+    serve::frame_history history;
+    if (!clips_dir.empty()) {
+        try {
+            std::fprintf(stderr, "serve: %zu clips from %s\n", clips.scan(clips_dir), clips_dir.c_str());
+        } catch (const std::exception & e) {
+            std::fprintf(stderr, "motionbricks serve: %s\n", e.what());
+            return 2;
+        }
+    }
+    opt.hub.clips   = &clips;
+    opt.hub.history = &history;
     std::unique_ptr<serve::replay_recorder> recorder;
     if (!record_path.empty()) {
         recorder         = std::make_unique<serve::replay_recorder>(pl->skeleton());

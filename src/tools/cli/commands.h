@@ -15,6 +15,7 @@ int cmd_inspect(int argc, char ** argv);
 int cmd_dump(int argc, char ** argv);
 int cmd_infer(int argc, char ** argv);
 int cmd_plan(int argc, char ** argv);
+int cmd_convert_motion(int argc, char ** argv);
 int cmd_serve(int argc, char ** argv);
 int cmd_serve_infer(int argc, char ** argv);
 int cmd_download(int argc, char ** argv);

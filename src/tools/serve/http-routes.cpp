@@ -118,6 +118,7 @@ std::variant<http_response, file_response> handle_http(const http_request & req,
         return make_response(req, http::status::ok, ctx.metrics(), "text/plain; version=0.0.4; charset=utf-8");
     }
     if (path.rfind("/api/", 0) == 0 || path == "/api") {
+        if (auto r = handle_clip_http(req, ctx)) return std::move(*r);
         if (!get) return make_http_error(req, http::status::method_not_allowed, "method not allowed");
         if (path == "/api/health") return make_response(req, http::status::ok, ctx.health ? ctx.health() : "{\"ok\":true}", "application/json");
         if (path == "/api/meta") return make_response(req, http::status::ok, ctx.meta_json, "application/json");

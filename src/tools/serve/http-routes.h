@@ -5,6 +5,7 @@
 #include <boost/beast/http.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -12,6 +13,9 @@
 namespace mb::serve {
 
 namespace http = boost::beast::http;
+
+class clip_library;
+class frame_history;
 
 using http_request  = http::request<http::string_body>;
 using http_response = http::response<http::string_body>;
@@ -23,7 +27,18 @@ struct route_context {
     std::function<std::string()> health;   // GET /api/health body
     std::function<std::string()> metrics;  // GET /metrics body (Prometheus text)
     std::vector<std::string> allowed_hosts; // Host header names answered (lowercase; IPv6 in brackets)
+    clip_library *  clips   = nullptr;      // /api/clips, uploads (clip-routes.cpp); none: not found
+    frame_history * history = nullptr;      // /api/motion/recent
+    std::function<bool(const std::string &)> owner_token;   // is this the owner's token (uploads)
 };
+
+// the largest request body: a GLB upload (16 MiB) on its own route, 16 KiB elsewhere
+constexpr uint64_t k_max_upload_bytes = uint64_t(16) << 20;
+bool upload_target(const std::string & target);
+
+// the clip routes (clip-routes.cpp): /api/clips, /api/motion/recent, POST /api/kimodo/upload;
+// nothing when the request is for another route
+std::optional<http_response> handle_clip_http(const http_request & req, const route_context & ctx);
 
 // the Host header's name (port dropped, case ignored) is one of `allowed`; false when absent
 bool host_allowed(const http_request & req, const std::vector<std::string> & allowed);

@@ -2,12 +2,14 @@
 #include "tools/serve/hub.h"
 #include "tools/serve/replay-recorder.h"
 
+#include "tools/serve/clips.h"
 #include "tools/serve/tokens.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 namespace mb::serve {
 
@@ -21,7 +23,6 @@ constexpr int     k_max_catch_up  = 4;
 constexpr double  k_frames_per_tick = 0.6;                            // 30 fps / 50 Hz
 constexpr int64_t k_lead          = 12;                               // frames between request and boundary
 constexpr int64_t k_replan        = 16;
-constexpr float   k_jump_speed    = 5.0f;                              // m/s
 
 int64_t frame_floor(int64_t tick) { return (tick * 3) / 5; }
 int64_t frame_ceil(int64_t tick) { return (tick * 3 + 4) / 5; }
@@ -195,6 +196,7 @@ void hub::on_attach(event & e) {
         v.owner = true;
     }
     if (v.owner) owner_id_ = e.id;
+    share_owner_token();
     v.active       = now;
     viewers_[e.id] = v;
     v.link->send_reliable(std::make_shared<const std::string>(make_hello(v.owner, owner_token_, last_seq_, epoch_)));
@@ -231,6 +233,7 @@ void hub::on_detach(uint64_t id) {
         owner_id_      = 0;
         owner_lost_at_ = clock::now();
         paused_        = true;    // owner loss pauses the world
+        share_owner_token();
         std::fprintf(stderr, "serve: owner %llu left; paused\n", (unsigned long long) id);
     }
 }
@@ -257,16 +260,22 @@ void hub::on_message(uint64_t id, const client_message & m, const std::string & 
     }
     const double now_s = double(tick_) / 50.0;
     switch (m.type) {
+    case msg_type::play_clip:
+        if (!opt_.clips || !opt_.clips->find(m.clip)) {
+            ack(id, m.seq, "rejected", opt_.clips ? "unknown clip '" + m.clip.substr(0, 64) + "'" : "no clips are available on this server");
+            return;
+        }
+        [[fallthrough]];
     case msg_type::control:
     case msg_type::jump: {
         if (m.type == msg_type::control && m.has_style && planner_.find_style(m.style) < 0) {
             ack(id, m.seq, "rejected", "unknown style '" + m.style.substr(0, 64) + "'");
             return;
         }
-        if (m.type == msg_type::jump) {
+        if (m.type != msg_type::control) {
             const bool playing = jump_at_ >= 0 && frame_floor(tick_) < jump_end_;
             bool       queued  = in_flight_jump_;
-            for (const auto & p : pending_) queued = queued || p.msg.type == msg_type::jump;
+            for (const auto & p : pending_) queued = queued || p.msg.type != msg_type::control;
             if (playing || queued) {
                 ack(id, m.seq, "rejected", "an action is already active");
                 return;
@@ -299,7 +308,6 @@ void hub::on_message(uint64_t id, const client_message & m, const std::string & 
         send_to(id, make_ack_applied(m.seq, epoch_, 0.0));
         emit_frame();
         return;
-    case msg_type::play_clip: ack(id, m.seq, "rejected", "no clips are available on this server"); return;
     case msg_type::physics: ack(id, m.seq, "rejected", "physics is not available on this server"); return;
     case msg_type::ping: send_to(id, make_pong()); return;
     }
@@ -327,6 +335,8 @@ void hub::reset_world() {
     ctl_facing_[0] = 0;
     ctl_facing_[1] = 1;
     jump_at_ = jump_end_ = -1;
+    recorded_ = -1;
+    if (opt_.history) opt_.history->clear();
     targets_msg_.reset();
     style_marks_.clear();
     shown_style_ = planner_.find_style("idle") >= 0 ? "idle" : planner_.styles().front().name;
@@ -377,6 +387,10 @@ void hub::advance_clock(clock::time_point now) {
                 shown_style_ = style_marks_.front().style;
                 style_marks_.pop_front();
             }
+            if (opt_.history && f > recorded_) {
+                for (int64_t k = std::max(recorded_ + 1, f - 1); k <= f; ++k) opt_.history->push(timeline_.at(k));
+                recorded_ = f;
+            }
             if (opt_.recorder) opt_.recorder->frame(f, timeline_.at(f), shown_style_);
             if (opt_.on_tick) opt_.on_tick(timeline_, tick_, epoch_);
             // drop frames well behind the clock (one frame always stays)
@@ -423,7 +437,7 @@ void hub::emit_frame() {
         append_json_string(s, failed_);
     }
     s += ",\"kind\":\"";
-    s += jumping ? "jump" : "motion";
+    s += jumping ? action_kind_ : "motion";
     s += "\",\"progress\":";
     append_float(s, jumping ? float(fr - double(jump_at_)) / float(jump_end_ - jump_at_) : 0.0f);
     s += ",\"revision\":" + std::to_string(revision_) + ",\"style\":";
@@ -477,12 +491,17 @@ void hub::maybe_plan() {
     bool    jump     = false;
     int64_t last_ctl = -1;
     std::vector<int64_t> seqs;
-    while (!pending_.empty() && !jump) {
+    std::optional<client_message> clip;
+    while (!pending_.empty() && !jump && !clip) {
         const client_message m = pending_.front().msg;
         pending_.pop_front();
         if (m.type == msg_type::jump) {
             jump = true;
             seqs.push_back(m.seq);
+            continue;
+        }
+        if (m.type == msg_type::play_clip) {
+            clip = m;
             continue;
         }
         if (last_ctl >= 0) ack(owner_id_, last_ctl, "superseded", "");
@@ -499,6 +518,7 @@ void hub::maybe_plan() {
         }
     }
     if (last_ctl >= 0) seqs.push_back(last_ctl);
+    if (clip) return start_clip(*clip, at, seqs);
 
     plan_request req;
     req.epoch = epoch_;
@@ -522,7 +542,8 @@ void hub::maybe_plan() {
             req.move[0] = ctl_facing_[0];
             req.move[1] = ctl_facing_[1];
         }
-        req.speed = k_jump_speed;
+        req.speed = MB_JUMP_SPEED;
+        req.jump  = true;
     } else if (mag < 1e-3f) {
         // zero movement: idle (when present) at speed 0, and the stop pose is then held
         req.style = idle >= 0 ? "idle" : ctl_style_;
@@ -586,9 +607,10 @@ void hub::on_result(plan_result & r) {
     const int64_t frames = int64_t(r.frames.size());
     timeline_.splice(at, std::move(r.frames));   // eased into from the replaced frames
     if (jump) {
-        jump_at_   = at;
-        jump_end_  = at + frames - k_context_frames;
-        next_plan_ = jump_end_;
+        jump_at_     = at;
+        jump_end_    = at + frames - k_context_frames;
+        next_plan_   = jump_end_;
+        action_kind_ = "jump";
     } else {
         next_plan_ = at + std::min<int64_t>(k_replan, frames - k_context_frames);
     }
@@ -602,6 +624,54 @@ void hub::on_result(plan_result & r) {
         send_to(owner_id_, make_ack_scheduled(s, epoch_, double(at) / 30.0, r.planner_ms));
         waiting_.push_back({s, at});
     }
+}
+
+} // namespace mb::serve
+
+namespace mb::serve {
+
+bool hub::is_owner_token(const std::string & token) const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return !owner_token_shared_.empty() && token_equal(token, owner_token_shared_);
+}
+
+void hub::share_owner_token() {
+    std::lock_guard<std::mutex> lk(mu_);
+    owner_token_shared_ = owner_id_ ? owner_token_ : std::string();
+}
+
+// a clip in place of a plan: aligned to the pose at `at`, eased in by the timeline's 8-frame
+// crossfade, played once; the next plan starts from its last 4 frames with the current controls
+void hub::start_clip(const client_message & m, int64_t at, const std::vector<int64_t> & seqs) {
+    const std::shared_ptr<const clip_asset> c = opt_.clips ? opt_.clips->find(m.clip) : nullptr;
+    std::vector<timeline_frame>             frames;
+    std::string                             why = c ? "" : "unknown clip";
+    if (c) {
+        try {
+            frames = align_clip(*c, timeline_.at(at));
+        } catch (const std::exception & e) {
+            why = e.what();
+        }
+    }
+    if (!why.empty()) {
+        ack(owner_id_, m.seq, "rejected", why);
+        for (int64_t s : seqs) ack(owner_id_, s, "rejected", why);
+        return;
+    }
+    const int64_t n = int64_t(frames.size());
+    timeline_.splice(at, std::move(frames));
+    jump_at_        = at;
+    jump_end_       = at + n - k_context_frames;
+    next_plan_      = jump_end_;
+    action_kind_    = "kimodo";
+    last_plan_idle_ = false;   // planning resumes after the clip, idle or not
+    ++revision_;
+    for (int64_t s : seqs) {
+        send_to(owner_id_, make_ack_scheduled(s, epoch_, double(at) / 30.0, 0.0));
+        waiting_.push_back({s, at});
+    }
+    send_to(owner_id_, make_ack_scheduled(m.seq, epoch_, double(at) / 30.0, 0.0));
+    waiting_.push_back({m.seq, at});
 }
 
 } // namespace mb::serve

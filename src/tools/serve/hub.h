@@ -24,12 +24,16 @@
 
 namespace mb::serve {
 
+class clip_library;
+class frame_history;
 class replay_recorder;
 
 struct hub_options {
     double reclaim_seconds = 30;    // after the owner left, a new connection may claim ownership
     int    max_peers       = 8;     // WebSocket viewers at once
     double spectator_idle_seconds = 60;   // a spectator silent this long (pings aside) gives its slot to a refused viewer
+    clip_library *  clips   = nullptr;    // play_clip's clips (none: play_clip is rejected); outlives the hub
+    frame_history * history = nullptr;    // receives every frame the clock passes (downloads); outlives the hub
     replay_recorder * recorder = nullptr; // serve --record: told each frame shown and each plan (borrowed)
     // after every 50 Hz tick, on the hub thread (robot-tap.h: serve --zmq / --record-qpos); may be empty
     std::function<void(const timeline & tl, int64_t tick, uint64_t epoch)> on_tick;
@@ -67,6 +71,8 @@ public:
     void     post_message(uint64_t id, const client_message & m, const std::string & rejected = "");
 
     hub_stats stats() const;
+    // `token` is the current owner's (any thread; for the owner-only HTTP upload)
+    bool is_owner_token(const std::string & token) const;
 
 private:
     std::atomic<uint64_t> frames_sent_{0}, dropped_viewers_{0};
@@ -108,6 +114,7 @@ private:
     std::atomic<uint64_t>   refused_{0};     // viewers turned away because every slot was taken
     uint64_t                refused_seen_ = 0;   // hub thread: refusals already answered
     hub_stats               stats_;          // guarded by mu_ (copied from the loop)
+    std::string             owner_token_shared_;   // guarded by mu_: owner_token_ while an owner is attached
 
     // ---- loop state (hub thread only) ----
     std::map<uint64_t, viewer> viewers_;
@@ -142,7 +149,9 @@ private:
     std::deque<pending_cmd>  pending_;
     std::vector<waiting_ack> waiting_;
 
-    int64_t     jump_at_ = -1, jump_end_ = -1;   // frames of the playing jump
+    int64_t     jump_at_ = -1, jump_end_ = -1;   // frames of the playing action (jump or clip)
+    const char * action_kind_ = "jump";          // the frame's kind while it plays: "jump" or "kimodo"
+    int64_t     recorded_ = -1;                  // last frame given to opt_.history
     uint64_t    revision_ = 0;
     std::string shown_style_;
     struct style_mark { int64_t at; std::string style; };
@@ -159,6 +168,8 @@ private:
     void evict_idle_spectator(clock::time_point now);
     void advance_clock(clock::time_point now);
     void maybe_plan();
+    void start_clip(const client_message & m, int64_t at, const std::vector<int64_t> & seqs);
+    void share_owner_token();
     void reset_world();
     void emit_frame();
     bool holding_now() const;

@@ -128,7 +128,7 @@ void planner::run() {
             cmd.set_seed(req.seed);
             cmd.set_sampling_argmax(false);   // Gumbel sampling seeded per plan, like the reference server
             p_->ag->set_context_qpos(req.context.data(), k_context_frames);
-            const mbx::motion plan = p_->ag->plan(cmd);
+            const mbx::motion plan = req.jump ? mbx::plan_jump(*p_->ag, cmd) : p_->ag->plan(cmd);
             res.frames = to_frames(plan);
             res.style  = plan.style_name();
             const mbx::float_view tj = plan.target_joint_positions(), tr = plan.target_root_translations(),

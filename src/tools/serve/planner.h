@@ -48,6 +48,7 @@ struct plan_request {
     float       facing[2] = {0, 1};     // (x, z), motion space
     float       speed     = -1;         // m/s; negative: the style's speed
     uint64_t    seed      = 1;
+    bool        jump      = false;      // mb_agent_plan_jump: MB_JUMP_SPEED along move (speed ignored)
 };
 
 struct plan_result {

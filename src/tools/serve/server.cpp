@@ -98,6 +98,7 @@ struct shared_state {
     route_context    routes;
     session_limits   limits;
     connection_table conns;
+    std::atomic<int> uploads{0};   // upload bodies being read (at most 2: 16 MiB each)
 };
 
 class http_session : public std::enable_shared_from_this<http_session> {
@@ -128,11 +129,48 @@ private:
         st_.conns.set_waiting(this, true);
         parser_.emplace();
         parser_->header_limit(8192);
-        parser_->body_limit(16384);
+        parser_->body_limit(k_max_upload_bytes);   // the header's Content-Length is checked against this; on_header narrows it
         stream_.expires_after(std::chrono::seconds(40));
-        http::async_read(stream_, buf_, *parser_,
-                         [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+        http::async_read_header(stream_, buf_, *parser_,
+                                [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
     }
+
+    // a GLB upload may carry 16 MiB, only from the owner (checked before its body is read) and
+    // at most two at a time; every other request keeps the 16 KiB body limit
+    void on_header(beast::error_code ec) {
+        if (ec) return on_read(ec);
+        const bool upload = upload_target(std::string(parser_->get().target())) && parser_->get().method() == http::verb::post;
+        if (!upload) {
+            const auto n = parser_->content_length();
+            if (n && *n > 16384) return on_read(http::error::body_limit);
+            parser_->body_limit(16384);
+        }
+        if (upload) {
+            if (!host_allowed(parser_->get(), st_.routes.allowed_hosts)) {
+                st_.conns.set_waiting(this, false);
+                return write(make_http_error(parser_->get(), http::status::forbidden, "host not allowed"), false);
+            }
+            const auto tok = parser_->get().find("X-Motionbricks-Token");
+            if (tok == parser_->get().end() || !st_.routes.owner_token || !st_.routes.owner_token(std::string(tok->value()))) {
+                st_.conns.set_waiting(this, false);
+                return write(make_http_error(parser_->get(), http::status::forbidden, "only the owner may upload clips (X-Motionbricks-Token)"), false);
+            }
+            if (st_.uploads.fetch_add(1) >= 2) {
+                st_.uploads.fetch_sub(1);
+                st_.conns.set_waiting(this, false);
+                return write(make_http_error(parser_->get(), http::status::service_unavailable, "two uploads are in progress"), false);
+            }
+            uploading_ = true;
+            parser_->body_limit(k_max_upload_bytes);
+            stream_.expires_after(std::chrono::seconds(120));
+        }
+        http::async_read(stream_, buf_, *parser_, [self = shared_from_this()](beast::error_code ec2, size_t) {
+            if (self->uploading_) self->st_.uploads.fetch_sub(1);
+            self->uploading_ = false;
+            self->on_read(ec2);
+        });
+    }
+    bool uploading_ = false;
 
     void on_read(beast::error_code ec) {
         st_.conns.set_waiting(this, false);
@@ -280,6 +318,9 @@ struct server::impl {
           acceptor(net::make_strand(ioc)), accept_timer(acceptor.get_executor()) {
         st.routes.web_root  = opt.web_root;
         st.routes.meta_json = make_meta_json(pl.styles(), pl.skeleton(), opt.demo);
+        st.routes.clips       = opt.hub.clips;
+        st.routes.history     = opt.hub.history;
+        st.routes.owner_token = [this](const std::string & t) { return h.is_owner_token(t); };
         st.routes.health    = [this] {
             const hub_stats s = h.stats();
             const nlohmann::json j = {{"ok", true},          {"demo", opt.demo},       {"viewers", s.viewers},
