@@ -1,0 +1,173 @@
+// the MuJoCo side of physics sessions: the G1 scene compiles from memory with its patches and
+// placeholders, PD control reaches its targets, the robot stands, and runs are deterministic
+#include "format/error.h"
+#include "physics/mujoco/scene-patch.h"
+#include "physics/mujoco/sim.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+namespace ph = mb::physics;
+
+namespace {
+
+std::string scene_path() {
+    return std::string(MB_SHARED) + "/data/upstream/mjcf/scene_43dof.xml";
+}
+
+#define NEED_SCENE()                                                                                          \
+    do {                                                                                                      \
+        if (!ph::engine_available()) GTEST_SKIP() << "this build has no MuJoCo";                              \
+        if (!std::filesystem::exists(scene_path())) GTEST_SKIP() << scene_path() << " is absent (../shared)"; \
+    } while (0)
+
+// compiled once for the whole test program (each compile reads 13.7 MB of meshes)
+std::shared_ptr<const ph::scene> g1(bool welded = false) {
+    static std::shared_ptr<const ph::scene> free_base, fixed;
+    auto & s = welded ? fixed : free_base;
+    if (!s) s = ph::scene_compile(scene_path(), {.weld_base = welded, .zero_gravity = welded});
+    return s;
+}
+
+std::array<double, ph::k_body_joints> default_targets() {
+    std::array<double, ph::k_body_joints> t{};
+    for (int i = 0; i < ph::k_body_joints; ++i) t[size_t(i)] = ph::k_default_angles[size_t(i)];
+    return t;
+}
+
+} // namespace
+
+TEST(PhysicsPatch, StripsAttributesAndElements) {
+    std::string xml = "<mujoco><joint name=\"a\" actuatorfrcrange=\"-88 88\"\n   class=\"x\"/>"
+                      "<sensor><jointactuatorfrc name=\"t\" joint=\"a\" />\n<gyro site=\"imu\"/></sensor></mujoco>";
+    std::vector<std::string> applied;
+    ph::patch_for_version(xml, 230, applied);   // 2.3.0: autolimits is the default already
+    EXPECT_EQ(xml, "<mujoco><joint name=\"a\"\n   class=\"x\"/><sensor>\n<gyro site=\"imu\"/></sensor></mujoco>");
+    ASSERT_EQ(applied.size(), 2u);
+    // a version that reads them keeps the text as is
+    std::string same = "<joint actuatorfrcrange=\"-1 1\"/><jointactuatorfrc joint=\"a\"/>";
+    const std::string before = same;
+    applied.clear();
+    ph::patch_for_version(same, 330, applied);
+    EXPECT_EQ(same, before);
+    EXPECT_TRUE(applied.empty());
+}
+
+TEST(PhysicsPatch, WeldsTheFreeJointOnly) {
+    std::string xml = "<body><joint name=\"hinge\" type=\"hinge\"/><joint name=\"floating_base_joint\" type=\"free\" limited=\"false\" /></body>";
+    EXPECT_FALSE(ph::weld_free_joint(xml, "hinge"));
+    EXPECT_TRUE(ph::weld_free_joint(xml, "floating_base_joint"));
+    EXPECT_EQ(xml, "<body><joint name=\"hinge\" type=\"hinge\"/></body>");
+}
+
+TEST(PhysicsScene, CompilesTo50_49_43WithPlaceholders) {
+    NEED_SCENE();
+    const auto scene = g1();
+    const auto & info = ph::scene_describe(*scene);
+    EXPECT_EQ(info.nq, 50);
+    EXPECT_EQ(info.nv, 49);
+    EXPECT_EQ(info.nu, 43);
+    // MESHES.md: head and hands (17 files) are missing
+    EXPECT_EQ(info.placeholders.size(), 17u);
+    EXPECT_NE(std::find(info.placeholders.begin(), info.placeholders.end(), "head_link.STL"), info.placeholders.end());
+    EXPECT_EQ(info.parents[0], -1);
+    EXPECT_EQ(info.body_names[29], "right_wrist_yaw_link");
+    if (ph::engine_version() < "3") {
+        EXPECT_FALSE(info.patches.empty());
+    }
+    // collision shapes: every placeholder is labelled
+    size_t labelled = 0;
+    for (const auto & c : ph::scene_collision(*scene)) {
+        if (c.name.rfind("placeholder:", 0) == 0) ++labelled;
+        if (c.type == 7) {
+            EXPECT_FALSE(c.triangles.empty()) << c.name;
+        }
+    }
+    EXPECT_GT(labelled, 0u);
+    // the same file and options give the same compiled model
+    EXPECT_EQ(ph::scene_compile(scene_path(), {}).get(), scene.get());
+}
+
+TEST(PhysicsScene, RejectsAMissingFile) {
+    if (!ph::engine_available()) GTEST_SKIP() << "this build has no MuJoCo";
+    try {
+        ph::scene_compile("/nonexistent/scene.xml", {});
+        FAIL();
+    } catch (const mb::error & e) {
+        EXPECT_EQ(e.code(), mb::status::io_error);
+    }
+}
+
+TEST(PhysicsRobot, WeldedZeroGravityReachesTargets) {
+    NEED_SCENE();
+    ph::robot r(g1(true));
+    auto      t = default_targets();
+    for (int i = 0; i < ph::k_body_joints; ++i) t[size_t(i)] += 0.3 * std::sin(1.0 + i);   // inside every range
+    for (int k = 0; k < 100; ++k) r.tick(t.data(), nullptr);                                // 2 s
+    double worst = 0;
+    for (int i = 0; i < ph::k_body_joints; ++i) {
+        const int a = ph::body_actuator(i);
+        worst       = std::max(worst, std::fabs(r.qpos()[a] - t[size_t(i)]));   // welded: qpos = hinges only
+    }
+    EXPECT_LE(worst, 0.02);
+}
+
+TEST(PhysicsRobot, StandsTenSecondsUnderDefaultHold) {
+    NEED_SCENE();
+    ph::robot  r(g1());
+    const auto t = default_targets();
+    double     lowest = 10;
+    for (int k = 0; k < 500; ++k) {
+        r.tick(t.data(), nullptr);
+        lowest = std::min(lowest, r.pelvis_height());
+    }
+    EXPECT_GT(lowest, 0.6);
+    EXPECT_NEAR(r.time(), 10.0, 1e-9);
+    EXPECT_GT(r.contacts(), 0u);
+}
+
+TEST(PhysicsRobot, DeterministicRunToRun) {
+    NEED_SCENE();
+    const auto scene = g1();
+    ph::robot  a(scene), b(scene);
+    auto       t = default_targets();
+    for (int k = 0; k < 50; ++k) {
+        t[3] = 0.669 + 0.2 * std::sin(0.1 * k);
+        a.tick(t.data(), nullptr);
+        b.tick(t.data(), nullptr);
+    }
+    ASSERT_EQ(a.nq(), 50);
+    EXPECT_EQ(0, std::memcmp(a.qpos(), b.qpos(), sizeof(double) * 50));
+    EXPECT_EQ(0, std::memcmp(a.qvel(), b.qvel(), sizeof(double) * 49));
+}
+
+TEST(PhysicsRobot, RejectsNonFiniteTargetsUnchanged) {
+    NEED_SCENE();
+    ph::robot r(g1());
+    auto      t = default_targets();
+    t[5]        = NAN;
+    EXPECT_THROW(r.tick(t.data(), nullptr), mb::error);
+    EXPECT_EQ(r.time(), 0.0);
+}
+
+TEST(PhysicsRobot, InstabilityIsComputeFailedAndRestores) {
+    NEED_SCENE();
+    ph::robot           r(g1());
+    std::vector<double> q(r.qpos(), r.qpos() + r.nq());
+    std::vector<double> v(size_t(r.nv()), 0.0);
+    v[10] = 1e300;   // a velocity MuJoCo cannot integrate
+    r.set_state(q.data(), v.data());
+    const auto t = default_targets();
+    try {
+        r.tick(t.data(), nullptr);
+        FAIL() << "no failure";
+    } catch (const mb::error & e) {
+        EXPECT_EQ(e.code(), mb::status::compute_failed) << e.what();
+    }
+    EXPECT_EQ(r.time(), 0.0);
+    EXPECT_EQ(r.qvel()[10], 1e300);
+}
