@@ -106,7 +106,10 @@ TEST(PhysicsRobot, WeldedZeroGravityReachesTargets) {
     NEED_SCENE();
     ph::robot r(g1(true));
     auto      t = default_targets();
-    for (int i = 0; i < ph::k_body_joints; ++i) t[size_t(i)] += 0.3 * std::sin(1.0 + i);   // inside every range
+    for (int i = 0; i < ph::k_body_joints; ++i) t[size_t(i)] += 0.2 * std::sin(1.0 + i);   // inside every range
+    t[16] = 0.5;    // shoulder rolls outwards: no arm-torso contact
+    t[23] = -0.5;
+    t[0] = t[6] = 0.3;    // thighs backwards: forwards they meet the hanging hands
     for (int k = 0; k < 100; ++k) r.tick(t.data(), nullptr);                                // 2 s
     double worst = 0;
     for (int i = 0; i < ph::k_body_joints; ++i) {
@@ -116,9 +119,18 @@ TEST(PhysicsRobot, WeldedZeroGravityReachesTargets) {
     EXPECT_LE(worst, 0.02);
 }
 
+// the release's gains are the policy's: a pure hold of the default pose with them is statically
+// unstable (the ankles' 2 × 28.5 N·m/rad against m·g·h ≈ 200 N·m/rad) and tips over in ~1.5 s, which
+// FallsUnderTheReleaseGainsHold measures; a hold at 8 × the release's stiffness stands
 TEST(PhysicsRobot, StandsTenSecondsUnderDefaultHold) {
     NEED_SCENE();
     ph::robot  r(g1());
+    std::array<double, ph::k_body_joints> kp{}, kd{};
+    for (int i = 0; i < ph::k_body_joints; ++i) {
+        kp[size_t(i)] = 8.0 * ph::k_kp[size_t(i)];
+        kd[size_t(i)] = ph::k_kd[size_t(i)];   // 8 × kd is unstable at 200 Hz on the light wrist links
+    }
+    r.set_gains(kp.data(), kd.data());
     const auto t = default_targets();
     double     lowest = 10;
     for (int k = 0; k < 500; ++k) {
@@ -128,6 +140,18 @@ TEST(PhysicsRobot, StandsTenSecondsUnderDefaultHold) {
     EXPECT_GT(lowest, 0.6);
     EXPECT_NEAR(r.time(), 10.0, 1e-9);
     EXPECT_GT(r.contacts(), 0u);
+}
+
+TEST(PhysicsRobot, FallsUnderTheReleaseGainsHold) {
+    NEED_SCENE();
+    ph::robot  r(g1());
+    const auto t = default_targets();
+    int        fell_at = -1;
+    for (int k = 0; k < 150 && fell_at < 0; ++k) {
+        r.tick(t.data(), nullptr);
+        if (r.pelvis_height() < ph::k_fall_height) fell_at = k;
+    }
+    EXPECT_GT(fell_at, 25);   // not at once: it tips over
 }
 
 TEST(PhysicsRobot, DeterministicRunToRun) {

@@ -197,6 +197,12 @@ std::shared_ptr<const scene> compile_uncached(const std::string & xml_path, cons
     mjModel * m = s->model.get();
     m->opt.timestep = k_substep_dt;
     if (options.zero_gravity) m->opt.gravity[0] = m->opt.gravity[1] = m->opt.gravity[2] = 0;
+    if (options.weld_base) {
+        // the welded robot hangs free: the floor would stop its feet
+        for (int g = 0; g < m->ngeom; ++g) {
+            if (m->geom_bodyid[g] == 0) m->geom_contype[g] = m->geom_conaffinity[g] = 0;
+        }
+    }
 
     // sizes the reference checks
     s->info.nq = m->nq;
@@ -314,6 +320,7 @@ const std::vector<collision_shape> & scene_collision(const scene & s) {
 struct robot::impl {
     std::unique_ptr<mjData, data_deleter> data;
     std::vector<double>                   save_qpos, save_qvel, save_act;   // the state before a tick
+    std::array<double, k_actuators>       kp{}, kd{};                       // this robot's gains
 };
 
 robot::robot(std::shared_ptr<const scene> s) : scene_(std::move(s)), impl_(std::make_unique<impl>()) {
@@ -324,6 +331,7 @@ robot::robot(std::shared_ptr<const scene> s) : scene_(std::move(s)), impl_(std::
     impl_->save_qpos.resize(size_t(m->nq));
     impl_->save_qvel.resize(size_t(m->nv));
     impl_->save_act.resize(size_t(std::max(m->na, 1)));
+    set_gains(nullptr, nullptr);
     reset();
 }
 
@@ -335,7 +343,36 @@ void robot::reset() {
     mj_resetData(m, d);
     for (int i = 0; i < k_body_joints; ++i) d->qpos[scene_->act_qpos[size_t(body_actuator(i))]] = k_default_angles[size_t(i)];
     char error[512] = {0};
+    if (mbph_kinematics(m, d, error, sizeof error) != 0) fail(status::compute_failed, std::string("MuJoCo mj_kinematics: ") + error);
+    // a free base starts with the lowest box corner (the soles) on the floor, not 3 cm above it
+    if (m->jnt_type[0] == mjJNT_FREE) {
+        double lowest = INFINITY;
+        for (const collision_shape & c : scene_->shapes) {
+            if (c.type != mjGEOM_BOX) continue;
+            const double * x = d->geom_xpos + 3 * c.geom;
+            const double * r = d->geom_xmat + 9 * c.geom;
+            for (int k = 0; k < 8; ++k) {
+                const double sx = (k & 1 ? 1 : -1) * c.size[0], sy = (k & 2 ? 1 : -1) * c.size[1], sz = (k & 4 ? 1 : -1) * c.size[2];
+                lowest = std::min(lowest, x[2] + r[6] * sx + r[7] * sy + r[8] * sz);
+            }
+        }
+        if (std::isfinite(lowest)) d->qpos[2] -= lowest;
+    }
     if (mbph_forward(m, d, error, sizeof error) != 0) fail(status::compute_failed, std::string("MuJoCo mj_forward: ") + error);
+}
+
+void robot::set_gains(const double * kp, const double * kd) {
+    if ((kp == nullptr) != (kd == nullptr)) fail(status::invalid_argument, "kp and kd must both be given or both be NULL");
+    for (int i = 0; kp && i < k_body_joints; ++i) {
+        if (!(kp[i] >= 0 && kp[i] <= 1e4)) fail(status::invalid_argument, "kp[" + std::to_string(i) + "] is outside [0, 1e4]");
+        if (!(kd[i] >= 0 && kd[i] <= 1e3)) fail(status::invalid_argument, "kd[" + std::to_string(i) + "] is outside [0, 1e3]");
+    }
+    impl_->kp = scene_->kp;
+    impl_->kd = scene_->kd;
+    for (int i = 0; kp && i < k_body_joints; ++i) {
+        impl_->kp[size_t(body_actuator(i))] = kp[i];
+        impl_->kd[size_t(body_actuator(i))] = kd[i];
+    }
 }
 
 void robot::set_state(const double * qpos, const double * qvel) {
@@ -387,7 +424,7 @@ void robot::tick(const double * targets, tick_record * record) {
         for (int a = 0; a < k_actuators; ++a) {
             const double q   = d->qpos[sc.act_qpos[size_t(a)]];
             const double dq  = d->qvel[sc.act_dof[size_t(a)]];
-            const double tau = sc.kp[size_t(a)] * (target[a] - q) - sc.kd[size_t(a)] * dq;
+            const double tau = impl_->kp[size_t(a)] * (target[a] - q) - impl_->kd[size_t(a)] * dq;
             d->ctrl[a]       = std::clamp(tau, -k_torque_limit[size_t(a)], k_torque_limit[size_t(a)]);
         }
         if (record) {

@@ -37,6 +37,9 @@ robot::~robot() = default;
 void robot::reset() {
     unavailable();
 }
+void robot::set_gains(const double *, const double *) {
+    unavailable();
+}
 void robot::set_state(const double *, const double *) {
     unavailable();
 }

@@ -28,7 +28,7 @@ std::string engine_version();
 bool engine_available();
 
 struct scene_options {
-    bool weld_base    = false;    // remove the free joint: the pelvis is fixed to the world (tests)
+    bool weld_base    = false;    // remove the free joint and the floor's contacts: the pelvis hangs fixed (tests)
     bool zero_gravity = false;    // gravity 0 (tests)
     bool operator==(const scene_options &) const = default;
 };
@@ -81,6 +81,9 @@ public:
     // at 0), torques clipped to the release's limits. Throws compute_failed (MuJoCo warning, error or
     // non-finite state): the state is then restored to the one before the tick
     void tick(const double * targets, tick_record * record);
+    // replaces the body joints' PD gains [29] (MuJoCo order; finite, kp in [0, 1e4], kd in [0, 1e3]);
+    // NULL restores the release's
+    void set_gains(const double * kp, const double * kd);
 
     const std::shared_ptr<const scene> & model() const { return scene_; }
     double time() const;
