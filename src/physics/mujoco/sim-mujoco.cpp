@@ -197,12 +197,9 @@ std::shared_ptr<const scene> compile_uncached(const std::string & xml_path, cons
     mjModel * m = s->model.get();
     m->opt.timestep = k_substep_dt;
     if (options.zero_gravity) m->opt.gravity[0] = m->opt.gravity[1] = m->opt.gravity[2] = 0;
-    if (options.weld_base) {
-        // the welded robot hangs free: the floor would stop its feet
-        for (int g = 0; g < m->ngeom; ++g) {
-            if (m->geom_bodyid[g] == 0) m->geom_contype[g] = m->geom_conaffinity[g] = 0;
-        }
-    }
+    // the welded robot hangs free of the floor and of itself (the mesh hulls and placeholder boxes
+    // meet well inside the joint ranges): what is left is the controller and the joints
+    if (options.weld_base) m->opt.disableflags |= mjDSBL_CONTACT;
 
     // sizes the reference checks
     s->info.nq = m->nq;

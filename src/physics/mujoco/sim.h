@@ -28,7 +28,7 @@ std::string engine_version();
 bool engine_available();
 
 struct scene_options {
-    bool weld_base    = false;    // remove the free joint and the floor's contacts: the pelvis hangs fixed (tests)
+    bool weld_base    = false;    // remove the free joint and every contact: the pelvis hangs fixed (tests)
     bool zero_gravity = false;    // gravity 0 (tests)
     bool operator==(const scene_options &) const = default;
 };
