@@ -579,5 +579,7 @@ MB_API mb_status mb_motion_get_stage_time_ms(const mb_motion * value, uint32_t s
 #include <motionbricks/parity.h>
 /* motion out to robot stacks: qpos CSV/NPZ, SONIC reference folders, ZMQ protocol v1 */
 #include <motionbricks/robot-export.h>
+/* the simulated G1 (MuJoCo) and, through it, the SONIC policy */
+#include <motionbricks/physics.h>
 
 #endif /* MOTIONBRICKS_MOTIONBRICKS_H */

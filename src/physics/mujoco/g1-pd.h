@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 
 namespace mb::physics {
 
@@ -57,6 +58,22 @@ inline constexpr std::array<float, k_body_joints> k_kd = [] {
     v[12] = float(kd(k_arm_7520_14));
     v[13] = v[14] = float(2.0 * kd(k_arm_5020));
     for (int i = 0; i < 7; ++i) v[15 + i] = v[22 + i] = float(arm[i]);
+    return v;
+}();
+
+// policy_parameters.hpp lines 109-140: action_scale = 0.25 · effort limit / stiffness of the motor type
+// (5020: 25 N·m, 7520_14: 88, 7520_22: 139, 4010: 5; lines 62-65)
+inline constexpr std::array<double, k_body_joints> k_action_scale = [] {
+    using namespace detail;
+    const double m5020 = 0.25 * 25.0 / kp(k_arm_5020), m7520_14 = 0.25 * 88.0 / kp(k_arm_7520_14);
+    const double m7520_22 = 0.25 * 139.0 / kp(k_arm_7520_22), m4010 = 0.25 * 5.0 / kp(k_arm_4010);
+    const double leg[6] = {m7520_22, m7520_22, m7520_14, m7520_22, m5020, m5020};
+    const double arm[7] = {m5020, m5020, m5020, m5020, m5020, m4010, m4010};
+    std::array<double, k_body_joints> v{};
+    for (int i = 0; i < 6; ++i) v[std::size_t(i)] = v[std::size_t(6 + i)] = leg[i];
+    v[12] = m7520_14;
+    v[13] = v[14] = m5020;
+    for (int i = 0; i < 7; ++i) v[std::size_t(15 + i)] = v[std::size_t(22 + i)] = arm[i];
     return v;
 }();
 

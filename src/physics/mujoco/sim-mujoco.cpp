@@ -2,6 +2,7 @@
 #include "physics/mujoco/sim.h"
 
 #include "format/error.h"
+#include "format/regular-file.h"
 #include "physics/mujoco/mj-guard.h"
 #include "physics/mujoco/scene-patch.h"
 
@@ -11,7 +12,6 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -42,14 +42,7 @@ void install_handlers() {
 }
 
 std::string read_file(const std::filesystem::path & path) {
-    std::error_code ec;
-    const auto      size = std::filesystem::file_size(path, ec);
-    if (ec) fail(status::io_error, path.string() + ": " + ec.message());
-    if (size > k_max_scene_file) fail(status::io_error, path.string() + ": larger than 64 MiB");
-    std::ifstream in(path, std::ios::binary);
-    std::string   bytes(size_t(size), '\0');
-    if (!in.read(bytes.data(), std::streamsize(size))) fail(status::io_error, path.string() + ": read failed");
-    return bytes;
+    return read_regular_file(path.string(), k_max_scene_file);
 }
 
 // a binary STL box of half edge h centred on the origin, labelled in its header
@@ -317,7 +310,8 @@ const std::vector<collision_shape> & scene_collision(const scene & s) {
 struct robot::impl {
     std::unique_ptr<mjData, data_deleter> data;
     std::vector<double>                   save_qpos, save_qvel, save_act;   // the state before a tick
-    std::array<double, k_actuators>       kp{}, kd{};                       // this robot's gains
+    std::array<double, k_actuators>       kp{}, kd{}, limit{};              // this robot's gains and torque limits
+    std::unique_ptr<mjData, data_deleter> scratch;                          // for kinematics() of other poses
 };
 
 robot::robot(std::shared_ptr<const scene> s) : scene_(std::move(s)), impl_(std::make_unique<impl>()) {
@@ -328,6 +322,8 @@ robot::robot(std::shared_ptr<const scene> s) : scene_(std::move(s)), impl_(std::
     impl_->save_qpos.resize(size_t(m->nq));
     impl_->save_qvel.resize(size_t(m->nv));
     impl_->save_act.resize(size_t(std::max(m->na, 1)));
+    impl_->scratch.reset(mbph_make_data(scene_->model.get(), error, sizeof error));
+    if (!impl_->scratch) fail(status::out_of_memory, std::string("MuJoCo mj_makeData: ") + error);
     set_gains(nullptr, nullptr);
     reset();
 }
@@ -358,18 +354,61 @@ void robot::reset() {
     if (mbph_forward(m, d, error, sizeof error) != 0) fail(status::compute_failed, std::string("MuJoCo mj_forward: ") + error);
 }
 
-void robot::set_gains(const double * kp, const double * kd) {
+void robot::set_gains(const double * kp, const double * kd, const double * torque_limit) {
     if ((kp == nullptr) != (kd == nullptr)) fail(status::invalid_argument, "kp and kd must both be given or both be NULL");
-    for (int i = 0; kp && i < k_body_joints; ++i) {
-        if (!(kp[i] >= 0 && kp[i] <= 1e4)) fail(status::invalid_argument, "kp[" + std::to_string(i) + "] is outside [0, 1e4]");
-        if (!(kd[i] >= 0 && kd[i] <= 1e3)) fail(status::invalid_argument, "kd[" + std::to_string(i) + "] is outside [0, 1e3]");
+    for (int i = 0; i < k_body_joints; ++i) {
+        if (kp && !(kp[i] >= 0 && kp[i] <= 1e4)) fail(status::invalid_argument, "kp[" + std::to_string(i) + "] is outside [0, 1e4]");
+        if (kd && !(kd[i] >= 0 && kd[i] <= 1e3)) fail(status::invalid_argument, "kd[" + std::to_string(i) + "] is outside [0, 1e3]");
+        if (torque_limit && !(torque_limit[i] > 0 && torque_limit[i] <= 1e4)) {
+            fail(status::invalid_argument, "torque_limit[" + std::to_string(i) + "] is outside (0, 1e4]");
+        }
     }
     impl_->kp = scene_->kp;
     impl_->kd = scene_->kd;
-    for (int i = 0; kp && i < k_body_joints; ++i) {
-        impl_->kp[size_t(body_actuator(i))] = kp[i];
-        impl_->kd[size_t(body_actuator(i))] = kd[i];
+    for (int a = 0; a < k_actuators; ++a) impl_->limit[size_t(a)] = k_torque_limit[size_t(a)];
+    for (int i = 0; i < k_body_joints; ++i) {
+        const size_t a = size_t(body_actuator(i));
+        if (kp) impl_->kp[a] = kp[i];
+        if (kd) impl_->kd[a] = kd[i];
+        if (torque_limit) impl_->limit[a] = torque_limit[i];
     }
+}
+
+void robot::save(snapshot & s) const {
+    const mjModel * m = scene_->model.get();
+    const mjData *  d = impl_->data.get();
+    s.qpos.assign(d->qpos, d->qpos + m->nq);
+    s.qvel.assign(d->qvel, d->qvel + m->nv);
+    s.act.assign(d->act, d->act + m->na);
+    s.time = d->time;
+}
+
+void robot::restore(const snapshot & s) {
+    const mjModel * m = scene_->model.get();
+    mjData *        d = impl_->data.get();
+    MB_ASSERT(s.qpos.size() == size_t(m->nq) && s.qvel.size() == size_t(m->nv), "snapshot of another scene");
+    mj_resetData(m, d);
+    std::copy(s.qpos.begin(), s.qpos.end(), d->qpos);
+    std::copy(s.qvel.begin(), s.qvel.end(), d->qvel);
+    std::copy(s.act.begin(), s.act.end(), d->act);
+    d->time = s.time;
+    char error[512] = {0};
+    if (mbph_forward(m, d, error, sizeof error) != 0) fail(status::compute_failed, std::string("MuJoCo mj_forward: ") + error);
+}
+
+void robot::kinematics(const double * qpos, double * xyz) const {
+    const mjModel * m = scene_->model.get();
+    mjData *        d = impl_->scratch.get();
+    std::copy(qpos, qpos + m->nq, d->qpos);
+    char error[512] = {0};
+    if (mbph_kinematics(m, d, error, sizeof error) != 0) fail(status::compute_failed, std::string("MuJoCo mj_kinematics: ") + error);
+    for (int b = 0; b < k_bodies; ++b) {
+        for (int k = 0; k < 3; ++k) xyz[3 * b + k] = d->xpos[3 * scene_->body_id[size_t(b)] + k];
+    }
+}
+
+int robot::hinge_address(int i) const {
+    return scene_->act_qpos[size_t(body_actuator(i))];
 }
 
 void robot::set_state(const double * qpos, const double * qvel) {
@@ -422,7 +461,7 @@ void robot::tick(const double * targets, tick_record * record) {
             const double q   = d->qpos[sc.act_qpos[size_t(a)]];
             const double dq  = d->qvel[sc.act_dof[size_t(a)]];
             const double tau = impl_->kp[size_t(a)] * (target[a] - q) - impl_->kd[size_t(a)] * dq;
-            d->ctrl[a]       = std::clamp(tau, -k_torque_limit[size_t(a)], k_torque_limit[size_t(a)]);
+            d->ctrl[a]       = std::clamp(tau, -impl_->limit[size_t(a)], impl_->limit[size_t(a)]);
         }
         if (record) {
             for (int i = 0; i < k_body_joints; ++i) {

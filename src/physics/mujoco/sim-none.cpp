@@ -37,7 +37,19 @@ robot::~robot() = default;
 void robot::reset() {
     unavailable();
 }
-void robot::set_gains(const double *, const double *) {
+void robot::set_gains(const double *, const double *, const double *) {
+    unavailable();
+}
+void robot::save(snapshot &) const {
+    unavailable();
+}
+void robot::restore(const snapshot &) {
+    unavailable();
+}
+void robot::kinematics(const double *, double *) const {
+    unavailable();
+}
+int robot::hinge_address(int) const {
     unavailable();
 }
 void robot::set_state(const double *, const double *) {

@@ -81,9 +81,22 @@ public:
     // at 0), torques clipped to the release's limits. Throws compute_failed (MuJoCo warning, error or
     // non-finite state): the state is then restored to the one before the tick
     void tick(const double * targets, tick_record * record);
-    // replaces the body joints' PD gains [29] (MuJoCo order; finite, kp in [0, 1e4], kd in [0, 1e3]);
-    // NULL restores the release's
-    void set_gains(const double * kp, const double * kd);
+    // replaces the body joints' PD gains and torque limits [29] (MuJoCo order; kp in [0, 1e4], kd in
+    // [0, 1e3], limit in (0, 1e4]); NULL restores the release's
+    void set_gains(const double * kp, const double * kd, const double * torque_limit = nullptr);
+
+    // the full state, time included, to put back with restore()
+    struct snapshot {
+        std::vector<double> qpos, qvel, act;
+        double              time = 0;
+    };
+    void save(snapshot & s) const;
+    void restore(const snapshot & s);
+
+    // world positions of the 30 bodies [30, 3] for a full qpos [nq] (this robot's state unchanged)
+    void kinematics(const double * qpos, double * xyz) const;
+    // qpos address of body joint i (MuJoCo order)
+    int hinge_address(int i) const;
 
     const std::shared_ptr<const scene> & model() const { return scene_; }
     double time() const;
