@@ -193,3 +193,76 @@ TEST(PhysicsRobot, InstabilityIsComputeFailedAndRestores) {
     EXPECT_EQ(r.time(), 0.0);
     EXPECT_EQ(r.qvel()[10], 1e300);
 }
+
+// ---- .mbphysics ----------------------------------------------------------------------------------
+
+#include "physics/mujoco/mbphysics.h"
+
+namespace {
+
+std::string release_table() {
+    return ph::mbphysics_write(ph::physics_config_release());
+}
+
+// overwrites the f64 field `k` (0..16) of record r
+std::string with_field(std::string b, int r, int k, double v) {
+    std::memcpy(b.data() + 8 + size_t(r) * ph::k_mbphysics_record + 4 + 8 * size_t(k), &v, 8);
+    return b;
+}
+
+std::string with_joint(std::string b, int r, uint32_t j) {
+    std::memcpy(b.data() + 8 + size_t(r) * ph::k_mbphysics_record, &j, 4);
+    return b;
+}
+
+} // namespace
+
+TEST(MbPhysics, ReleaseTableRoundTrips) {
+    const std::string b = release_table();
+    EXPECT_EQ(b.size(), 4068u);
+    const ph::physics_config c = ph::mbphysics_parse(b, "release");
+    const ph::physics_config r = ph::physics_config_release();
+    EXPECT_EQ(c.kp, r.kp);
+    EXPECT_EQ(c.torque_limit, r.torque_limit);
+    EXPECT_EQ(c.default_angle, r.default_angle);
+    EXPECT_NEAR(c.action_scale[0], 0.25 * 139.0 / 99.098, 1e-3);   // policy_parameters.hpp: 7520_22
+}
+
+TEST(MbPhysics, RejectsACorpusOfBrokenFiles) {
+    const std::string good = release_table();
+    std::string       swapped = good;   // records may come in any order
+    std::swap_ranges(swapped.begin() + 8, swapped.begin() + 8 + ph::k_mbphysics_record, swapped.begin() + 8 + ph::k_mbphysics_record);
+    EXPECT_NO_THROW(ph::mbphysics_parse(swapped, "swapped"));
+    const std::vector<std::pair<const char *, std::string>> broken = {
+        {"1 empty", ""},
+        {"2 bad magic", "MBSPHY02" + good.substr(8)},
+        {"3 truncated", good.substr(0, good.size() - 1)},
+        {"4 trailing byte", good + '\0'},
+        {"5 joint 0", with_joint(good, 3, 0)},
+        {"6 joint 34", with_joint(good, 3, 34)},
+        {"7 virtual joint 7", with_joint(good, 3, 7)},
+        {"8 duplicate joint", with_joint(good, 3, 1)},
+        {"9 NaN", with_field(good, 5, 14, NAN)},
+        {"10 axis not one-hot", with_field(good, 2, 0, 1.0)},
+        {"11 axis 0.5", with_field(with_field(good, 2, 0, 0.5), 2, 1, 0.5)},
+        {"12 rest not orthonormal", with_field(good, 1, 3, 2.0)},
+        {"13 rest a reflection", with_field(good, 1, 3, -1.0)},
+        {"14 default 6.5", with_field(good, 0, 12, 6.5)},
+        {"15 action scale 0", with_field(good, 0, 13, 0.0)},
+        {"16 Kp 0", with_field(good, 0, 14, 0.0)},
+        {"17 Kp 1001", with_field(good, 0, 14, 1001.0)},
+        {"18 Kd -1", with_field(good, 0, 15, -1.0)},
+        {"19 torque limit 0", with_field(good, 0, 16, 0.0)},
+        {"20 infinite limit", with_field(good, 0, 16, INFINITY)},
+    };
+    for (const auto & [name, bytes] : broken) {
+        try {
+            ph::mbphysics_parse(bytes, name);
+            ADD_FAILURE() << name << " accepted";
+        } catch (const mb::error & e) {
+            EXPECT_EQ(e.code(), mb::status::invalid_format) << name;
+            EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_THROW(ph::mbphysics_read("/nonexistent.mbphysics"), mb::error);
+}
