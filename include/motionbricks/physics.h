@@ -130,6 +130,11 @@ MB_API mb_status mb_physics_step_qpos(mb_physics * physics, const float * qpos, 
                                       float * reference_xyz, uint64_t reference_capacity, char * error,
                                       uint64_t error_capacity);
 
+/* (Not in the reference runtime.) mb_physics_start from MuJoCo qpos [36] (count 36; finite, unit root
+ * quaternion ±0.01), as mb_motion_get_mujoco_qpos gives a frame. Same once-per-reset rule. */
+MB_API mb_status mb_physics_start_qpos(mb_physics * physics, const float * qpos, uint64_t count, char * error,
+                                       uint64_t error_capacity);
+
 /* (Not in the reference runtime.) One tick of `count` (1..64) sessions, each towards its own qpos clip
  * qpos[i] [frames[i], 36] at source_times[i]; actual_xyz receives [count, 30, 3] (capacity ≥ 90·count,
  * or NULL with 0). All sessions must share one SONIC handle (or none). Equal, bit for bit, to stepping
@@ -149,6 +154,12 @@ MB_API mb_status mb_physics_set_action_override(mb_physics * physics, const floa
  * kd [0, 1e3] N·m·s/rad; count 29 each); NULL, NULL with count 0 restores the session's table. */
 MB_API mb_status mb_physics_set_gains(mb_physics * physics, const float * kp, const float * kd, uint64_t count,
                                       char * error, uint64_t error_capacity);
+
+/* (Not in the reference runtime.) The session's per-joint table (the .mbphysics given, else the
+ * release's), MuJoCo order, 29 values each (count 29): kp, kd, default angles (rad) and torque limits
+ * (N·m). Any output pointer may be NULL. */
+MB_API mb_status mb_physics_get_table(const mb_physics * physics, float * kp, float * kd, float * default_angles,
+                                      float * torque_limits, uint64_t count, char * error, uint64_t error_capacity);
 
 /* (Not in the reference runtime.) The full MuJoCo state now: qpos [nq] and qvel [nv] (doubles; either
  * may be NULL with capacity 0 as a size query; *_count receive nq and nv, 50 and 49 for the G1 scene). */

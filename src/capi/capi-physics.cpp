@@ -283,6 +283,18 @@ MB_API mb_status mb_physics_step_qpos(mb_physics * physics, const float * qpos, 
     });
 }
 
+MB_API mb_status mb_physics_start_qpos(mb_physics * physics, const float * qpos, uint64_t count, char * error,
+                                       uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require_available();
+        require(physics, "physics");
+        require(qpos, "qpos");
+        check_count(count, MB_PHYSICS_QPOS, "count");
+        physics->core->start(qpos);
+        return MB_OK;
+    });
+}
+
 MB_API mb_status mb_physics_step_batch(mb_physics * const * sessions, uint64_t count, const float * const * qpos,
                                        const uint64_t * frames, const double * source_times, float * actual_xyz,
                                        uint64_t actual_capacity, char * error, uint64_t error_capacity) {
@@ -373,6 +385,23 @@ MB_API mb_status mb_physics_set_gains(mb_physics * physics, const float * kp, co
     });
 }
 
+MB_API mb_status mb_physics_get_table(const mb_physics * physics, float * kp, float * kd, float * default_angles,
+                                      float * torque_limits, uint64_t count, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require_available();
+        require(physics, "physics");
+        check_count(count, MB_PHYSICS_JOINTS, "count");
+        const ph::physics_config & c = physics->core->config();
+        for (int i = 0; i < ph::k_body_joints; ++i) {
+            if (kp) kp[i] = float(c.kp[size_t(i)]);
+            if (kd) kd[i] = float(c.kd[size_t(i)]);
+            if (default_angles) default_angles[i] = float(c.default_angle[size_t(i)]);
+            if (torque_limits) torque_limits[i] = float(c.torque_limit[size_t(i)]);
+        }
+        return MB_OK;
+    });
+}
+
 MB_API mb_status mb_physics_get_state(const mb_physics * physics, double * qpos, uint64_t qpos_capacity, uint64_t * qpos_count,
                                       double * qvel, uint64_t qvel_capacity, uint64_t * qvel_count, char * error,
                                       uint64_t error_capacity) {
@@ -432,7 +461,10 @@ MB_API mb_status mb_physics_get_scene(const mb_physics * physics, uint32_t * nq,
         if (nv) *nv = uint32_t(info.nv);
         if (nu) *nu = uint32_t(info.nu);
         std::string list;
-        for (const std::string & p : info.placeholders) list += (list.empty() ? "" : "\n") + p;
+        for (const std::string & p : info.placeholders) {
+            if (!list.empty()) list += '\n';
+            list += p;
+        }
         if (length) *length = list.size();
         if (names == nullptr && names_capacity == 0) return MB_OK;
         require(names, "names");

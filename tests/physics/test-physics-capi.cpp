@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -17,10 +18,6 @@ namespace {
 std::string scene_path() {
     return std::string(MB_SHARED) + "/data/upstream/mjcf/scene_43dof.xml";
 }
-
-// the release's default pose (policy_parameters.hpp default_angles), MuJoCo order
-const float k_default[29] = {-0.312f, 0, 0, 0.669f, -0.363f, 0, -0.312f, 0, 0, 0.669f, -0.363f, 0, 0, 0, 0,
-                             0.2f, 0.2f, 0, 0.6f, 0, 0, 0, 0.2f, -0.2f, 0, 0.6f, 0, 0, 0};
 
 struct session {
     mb_physics * p = nullptr;
@@ -50,19 +47,18 @@ void start_holding(session & s, float gain_scale) {
     float root[3], local[136];
     ASSERT_EQ(mb_physics_get_pose(s.p, root, 3, local, 136, error, sizeof error), MB_OK) << error;
     ASSERT_EQ(mb_physics_start(s.p, root, 3, local, 136, error, sizeof error), MB_OK) << error;
-    ASSERT_EQ(mb_physics_set_action_override(s.p, k_default, 29, error, sizeof error), MB_OK) << error;
-    if (gain_scale != 1.0f) {
-        // the release's kp and kd (g1-pd.h: armature · ω², 4 · armature · ω; ω = 2π · 10 Hz)
-        const float base[29] = {99.10f, 99.10f, 40.18f, 99.10f, 28.50f, 28.50f, 99.10f, 99.10f, 40.18f, 99.10f,
-                                28.50f, 28.50f, 40.18f, 28.50f, 28.50f, 14.25f, 14.25f, 14.25f, 14.25f, 14.25f,
-                                16.78f, 16.78f, 14.25f, 14.25f, 14.25f, 14.25f, 14.25f, 16.78f, 16.78f};
-        const float damp[29] = {6.31f, 6.31f, 2.56f, 6.31f, 1.81f, 1.81f, 6.31f, 6.31f, 2.56f, 6.31f,
-                                1.81f, 1.81f, 2.56f, 1.81f, 1.81f, 0.907f, 0.907f, 0.907f, 0.907f, 0.907f,
-                                1.07f, 1.07f, 0.907f, 0.907f, 0.907f, 0.907f, 0.907f, 1.07f, 1.07f};
-        float kp[29];
-        for (int i = 0; i < 29; ++i) kp[i] = gain_scale * base[i];
-        ASSERT_EQ(mb_physics_set_gains(s.p, kp, damp, 29, error, sizeof error), MB_OK) << error;
-    }
+    float kp[29], kd[29], pose[29];
+    ASSERT_EQ(mb_physics_get_table(s.p, kp, kd, pose, nullptr, 29, error, sizeof error), MB_OK) << error;
+    ASSERT_EQ(mb_physics_set_action_override(s.p, pose, 29, error, sizeof error), MB_OK) << error;
+    for (int i = 0; i < 29; ++i) kp[i] *= gain_scale;
+    ASSERT_EQ(mb_physics_set_gains(s.p, kp, kd, 29, error, sizeof error), MB_OK) << error;
+}
+
+// the table's default pose
+std::array<float, 29> default_pose(const session & s) {
+    std::array<float, 29> pose{};
+    EXPECT_EQ(mb_physics_get_table(s.p, nullptr, nullptr, pose.data(), nullptr, 29, nullptr, 0), MB_OK);
+    return pose;
 }
 
 std::vector<float> standing_qpos(const session & s) {
@@ -101,11 +97,48 @@ TEST(PhysicsCapi, SceneAsCompiled) {
     std::string names(length + 1, '\0');
     ASSERT_EQ(mb_physics_get_scene(s.p, nullptr, nullptr, nullptr, names.data(), names.size(), &length, nullptr, 0), MB_OK);
     EXPECT_NE(names.find("head_link.STL"), std::string::npos);
+    // the release's table: policy_parameters.hpp (knee: 7520_22 armature · ω², default 0.669)
+    float kp[29], pose[29], limit[29];
+    ASSERT_EQ(mb_physics_get_table(s.p, kp, nullptr, pose, limit, 29, nullptr, 0), MB_OK);
+    EXPECT_NEAR(kp[3], 99.098, 1e-3);
+    EXPECT_FLOAT_EQ(pose[3], 0.669f);
+    EXPECT_FLOAT_EQ(limit[3], 139.0f);
     int32_t parents[30];
     ASSERT_EQ(mb_physics_skeleton(s.p, parents, 30, nullptr, 0), MB_OK);
     EXPECT_EQ(parents[0], -1);
     for (int b = 1; b < 30; ++b) EXPECT_TRUE(parents[b] >= 0 && parents[b] < b) << b;
     EXPECT_EQ(mb_physics_skeleton(s.p, parents, 29, nullptr, 0), MB_INVALID_ARGUMENT);
+}
+
+// a .mbphysics table written by hand (reference-runtime §3(c)): kp 50 everywhere; a broken one is refused
+TEST(PhysicsCapi, ConfigFile) {
+    NEED_SCENE();
+    const int   skel[29] = {1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 26, 27, 28, 29, 30, 31, 32};
+    std::string bytes    = "MBSPHY01";
+    for (int j : skel) {
+        const uint32_t u     = uint32_t(j);
+        const double   v[17] = {0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0.1, 0.25, 50.0, 2.0, 60.0};
+        bytes.append(reinterpret_cast<const char *>(&u), 4);
+        bytes.append(reinterpret_cast<const char *>(v), sizeof v);
+    }
+    const std::string path = testing::TempDir() + "/table.mbphysics";
+    std::FILE *       f    = std::fopen(path.c_str(), "wb");
+    ASSERT_TRUE(f);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+    session s;
+    char    error[512];
+    ASSERT_EQ(mb_physics_create(nullptr, scene_path().c_str(), path.c_str(), &s.p, error, sizeof error), MB_OK) << error;
+    float kp[29], limit[29];
+    ASSERT_EQ(mb_physics_get_table(s.p, kp, nullptr, nullptr, limit, 29, nullptr, 0), MB_OK);
+    EXPECT_EQ(kp[10], 50.0f);
+    EXPECT_EQ(limit[28], 60.0f);
+    f = std::fopen(path.c_str(), "ab");
+    std::fputc(0, f);   // a trailing byte
+    std::fclose(f);
+    mb_physics * bad = nullptr;
+    EXPECT_EQ(mb_physics_create(nullptr, scene_path().c_str(), path.c_str(), &bad, error, sizeof error), MB_INVALID_FORMAT);
+    EXPECT_EQ(bad, nullptr);
 }
 
 TEST(PhysicsCapi, StartAndStepRules) {
@@ -122,7 +155,7 @@ TEST(PhysicsCapi, StartAndStepRules) {
     EXPECT_EQ(mb_physics_start(s.p, root, 3, local, 136, nullptr, 0), MB_INVALID_ARGUMENT);   // once per reset
     // no controller yet: an override is needed
     EXPECT_EQ(mb_physics_step(s.p, root, 3, local, 136, 1, 0.0, actual, 90, reference, 90, error, sizeof error), MB_NOT_IMPLEMENTED);
-    ASSERT_EQ(mb_physics_set_action_override(s.p, k_default, 29, nullptr, 0), MB_OK);
+    ASSERT_EQ(mb_physics_set_action_override(s.p, default_pose(s).data(), 29, nullptr, 0), MB_OK);
     ASSERT_EQ(mb_physics_step(s.p, root, 3, local, 136, 1, 0.0, actual, 90, reference, 90, error, sizeof error), MB_OK) << error;
     double time = 0;
     ASSERT_EQ(mb_physics_status(s.p, &time, nullptr, nullptr, nullptr, 0), MB_OK);
@@ -188,7 +221,8 @@ TEST(PhysicsCapi, BatchedEqualsSequentialBitForBit) {
         start_holding(batched[i], 8.0f);
         start_holding(sequential[i], 8.0f);
         float t[29];
-        for (int j = 0; j < 29; ++j) t[j] = k_default[j] + 0.05f * float(i) * std::sin(float(j));
+        const auto pose = default_pose(batched[i]);
+        for (int j = 0; j < 29; ++j) t[j] = pose[size_t(j)] + 0.05f * float(i) * std::sin(float(j));
         ASSERT_EQ(mb_physics_set_action_override(batched[i].p, t, 29, nullptr, 0), MB_OK);
         ASSERT_EQ(mb_physics_set_action_override(sequential[i].p, t, 29, nullptr, 0), MB_OK);
     }
@@ -269,11 +303,10 @@ TEST(PhysicsCapi, HostileStepInputsChangeNothing) {
     bq    = q;
     bq[8] = INFINITY;
     EXPECT_EQ(mb_physics_step_qpos(s.p, bq.data(), 36, 1, 0.0, a, 90, nullptr, 0, nullptr, 0), MB_INVALID_ARGUMENT);
-    float t[29];
-    std::memcpy(t, k_default, sizeof t);
+    auto t = default_pose(s);
+    EXPECT_EQ(mb_physics_set_action_override(s.p, t.data(), 28, nullptr, 0), MB_INVALID_ARGUMENT);
     t[3] = NAN;
-    EXPECT_EQ(mb_physics_set_action_override(s.p, t, 29, nullptr, 0), MB_INVALID_ARGUMENT);
-    EXPECT_EQ(mb_physics_set_action_override(s.p, k_default, 28, nullptr, 0), MB_INVALID_ARGUMENT);
+    EXPECT_EQ(mb_physics_set_action_override(s.p, t.data(), 29, nullptr, 0), MB_INVALID_ARGUMENT);
     EXPECT_EQ(time_now(), 0.0);
     // and the session still works
     EXPECT_EQ(mb_physics_step(s.p, root, 3, local, 136, 1, 5.0, a, 90, nullptr, 0, nullptr, 0), MB_OK);

@@ -99,7 +99,7 @@ session::session(const std::string & scene_xml, const physics_config & config)
 }
 
 void session::reset() {
-    robot_->reset();
+    robot_->reset(config_.default_angle.data());
     started_ = fallen_ = false;
     for (auto & t : trace_) t.clear();
     double xyz[k_bodies * 3], quat[k_bodies * 4];

@@ -330,11 +330,13 @@ robot::robot(std::shared_ptr<const scene> s) : scene_(std::move(s)), impl_(std::
 
 robot::~robot() = default;
 
-void robot::reset() {
+void robot::reset(const double * pose) {
     const mjModel * m = scene_->model.get();
     mjData *        d = impl_->data.get();
     mj_resetData(m, d);
-    for (int i = 0; i < k_body_joints; ++i) d->qpos[scene_->act_qpos[size_t(body_actuator(i))]] = k_default_angles[size_t(i)];
+    for (int i = 0; i < k_body_joints; ++i) {
+        d->qpos[scene_->act_qpos[size_t(body_actuator(i))]] = pose ? pose[i] : k_default_angles[size_t(i)];
+    }
     char error[512] = {0};
     if (mbph_kinematics(m, d, error, sizeof error) != 0) fail(status::compute_failed, std::string("MuJoCo mj_kinematics: ") + error);
     // a free base starts with the lowest box corner (the soles) on the floor, not 3 cm above it

@@ -34,7 +34,7 @@ robot::robot(std::shared_ptr<const scene>) {
     unavailable();
 }
 robot::~robot() = default;
-void robot::reset() {
+void robot::reset(const double *) {
     unavailable();
 }
 void robot::set_gains(const double *, const double *, const double *) {

@@ -73,8 +73,9 @@ public:
     robot(const robot &)             = delete;
     robot & operator=(const robot &) = delete;
 
-    // qpos0 of the scene with the base at 0.793 m and the body hinges at the default pose, zero velocity
-    void reset();
+    // qpos0 of the scene with the body hinges at `pose` [29] (NULL: the release's default), the soles
+    // on the floor, zero velocity
+    void reset(const double * pose = nullptr);
     // sets the full MuJoCo state (qpos [nq], qvel [nv]; qvel may be NULL = zero) and runs mj_forward
     void set_state(const double * qpos, const double * qvel);
     // one 50 Hz tick: 4 substeps of PD torque control towards targets [29] (MuJoCo order; hands held
