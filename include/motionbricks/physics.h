@@ -13,10 +13,15 @@
  * Motion space as in motionbricks.h (Y up, metres, +Z forward); reference clips at 30 FPS. In a build
  * without MuJoCo every function is exported and answers MB_BACKEND_UNAVAILABLE. A MuJoCo warning
  * or instability answers MB_COMPUTE_FAILED with the state of the tick's start kept.
- * Status of the controller: the SONIC observation builder is not wired into these sessions yet, so a
- * step needs an action override (mb_physics_set_action_override); without one it answers
- * MB_NOT_IMPLEMENTED. Threading: a session needs caller serialisation; sessions on different
- * threads are independent. The SONIC handle must outlive its sessions.
+ * Control: each tick runs the SONIC controller (gear_sonic_deploy's observations, mode 0: the
+ * reference resampled to 50 Hz, heading-aligned, 10-tick histories; actions → targets = default +
+ * scale · action) or, when one is set, an action override (mb_physics_set_action_override). Under the
+ * controller the reference advances one 50 Hz frame per tick from the clip's first frame; a clip that
+ * differs from the last one replaces it from the current frame with an 8-frame blend (a clip of 2 to
+ * 3,600 frames: 120 s). source_time picks the reference_xyz output. Without a SONIC handle and
+ * without an override a step answers MB_NOT_IMPLEMENTED. Threading: a session needs caller
+ * serialisation; sessions on different threads are independent. The SONIC handle must outlive its
+ * sessions.
  */
 #ifndef MOTIONBRICKS_PHYSICS_H
 #define MOTIONBRICKS_PHYSICS_H
@@ -79,7 +84,8 @@ MB_API mb_status mb_physics_start(mb_physics * physics, const float * root_xyz, 
  * holds). frames 1 .. 2^20; root_count = 3·frames, rotation_count = 136·frames. Writes the physical
  * bodies [30, 3] to actual_xyz and the reference's [30, 3] to reference_xyz (capacities ≥ 90; either
  * may be NULL with capacity 0). Errors: MB_INVALID_ARGUMENT (nothing changed: NULL, counts, non-finite
- * values, not started), MB_NOT_IMPLEMENTED (no override, see above), MB_COMPUTE_FAILED. */
+ * values, not started, a controller clip outside 2 .. 3,600 frames), MB_NOT_IMPLEMENTED (neither a
+ * SONIC handle nor an override), MB_COMPUTE_FAILED (MuJoCo or the policy; the robot state is kept). */
 MB_API mb_status mb_physics_step(mb_physics * physics, const float * roots, uint64_t root_count, const float * rotations,
                                  uint64_t rotation_count, uint64_t frames, double source_time, float * actual_xyz,
                                  uint64_t actual_capacity, float * reference_xyz, uint64_t reference_capacity,
@@ -137,9 +143,11 @@ MB_API mb_status mb_physics_start_qpos(mb_physics * physics, const float * qpos,
 
 /* (Not in the reference runtime.) One tick of `count` (1..64) sessions, each towards its own qpos clip
  * qpos[i] [frames[i], 36] at source_times[i]; actual_xyz receives [count, 30, 3] (capacity ≥ 90·count,
- * or NULL with 0). All sessions must share one SONIC handle (or none). Equal, bit for bit, to stepping
- * them one after another. Every input is checked before any session moves; after a MB_COMPUTE_FAILED
- * every session is back at its state before the call (the message names the session). */
+ * or NULL with 0). All sessions must share one SONIC handle (or none): the controller's observations
+ * of every policy-driven session go through one batched encoder and one batched decoder call. Under
+ * overrides equal, bit for bit, to stepping the sessions one after another; under the policy within
+ * the batched GEMMs' rounding. Every input is checked before any session moves; after a
+ * MB_COMPUTE_FAILED every robot is back at its state before the call (the message names the session). */
 MB_API mb_status mb_physics_step_batch(mb_physics * const * sessions, uint64_t count, const float * const * qpos,
                                        const uint64_t * frames, const double * source_times, float * actual_xyz,
                                        uint64_t actual_capacity, char * error, uint64_t error_capacity);

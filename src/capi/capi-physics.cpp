@@ -19,8 +19,30 @@ using mb::capi::guard;
 using mb::capi::require;
 namespace ph = mb::physics;
 
+namespace {
+
+// the session's policy: the SONIC handle's batched calls (encoder mode 0, G1 reference motion)
+struct sonic_policy final : ph::policy {
+    mb_sonic * sonic = nullptr;
+    void encode(const float * obs, int batch, float * tokens) override {
+        char e[512];
+        const mb_status st = mb_sonic_encode_batch(sonic, obs, uint64_t(batch) * MB_SONIC_ENCODER_OBS, uint32_t(batch), tokens,
+                                                   uint64_t(batch) * MB_SONIC_TOKENS, e, sizeof e);
+        if (st != MB_OK) fail(st == MB_INVALID_ARGUMENT ? MB_COMPUTE_FAILED : st, std::string("SONIC encoder: ") + e);
+    }
+    void decode(const float * obs, int batch, float * actions) override {
+        char e[512];
+        const mb_status st = mb_sonic_decode_batch(sonic, obs, uint64_t(batch) * MB_SONIC_DECODER_OBS, uint32_t(batch), actions,
+                                                   uint64_t(batch) * MB_SONIC_ACTIONS, e, sizeof e);
+        if (st != MB_OK) fail(st == MB_INVALID_ARGUMENT ? MB_COMPUTE_FAILED : st, std::string("SONIC decoder: ") + e);
+    }
+};
+
+} // namespace
+
 struct mb_physics {
     mb_sonic *                   sonic = nullptr;   // borrowed; NULL: override-driven only
+    sonic_policy                 policy;
     std::unique_ptr<ph::session> core;
 };
 
@@ -92,9 +114,10 @@ MB_API mb_status mb_physics_create(mb_sonic * sonic, const char * scene_xml, con
         require_available();
         require(scene_xml, "scene_xml");
         const ph::physics_config config = config_file ? ph::mbphysics_read(config_file) : ph::physics_config_release();
-        auto p   = std::make_unique<mb_physics>();
-        p->sonic = sonic;
-        p->core  = std::make_unique<ph::session>(scene_xml, config);
+        auto p          = std::make_unique<mb_physics>();
+        p->sonic        = sonic;
+        p->policy.sonic = sonic;
+        p->core         = std::make_unique<ph::session>(scene_xml, config, sonic ? &p->policy : nullptr);
         *output  = p.release();
         return MB_OK;
     });
@@ -150,13 +173,22 @@ MB_API mb_status mb_physics_step(mb_physics * physics, const float * roots, uint
         check_capacity(reference_xyz, reference_capacity, 90, "reference_xyz");
         if (!std::isfinite(source_time) || source_time < 0) fail(MB_INVALID_ARGUMENT, "source_time must be finite and >= 0");
         for (uint64_t f = 0; f < frames; ++f) check_pose(roots + 3 * f, rotations + 136 * f);   // the whole clip, as the reference
-        // only the two frames around source_time are converted to qpos
+        const uint64_t id = ph::clip_hash(rotations, 136 * frames, ph::clip_hash(roots, 3 * frames, frames));
+        if (physics->core->needs_clip(id)) {
+            // a new clip for the controller: all of it as qpos
+            std::vector<float> all(size_t(frames) * ph::k_qpos36);
+            for (uint64_t f = 0; f < frames; ++f) ph::pose_to_qpos(roots + 3 * f, rotations + 136 * f, all.data() + ph::k_qpos36 * f);
+            physics->core->step(all.data(), frames, source_time, id);
+            write_outputs(*physics->core, actual_xyz, actual_capacity, reference_xyz, reference_capacity);
+            return MB_OK;
+        }
+        // else only the two frames around source_time are converted to qpos
         const double   u     = source_time * ph::k_reference_fps;
         const uint64_t first = u >= double(frames - 1) ? frames - 1 : uint64_t(u);
         const uint64_t n     = std::min<uint64_t>(2, frames - first);
         float          clip[2 * ph::k_qpos36];
         for (uint64_t k = 0; k < n; ++k) ph::pose_to_qpos(roots + 3 * (first + k), rotations + 136 * (first + k), clip + ph::k_qpos36 * k);
-        physics->core->step(clip, n, std::max(0.0, source_time - double(first) / ph::k_reference_fps));
+        physics->core->step(clip, n, std::max(0.0, source_time - double(first) / ph::k_reference_fps), id);
         write_outputs(*physics->core, actual_xyz, actual_capacity, reference_xyz, reference_capacity);
         return MB_OK;
     });
@@ -318,8 +350,8 @@ MB_API mb_status mb_physics_step_batch(mb_physics * const * sessions, uint64_t c
             if (frames[i] < 1 || frames[i] > ph::k_max_ref_frames) fail(MB_INVALID_ARGUMENT, at + "frames " + std::to_string(frames[i]) + " is outside 1..2^20");
             if (!std::isfinite(source_times[i]) || source_times[i] < 0) fail(MB_INVALID_ARGUMENT, at + "source_time must be finite and >= 0");
             if (!sessions[i]->core->started()) fail(MB_INVALID_ARGUMENT, at + "not started (mb_physics_start first)");
-            if (!sessions[i]->core->has_override()) {
-                fail(MB_NOT_IMPLEMENTED, at + "the SONIC controller is not in this build yet: set an action override");
+            if (!sessions[i]->core->has_override() && !sessions[i]->sonic) {
+                fail(MB_NOT_IMPLEMENTED, at + "no SONIC handle and no action override");
             }
             try {
                 ph::check_qpos_clip(qpos[i], frames[i]);
@@ -329,13 +361,47 @@ MB_API mb_status mb_physics_step_batch(mb_physics * const * sessions, uint64_t c
         }
         std::vector<ph::session::saved> saved(static_cast<size_t>(count));
         for (uint64_t i = 0; i < count; ++i) sessions[i]->core->save(saved[size_t(i)]);
-        for (uint64_t i = 0; i < count; ++i) {
-            try {
-                sessions[i]->core->step(qpos[i], frames[i], source_times[i]);
-            } catch (const mb::error & e) {
-                for (uint64_t k = 0; k < i; ++k) sessions[k]->core->restore(saved[size_t(k)]);
-                fail(static_cast<mb_status>(e.code()), "session " + std::to_string(i) + ": " + e.what());
+        // the controller's observations of every policy-driven session, then one batched encoder and
+        // one batched decoder call for all of them, then the substeps
+        uint64_t           at = 0;   // the session being worked on, for the message
+        std::vector<int>   rows;     // sessions the policy drives
+        std::vector<float> enc, dec, tokens, actions;
+        try {
+            for (at = 0; at < count; ++at) {
+                ph::session & s  = *sessions[at]->core;
+                const bool    pc = !s.has_override();
+                const uint64_t id = pc ? ph::clip_hash(qpos[at], frames[at] * ph::k_qpos36, frames[at]) : 0;
+                if (s.prepare(qpos[at], frames[at], source_times[at], id)) rows.push_back(int(at));
             }
+            const int n = int(rows.size());
+            if (n > 0) {
+                ph::policy & pol = *sessions[size_t(rows[0])]->core->controller();
+                enc.resize(size_t(n) * MB_SONIC_ENCODER_OBS);
+                dec.resize(size_t(n) * MB_SONIC_DECODER_OBS);
+                tokens.resize(size_t(n) * MB_SONIC_TOKENS);
+                actions.resize(size_t(n) * MB_SONIC_ACTIONS);
+                for (int r = 0; r < n; ++r) {
+                    const float * o = sessions[size_t(rows[size_t(r)])]->core->encoder_obs();
+                    std::copy(o, o + MB_SONIC_ENCODER_OBS, enc.begin() + ptrdiff_t(r) * MB_SONIC_ENCODER_OBS);
+                }
+                at = uint64_t(rows[0]);
+                pol.encode(enc.data(), n, tokens.data());
+                for (int r = 0; r < n; ++r) {
+                    ph::session & s = *sessions[size_t(rows[size_t(r)])]->core;
+                    s.with_tokens(tokens.data() + ptrdiff_t(r) * MB_SONIC_TOKENS);
+                    std::copy(s.decoder_obs(), s.decoder_obs() + MB_SONIC_DECODER_OBS, dec.begin() + ptrdiff_t(r) * MB_SONIC_DECODER_OBS);
+                }
+                pol.decode(dec.data(), n, actions.data());
+            }
+            size_t r = 0;
+            for (at = 0; at < count; ++at) {
+                const bool driven = r < rows.size() && rows[r] == int(at);
+                sessions[at]->core->finish(driven ? actions.data() + ptrdiff_t(r) * MB_SONIC_ACTIONS : nullptr);
+                r += driven;
+            }
+        } catch (const mb::error & e) {
+            for (uint64_t k = 0; k < count; ++k) sessions[k]->core->restore(saved[size_t(k)]);
+            fail(static_cast<mb_status>(e.code()), "session " + std::to_string(at) + ": " + e.what());
         }
         for (uint64_t i = 0; actual_xyz && i < count; ++i) {
             std::copy(sessions[i]->core->actual().begin(), sessions[i]->core->actual().end(), actual_xyz + 90 * i);

@@ -4,6 +4,7 @@
 // backend_unavailable. Units: MuJoCo's (Z up, metres, radians); sessions convert to motion space
 #pragma once
 
+#include "physics/controller.h"
 #include "physics/mujoco/g1-pd.h"
 
 #include <array>
@@ -17,7 +18,6 @@ namespace mb::physics {
 constexpr int    k_bodies        = 30;      // pelvis + the 29 bodies of the body hinges
 constexpr int    k_substeps      = 4;       // 200 Hz steps per 50 Hz tick
 constexpr double k_substep_dt    = 0.005;   // SIMULATE_DT of g1_29dof_sonic_model12.yaml
-constexpr double k_fall_height   = 0.2;     // pelvis below this (m) = fallen
 constexpr int    k_qpos_hinge0   = 7;       // qpos index of the first hinge (free base first)
 
 // the MuJoCo build's version: "2.2.2"; throws backend_unavailable without MuJoCo, incompatible_model
