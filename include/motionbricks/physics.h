@@ -27,12 +27,14 @@
 #define MOTIONBRICKS_PHYSICS_H
 
 #include <motionbricks/motionbricks.h>
-#include <motionbricks/sonic.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* the policy handle of sonic.h (declared here too: motionbricks.h includes this header, and sonic.h
+ * includes motionbricks.h) */
+typedef struct mb_sonic mb_sonic;
 typedef struct mb_physics mb_physics;
 
 #define MB_PHYSICS_BODIES     UINT32_C(30)   /* pelvis + the 29 bodies of the body hinges */

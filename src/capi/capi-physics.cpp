@@ -3,6 +3,7 @@
 #include "capi/capi-error.h"
 
 #include <motionbricks/physics.h>
+#include <motionbricks/sonic.h>
 
 #include "physics/mujoco/mbphysics.h"
 #include "physics/mujoco/session.h"
@@ -50,6 +51,32 @@ namespace {
 
 void require_available() {
     if (!ph::engine_available()) ph::engine_version();   // throws backend_unavailable
+}
+
+// the session behind a handle, after the checks every entry point makes
+ph::session & core_of(mb_physics * p) {
+    require_available();
+    require(p, "physics");
+    return *p->core;
+}
+const ph::session & core_of(const mb_physics * p) {
+    return core_of(const_cast<mb_physics *>(p));
+}
+
+void check_frames(uint64_t frames, const std::string & at = "") {
+    if (frames < 1 || frames > ph::k_max_ref_frames) {
+        fail(MB_INVALID_ARGUMENT, at + "frames " + std::to_string(frames) + " is outside 1.." + std::to_string(ph::k_max_ref_frames));
+    }
+}
+
+// copies v out with the size-query convention: *count = size; data NULL with capacity 0 only asks
+template <class T, class U> void copy_out(const std::vector<T> & v, U * data, uint64_t capacity, uint64_t * count) {
+    require(count, "count");
+    *count = v.size();
+    if (data == nullptr && capacity == 0) return;
+    require(data, "data");
+    if (capacity < v.size()) fail(MB_INVALID_ARGUMENT, "capacity " + std::to_string(capacity) + " is below " + std::to_string(v.size()));
+    std::copy(v.begin(), v.end(), data);
 }
 
 void check_count(uint64_t got, uint64_t want, const char * what) {
@@ -129,8 +156,7 @@ MB_API void mb_physics_free(mb_physics * physics) {
 
 MB_API mb_status mb_physics_reset(mb_physics * physics, char * error, uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         physics->core->reset();
         return MB_OK;
     });
@@ -140,8 +166,7 @@ MB_API mb_status mb_physics_start(mb_physics * physics, const float * root_xyz, 
                                   const float * local_rotation_xyzw, uint64_t rotation_count, char * error,
                                   uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         require(root_xyz, "root_xyz");
         require(local_rotation_xyzw, "local_rotation_xyzw");
         check_count(root_count, 3, "root_count");
@@ -160,13 +185,10 @@ MB_API mb_status mb_physics_step(mb_physics * physics, const float * roots, uint
                                  uint64_t actual_capacity, float * reference_xyz, uint64_t reference_capacity,
                                  char * error, uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         require(roots, "roots");
         require(rotations, "rotations");
-        if (frames < 1 || frames > ph::k_max_ref_frames) {
-            fail(MB_INVALID_ARGUMENT, "frames " + std::to_string(frames) + " is outside 1.." + std::to_string(ph::k_max_ref_frames));
-        }
+        check_frames(frames);
         check_count(root_count, 3 * frames, "root_count");
         check_count(rotation_count, 136 * frames, "rotation_count");
         check_capacity(actual_xyz, actual_capacity, 90, "actual_xyz");
@@ -197,8 +219,7 @@ MB_API mb_status mb_physics_step(mb_physics * physics, const float * roots, uint
 MB_API mb_status mb_physics_skeleton(const mb_physics * physics, int32_t * parents, uint64_t count, char * error,
                                      uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         require(parents, "parents");
         check_count(count, MB_PHYSICS_BODIES, "count");
         const auto & info = ph::scene_describe(physics->core->model());
@@ -210,8 +231,7 @@ MB_API mb_status mb_physics_skeleton(const mb_physics * physics, int32_t * paren
 MB_API mb_status mb_physics_status(const mb_physics * physics, double * time, uint32_t * fallen, uint32_t * contacts,
                                    char * error, uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         if (time) *time = physics->core->time();
         if (fallen) *fallen = physics->core->fallen() ? 1 : 0;
         if (contacts) *contacts = physics->core->mujoco().contacts();
@@ -222,8 +242,7 @@ MB_API mb_status mb_physics_status(const mb_physics * physics, double * time, ui
 MB_API mb_status mb_physics_collision_count(const mb_physics * physics, uint32_t * count, char * error,
                                             uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         require(count, "count");
         *count = uint32_t(ph::scene_collision(physics->core->model()).size());
         return MB_OK;
@@ -234,8 +253,7 @@ MB_API mb_status mb_physics_collision_shape(const mb_physics * physics, uint32_t
                                             uint64_t size_count, char * name, uint64_t name_capacity, char * error,
                                             uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         require(type, "type");
         require(size, "size");
         check_count(size_count, 3, "size_count");
@@ -251,15 +269,8 @@ MB_API mb_status mb_physics_collision_shape(const mb_physics * physics, uint32_t
 MB_API mb_status mb_physics_collision_triangles(const mb_physics * physics, uint32_t index, float * xyz, uint64_t capacity,
                                                 uint64_t * count, char * error, uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
-        require(count, "count");
-        const ph::collision_shape & c = shape_at(physics, index);
-        *count = c.triangles.size();
-        if (xyz == nullptr && capacity == 0) return MB_OK;
-        require(xyz, "xyz");
-        if (capacity < c.triangles.size()) fail(MB_INVALID_ARGUMENT, "capacity " + std::to_string(capacity) + " is below " + std::to_string(c.triangles.size()));
-        std::copy(c.triangles.begin(), c.triangles.end(), xyz);
+        core_of(physics);
+        copy_out(shape_at(physics, index).triangles, xyz, capacity, count);
         return MB_OK;
     });
 }
@@ -267,8 +278,7 @@ MB_API mb_status mb_physics_collision_triangles(const mb_physics * physics, uint
 MB_API mb_status mb_physics_collision_transforms(const mb_physics * physics, float * transforms, uint64_t count, char * error,
                                                  uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         require(transforms, "transforms");
         check_count(count, 7 * ph::scene_collision(physics->core->model()).size(), "count");
         physics->core->collision_transforms(transforms);
@@ -279,16 +289,9 @@ MB_API mb_status mb_physics_collision_transforms(const mb_physics * physics, flo
 MB_API mb_status mb_physics_trace(const mb_physics * physics, uint32_t field, double * data, uint64_t capacity,
                                   uint64_t * count, char * error, uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
-        require(count, "count");
+        core_of(physics);
         if (field >= uint32_t(ph::k_trace_fields)) fail(MB_INVALID_ARGUMENT, "trace field " + std::to_string(field) + " is outside 0..5");
-        const std::vector<double> & t = physics->core->trace(int(field));
-        *count = t.size();
-        if (data == nullptr && capacity == 0) return MB_OK;
-        require(data, "data");
-        if (capacity < t.size()) fail(MB_INVALID_ARGUMENT, "capacity " + std::to_string(capacity) + " is below " + std::to_string(t.size()));
-        std::copy(t.begin(), t.end(), data);
+        copy_out(physics->core->trace(int(field)), data, capacity, count);
         return MB_OK;
     });
 }
@@ -300,12 +303,9 @@ MB_API mb_status mb_physics_step_qpos(mb_physics * physics, const float * qpos, 
                                       float * reference_xyz, uint64_t reference_capacity, char * error,
                                       uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         require(qpos, "qpos");
-        if (frames < 1 || frames > ph::k_max_ref_frames) {
-            fail(MB_INVALID_ARGUMENT, "frames " + std::to_string(frames) + " is outside 1.." + std::to_string(ph::k_max_ref_frames));
-        }
+        check_frames(frames);
         check_count(values, uint64_t(ph::k_qpos36) * frames, "values");
         check_capacity(actual_xyz, actual_capacity, 90, "actual_xyz");
         check_capacity(reference_xyz, reference_capacity, 90, "reference_xyz");
@@ -318,8 +318,7 @@ MB_API mb_status mb_physics_step_qpos(mb_physics * physics, const float * qpos, 
 MB_API mb_status mb_physics_start_qpos(mb_physics * physics, const float * qpos, uint64_t count, char * error,
                                        uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         require(qpos, "qpos");
         check_count(count, MB_PHYSICS_QPOS, "count");
         physics->core->start(qpos);
@@ -347,7 +346,7 @@ MB_API mb_status mb_physics_step_batch(mb_physics * const * sessions, uint64_t c
             }
             if (sessions[i]->sonic != sessions[0]->sonic) fail(MB_INVALID_ARGUMENT, at + "another SONIC handle than session 0's");
             if (!qpos[i]) fail(MB_INVALID_ARGUMENT, at + "qpos is NULL");
-            if (frames[i] < 1 || frames[i] > ph::k_max_ref_frames) fail(MB_INVALID_ARGUMENT, at + "frames " + std::to_string(frames[i]) + " is outside 1..2^20");
+            check_frames(frames[i], at);
             if (!std::isfinite(source_times[i]) || source_times[i] < 0) fail(MB_INVALID_ARGUMENT, at + "source_time must be finite and >= 0");
             if (!sessions[i]->core->started()) fail(MB_INVALID_ARGUMENT, at + "not started (mb_physics_start first)");
             if (!sessions[i]->core->has_override() && !sessions[i]->sonic) {
@@ -413,8 +412,7 @@ MB_API mb_status mb_physics_step_batch(mb_physics * const * sessions, uint64_t c
 MB_API mb_status mb_physics_set_action_override(mb_physics * physics, const float * targets, uint64_t count, char * error,
                                                 uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         if (targets == nullptr && count == 0) {
             physics->core->set_override(nullptr);
             return MB_OK;
@@ -431,8 +429,7 @@ MB_API mb_status mb_physics_set_action_override(mb_physics * physics, const floa
 MB_API mb_status mb_physics_set_gains(mb_physics * physics, const float * kp, const float * kd, uint64_t count,
                                       char * error, uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         const ph::physics_config & c = physics->core->config();
         if (kp == nullptr && kd == nullptr && count == 0) {
             physics->core->mujoco().set_gains(c.kp.data(), c.kd.data(), c.torque_limit.data());
@@ -454,8 +451,7 @@ MB_API mb_status mb_physics_set_gains(mb_physics * physics, const float * kp, co
 MB_API mb_status mb_physics_get_table(const mb_physics * physics, float * kp, float * kd, float * default_angles,
                                       float * torque_limits, uint64_t count, char * error, uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         check_count(count, MB_PHYSICS_JOINTS, "count");
         const ph::physics_config & c = physics->core->config();
         for (int i = 0; i < ph::k_body_joints; ++i) {
@@ -472,8 +468,7 @@ MB_API mb_status mb_physics_get_state(const mb_physics * physics, double * qpos,
                                       double * qvel, uint64_t qvel_capacity, uint64_t * qvel_count, char * error,
                                       uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         const ph::robot & r  = physics->core->mujoco();
         const uint64_t    nq = uint64_t(r.nq()), nv = uint64_t(r.nv());
         if ((qpos == nullptr) != (qpos_capacity == 0) || (qvel == nullptr) != (qvel_capacity == 0)) {
@@ -492,8 +487,7 @@ MB_API mb_status mb_physics_get_state(const mb_physics * physics, double * qpos,
 MB_API mb_status mb_physics_get_mujoco_qpos(const mb_physics * physics, float * qpos, uint64_t count, char * error,
                                             uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         require(qpos, "qpos");
         check_count(count, MB_PHYSICS_QPOS, "count");
         physics->core->qpos36(qpos);
@@ -505,8 +499,7 @@ MB_API mb_status mb_physics_get_pose(const mb_physics * physics, float * root_xy
                                      float * local_rotation_xyzw, uint64_t rotation_count, char * error,
                                      uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         require(root_xyz, "root_xyz");
         require(local_rotation_xyzw, "local_rotation_xyzw");
         check_count(root_count, 3, "root_count");
@@ -520,8 +513,7 @@ MB_API mb_status mb_physics_get_scene(const mb_physics * physics, uint32_t * nq,
                                       char * names, uint64_t names_capacity, uint64_t * length, char * error,
                                       uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
-        require_available();
-        require(physics, "physics");
+        core_of(physics);
         const auto & info = ph::scene_describe(physics->core->model());
         if (nq) *nq = uint32_t(info.nq);
         if (nv) *nv = uint32_t(info.nv);

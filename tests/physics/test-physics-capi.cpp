@@ -2,6 +2,7 @@
 // the fall flag, batched = sequential bit for bit, state and pose out, collision geometry, and
 // hostile step inputs leaving the session unchanged
 #include <motionbricks/physics.h>
+#include <motionbricks/sonic.h>
 
 #include <gtest/gtest.h>
 

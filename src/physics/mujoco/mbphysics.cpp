@@ -21,7 +21,7 @@ int mujoco_joint_of(int skel) {
     if (p == std::string::npos || p + 5 != name.size()) return -1;
     name = name.substr(0, p) + "_joint";
     for (int i = 0; i < k_body_joints; ++i) {
-        if (name == k_body_joint_names[i]) return i;
+        if (name == mjcf_g1().hinges[size_t(i)].joint) return i;
     }
     return -1;
 }
@@ -30,7 +30,7 @@ int skel_of(int mujoco) {
     for (int j = 0; j < k_n_joints; ++j) {
         if (mujoco_joint_of(j) == mujoco) return j;
     }
-    MB_ASSERT(false, std::string("no skeleton joint for ") + k_body_joint_names[mujoco]);
+    MB_ASSERT(false, "no skeleton joint for " + mjcf_g1().hinges[size_t(mujoco)].joint);
 }
 
 } // namespace
@@ -39,7 +39,6 @@ physics_config physics_config_release() {
     physics_config c{};
     const mjcf_model & g1 = mjcf_g1();
     for (int i = 0; i < k_body_joints; ++i) {
-        MB_ASSERT(g1.hinges[size_t(i)].joint == k_body_joint_names[i], "g1.xml hinge order differs from g1-pd.h");
         c.axis[size_t(i)]                                    = {0, 0, 0};
         c.axis[size_t(i)][size_t(g1.hinges[size_t(i)].axis)] = 1;
         c.rest[size_t(i)]                                    = {1, 0, 0, 0, 1, 0, 0, 0, 1};

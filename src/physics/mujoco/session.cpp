@@ -100,10 +100,6 @@ uint64_t clip_hash(const float * data, uint64_t n, uint64_t seed) {
 session::session(const std::string & scene_xml, const physics_config & config, policy * pol)
     : robot_(std::make_unique<robot>(scene_compile(scene_xml, {}))), config_(config), pol_(pol) {
     if (pol_) timeline_init(timeline_, k_ring_frames);
-    const mjcf_model & g1 = mjcf_g1();
-    for (int i = 0; i < k_body_joints; ++i) {
-        MB_ASSERT(g1.hinges[size_t(i)].joint == k_body_joint_names[i], "the qpos hinge order differs from the scene's");
-    }
     robot_->set_gains(config_.kp.data(), config_.kd.data(), config_.torque_limit.data());
     full_.resize(size_t(robot_->nq()));
     reset();

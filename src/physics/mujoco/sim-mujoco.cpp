@@ -3,6 +3,7 @@
 
 #include "format/error.h"
 #include "format/regular-file.h"
+#include "motion/mjcf.h"
 #include "physics/mujoco/mj-guard.h"
 #include "physics/mujoco/scene-patch.h"
 
@@ -222,9 +223,10 @@ std::shared_ptr<const scene> compile_uncached(const std::string & xml_path, cons
         const int a = body_actuator(i);
         const int j = m->actuator_trnid[2 * a];
         const char * name = mj_id2name(m, mjOBJ_JOINT, j);
-        if (!name || std::strcmp(name, k_body_joint_names[i]) != 0) {
+        const std::string & want = mjcf_g1().hinges[size_t(i)].joint;
+        if (!name || want != name) {
             fail(status::incompatible_model, xml_path + ": actuator " + std::to_string(a) + " drives " + (name ? name : "?") +
-                                                 ", expected " + k_body_joint_names[i]);
+                                                 ", expected " + want);
         }
         s->kp[a]                  = k_kp[size_t(i)];
         s->kd[a]                  = k_kd[size_t(i)];

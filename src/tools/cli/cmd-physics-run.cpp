@@ -1,12 +1,13 @@
 // `motionbricks physics-run`: a plan script or a 30 fps qpos file played on the simulated G1, one
 // 50 Hz tick per 20 ms of the clip, with a trace CSV out (per tick: time, fall flag, contacts, the
-// pelvis and the mean body distance to the reference). Control: until the SONIC controller is wired
-// into physics sessions, each tick's action override is the reference's own hinge angles at that
-// time (kinematic PD tracking); --kp-scale stiffens the release's gains for it
+// pelvis and the mean body distance to the reference). Control: with --sonic the SONIC controller
+// tracks the clip; without, each tick's action override is the reference's own hinge angles at that
+// time (kinematic PD tracking), and --kp-scale stiffens the release's gains for it
 #include "tools/cli/commands.h"
 #include "tools/cli/plan-run.h"
 
 #include <motionbricks/physics.h>
+#include <motionbricks/sonic.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -21,7 +22,7 @@ namespace {
 
 int usage() {
     std::fprintf(stderr, "usage: motionbricks physics-run --scene SCENE.xml --trace TRACE.csv (SCRIPT.json --model DIR --style FILE ... | "
-                         "--qpos FILE.csv|.npz) [--config FILE.mbphysics] [--kp-scale 1]\n");
+                         "--qpos FILE.csv|.npz) [--sonic SONIC.gguf] [--config FILE.mbphysics] [--kp-scale 1]\n");
     return 2;
 }
 
@@ -29,12 +30,13 @@ int usage() {
 
 int cmd_physics_run(int argc, char ** argv) {
     plan_inputs in;
-    std::string scene, trace_path, config;
+    std::string scene, trace_path, config, sonic_path;
     double      kp_scale = 1.0;
     const int   rc       = parse_motion_input("physics-run", argc, argv, in, [&](const std::string & a, const std::string & v) {
         if (a == "--scene") scene = v;
         else if (a == "--trace") trace_path = v;
         else if (a == "--config") config = v;
+        else if (a == "--sonic") sonic_path = v;
         else if (a == "--kp-scale") {
             char * end = nullptr;
             kp_scale   = std::strtod(v.c_str(), &end);
@@ -52,13 +54,20 @@ int cmd_physics_run(int argc, char ** argv) {
     const uint64_t frames = qpos.size() / MB_PHYSICS_QPOS;
 
     char         e[1024];
+    mb_sonic *   sonic = nullptr;
+    if (!sonic_path.empty() && mb_sonic_load(sonic_path.c_str(), nullptr, &sonic, e, sizeof e) != MB_OK) {
+        std::fprintf(stderr, "motionbricks physics-run: cannot load '%s': %s\n", sonic_path.c_str(), e);
+        return 1;
+    }
     mb_physics * p = nullptr;
-    if (mb_physics_create(nullptr, scene.c_str(), config.empty() ? nullptr : config.c_str(), &p, e, sizeof e) != MB_OK) {
+    if (mb_physics_create(sonic, scene.c_str(), config.empty() ? nullptr : config.c_str(), &p, e, sizeof e) != MB_OK) {
         std::fprintf(stderr, "motionbricks physics-run: %s\n", e);
+        mb_sonic_free(sonic);
         return 1;
     }
     auto done = [&](int code) {
         mb_physics_free(p);
+        mb_sonic_free(sonic);
         return code;
     };
     if (kp_scale != 1.0) {
@@ -96,7 +105,7 @@ int cmd_physics_run(int argc, char ** argv) {
         }
         float        actual[90], reference[90];
         const auto   t0 = std::chrono::steady_clock::now();
-        if (mb_physics_set_action_override(p, targets, 29, e, sizeof e) != MB_OK ||
+        if ((!sonic && mb_physics_set_action_override(p, targets, 29, e, sizeof e) != MB_OK) ||
             mb_physics_step_qpos(p, qpos.data(), qpos.size(), frames, t, actual, 90, reference, 90, e, sizeof e) != MB_OK) {
             std::fprintf(stderr, "motionbricks physics-run: tick %llu: %s\n", (unsigned long long) k, e);
             return done(1);
@@ -117,7 +126,8 @@ int cmd_physics_run(int argc, char ** argv) {
     }
     nlohmann::ordered_json out = {{"ticks", ticks},
                                   {"clip_frames", frames},
-                                  {"control", "override = the reference's hinges (kinematic PD tracking; no SONIC controller yet)"},
+                                  {"control", sonic ? "SONIC controller (" + sonic_path + ")"
+                                                    : std::string("override = the reference's hinges (kinematic PD tracking)")},
                                   {"kp_scale", kp_scale},
                                   {"fell_at_tick", fell_at},
                                   {"mean_body_error_m", err_sum / double(ticks)},
