@@ -12,6 +12,7 @@ packages=(
     python3 python3-numpy python3-torch python3-pytest golang-go
     libzmq3-dev python3-zmq python3-onnx
     python3-yaml
+    libmujoco-dev
     chromium
     assimp-utils
 )

@@ -581,5 +581,7 @@ MB_API mb_status mb_motion_get_stage_time_ms(const mb_motion * value, uint32_t s
 #include <motionbricks/robot-export.h>
 /* additions in their own headers (not in the reference runtime) */
 #include <motionbricks/anim-export.h>
+/* the simulated G1 (MuJoCo) and, through it, the SONIC policy */
+#include <motionbricks/physics.h>
 
 #endif /* MOTIONBRICKS_MOTIONBRICKS_H */

@@ -83,6 +83,7 @@ double percentile(std::vector<double> v, double p) {
 
 int cmd_bench(int argc, char ** argv) {
     if (argc > 1 && std::string(argv[1]) == "sonic") return cmd_bench_sonic(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "physics") return cmd_bench_physics(argc - 1, argv + 1);
     std::string          model_dir, output_path;
     tools::model_options mopt;
     std::vector<int>     tokens{10}, batches{1};

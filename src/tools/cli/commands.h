@@ -27,5 +27,7 @@ int cmd_stream_zmq(int argc, char ** argv);
 int cmd_bench(int argc, char ** argv);
 int cmd_sonic_parity(int argc, char ** argv);
 int cmd_bench_sonic(int argc, char ** argv);    // `bench sonic`
+int cmd_bench_physics(int argc, char ** argv);  // `bench physics`
+int cmd_physics_run(int argc, char ** argv);
 
 } // namespace mb::cli

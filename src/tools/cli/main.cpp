@@ -32,6 +32,7 @@ static const command k_commands[] = {
     {"replay-info", "replay-info REPLAY_FILE", cmd_replay_info},
     {"download", "download [--dir models] [--revision REV] [--base-url URL]", cmd_download},
     {"export-sonic", "export-sonic --out DIR (SCRIPT.json --model DIR --style FILE ... | --qpos FILE.csv|.npz) [--mjcf FILE]", cmd_export_sonic},
+    {"physics-run", "physics-run --scene SCENE.xml --trace TRACE.csv (SCRIPT.json --model DIR --style FILE ... | --qpos FILE) [--config FILE.mbphysics] [--kp-scale S]", cmd_physics_run},
     {"stream-zmq", "stream-zmq (SCRIPT.json --model DIR --style FILE ... | --qpos FILE) [--zmq tcp://127.0.0.1:5556] [--zmq-topic pose] [--pace 1]", cmd_stream_zmq},
 };
 
