@@ -1,5 +1,7 @@
 #include "backend/cpu/cpu-gemm.h"
 
+#include "backend/cpu/cpu-gemm-neon.h"
+
 #include <algorithm>
 
 #if defined(__x86_64__)
@@ -172,6 +174,7 @@ void gemm_nt_blocked(const column_fn (&column_fns)[5], const float * x, int64_t 
 } // namespace
 
 gemm_isa gemm_isa_default() {
+    if (gemm_has_neon()) return gemm_isa::GEMM_ISA_NEON;
 #ifdef MB_GEMM_X86
     if (__builtin_cpu_supports("avx512f")) return gemm_isa::GEMM_ISA_AVX512;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return gemm_isa::GEMM_ISA_AVX2;
@@ -184,6 +187,7 @@ bool gemm_isa_supported(gemm_isa isa) {
         case gemm_isa::GEMM_ISA_SCALAR: return true;
         case gemm_isa::GEMM_ISA_AVX2: return gemm_has_avx2();
         case gemm_isa::GEMM_ISA_AVX512: return gemm_isa_default() == gemm_isa::GEMM_ISA_AVX512;
+        case gemm_isa::GEMM_ISA_NEON: return gemm_has_neon();
     }
     return false;
 }
@@ -200,6 +204,10 @@ bool gemm_has_avx2() {
 void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b, int64_t o0,
              int64_t o1, float * y, int64_t ldy, gemm_isa isa) {
     if (m <= 0 || o1 <= o0) return;
+    if (isa == gemm_isa::GEMM_ISA_NEON && gemm_has_neon()) {
+        gemm_nt_neon(x, m, ldx, k, w, b, o0, o1, y, ldy);
+        return;
+    }
 #ifdef MB_GEMM_X86
     if (isa == gemm_isa::GEMM_ISA_AVX512 && gemm_isa_supported(isa)) {
         gemm_nt_blocked(avx512_columns, x, m, ldx, k, w, b, o0, o1, y, ldy);

@@ -12,6 +12,7 @@ enum class gemm_isa : uint32_t {
     GEMM_ISA_SCALAR = 0,    // portable loop
     GEMM_ISA_AVX2   = 1,    // 8-wide FMA, 3 × 4 blocks
     GEMM_ISA_AVX512 = 2,    // 16-wide FMA, 4 × 4 blocks
+    GEMM_ISA_NEON   = 3,    // ARM64: 4-wide FMA, 4 × 4 blocks (cpu-gemm-neon.cpp)
 };
 
 gemm_isa gemm_isa_default();
