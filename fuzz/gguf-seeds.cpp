@@ -1,5 +1,5 @@
 // writes the fuzzer's seed corpus into DIR: valid GGUF files of the shapes the
-// bundle uses (all value types the writer knows, I32 and F32 tensors, 1..4 dims,
+// bundle uses (all value types the writer knows, I32, F32, BF16 and Q8_0 tensors, 1..4 dims,
 // compacted names, other alignments) plus a few hand-made ones with arrays
 #include "format/bundle.h"
 #include "format/gguf.h"
@@ -40,6 +40,14 @@ int main(int argc, char ** argv) {
                         {"w", mb::dtype::DTYPE_F32, {4, 4, 2, 2}, f.data()},
                         {mb::compact_tensor_name(long_name), mb::dtype::DTYPE_F32, {16, 3}, f.data()}});
         mb::gguf_write(dir + "/seed-empty.gguf", {}, {});
+        // reduced weight types: BF16 rows of any length, Q8_0 rows of whole 32-value blocks
+        // (F16 scale + 32 int8); the fuzzer mutates their block counts and sizes
+        std::vector<uint8_t> q(4 * 34, 0);
+        for (size_t k = 0; k < q.size(); ++k) q[k] = uint8_t(k % 34 == 1 ? 0x3c : k * 7);   // scale 1.0
+        mb::gguf_write(dir + "/seed-reduced.gguf", kv,
+                       {{"b", mb::dtype::DTYPE_BF16, {5, 3}, f.data()},
+                        {"q", mb::dtype::DTYPE_Q8_0, {64, 2}, q.data()},
+                        {"q1", mb::dtype::DTYPE_Q8_0, {32}, q.data()}});
         kv[1].u = 64;
         mb::gguf_write(dir + "/seed-align64.gguf", kv, {{"a", mb::dtype::DTYPE_F32, {3}, f.data()},
                                                         {"b", mb::dtype::DTYPE_F32, {5, 1}, f.data()}}, 64);

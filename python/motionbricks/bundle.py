@@ -55,12 +55,13 @@ def hyperparameter_metadata(role, n_head=None, dilation_growth=None):
     return out
 
 
-def component_metadata(role, upstream_revision, source_sha256, parameter_count, extra=()):
+def component_metadata(role, upstream_revision, source_sha256, parameter_count, extra=(), dtype="f32"):
+    file_type = C.FILE_TYPES[dtype] if role != C.COMPONENT_SUPPORT else C.FILE_TYPE_ALL_F32
     md = [
         (C.KEY_ARCHITECTURE, C.GGUF_TYPE_STRING, C.ARCHITECTURE),
         (C.KEY_NAME, C.GGUF_TYPE_STRING, C.MODEL_NAME),
         (C.KEY_ALIGNMENT, C.GGUF_TYPE_UINT32, C.GGUF_ALIGNMENT),
-        (C.KEY_FILE_TYPE, C.GGUF_TYPE_UINT32, C.FILE_TYPE_ALL_F32),
+        (C.KEY_FILE_TYPE, C.GGUF_TYPE_UINT32, file_type),
         (C.KEY_FORMAT_VERSION, C.GGUF_TYPE_UINT32, C.FORMAT_VERSION),
         (C.KEY_COMPONENT, C.GGUF_TYPE_STRING, role),
         (C.KEY_SKELETON, C.GGUF_TYPE_STRING, C.SKELETON),
@@ -174,9 +175,16 @@ def default_safe_manifest_sha256(components, upstream_revision):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def write_bundle(out_dir, components, upstream_revision, safe_manifest_sha256=None, progress=True):
+def write_bundle(out_dir, components, upstream_revision, safe_manifest_sha256=None, progress=True, dtype="f32"):
     """Writes the four components and manifest.json into out_dir. components maps
-    role -> Component. Returns the manifest dict."""
+    role -> Component. dtype (f32, bf16, q8_0) reduces the matrix weights
+    (weight_types.py); a reduced bundle's manifest names it (weight_dtype) and counts
+    each component's tensors per type (tensor_types). Returns the manifest dict."""
+    from .weight_types import DTYPES, reduce_component
+    if dtype not in DTYPES:
+        raise ConvertError("--dtype %r: expected one of %s" % (dtype, ", ".join(DTYPES)))
+    for comp in components.values():
+        reduce_component(comp, dtype)
     missing = [c for c in C.COMPONENTS if c not in components]
     if missing:
         raise ConvertError("internal error: components %s missing" % missing)
@@ -188,7 +196,8 @@ def write_bundle(out_dir, components, upstream_revision, safe_manifest_sha256=No
             comp = components[role]
             tensors = gguf_tensors(comp)
             n_params = sum(t.n_elements for t in tensors)
-            md = component_metadata(role, upstream_revision, comp.source_sha256, n_params, comp.extra_metadata)
+            md = component_metadata(role, upstream_revision, comp.source_sha256, n_params, comp.extra_metadata,
+                                    dtype)
             size, sha = gguf.write_gguf_file(os.path.join(stage, C.COMPONENT_FILES[role]), md, tensors,
                                              progress=Progress(C.COMPONENT_FILES[role], progress))
             entries[role] = {
@@ -197,6 +206,11 @@ def write_bundle(out_dir, components, upstream_revision, safe_manifest_sha256=No
                 C.MANIFEST_KEY_TENSOR_COUNT: len(tensors),
                 C.MANIFEST_KEY_PARAMETER_COUNT: n_params,
             }
+            if dtype != "f32":
+                types = {}
+                for t in tensors:
+                    types[C.GGML_TYPE_NAMES[t.ggml_type]] = types.get(C.GGML_TYPE_NAMES[t.ggml_type], 0) + 1
+                entries[role][C.MANIFEST_KEY_TENSOR_TYPES] = types
         manifest = {
             C.MANIFEST_KEY_FORMAT: C.MANIFEST_FORMAT,
             C.MANIFEST_KEY_UPSTREAM_REVISION: upstream_revision,
@@ -207,6 +221,8 @@ def write_bundle(out_dir, components, upstream_revision, safe_manifest_sha256=No
             C.MANIFEST_KEY_COMPONENTS: entries,
             C.MANIFEST_KEY_SAFE_MANIFEST_SHA256: safe_manifest_sha256,
         }
+        if dtype != "f32":   # F32 manifests stay byte-identical to the release's
+            manifest[C.MANIFEST_KEY_WEIGHT_DTYPE] = dtype
         with open(os.path.join(stage, C.MANIFEST_FILE), "w", encoding="utf-8", newline="\n") as f:
             f.write(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
             f.flush()

@@ -26,6 +26,11 @@ def _add_hparams(p):
     p.add_argument("--dilation-growth", type=int, metavar="N", help="conv dilation growth rate (default 3)")
 
 
+def _add_dtype(p):
+    p.add_argument("--dtype", choices=("f32", "bf16", "q8_0"), default="f32",
+                   help="matrix weights of linear/conv layers (default f32; norms, biases, embeddings stay F32)")
+
+
 def _add_stats(p):
     p.add_argument("--mean", metavar="FILE", help="mean.npy [418]")
     p.add_argument("--std", metavar="FILE", help="std.npy [418]")
@@ -53,6 +58,7 @@ def build_parser():
                    help="upstream skeleton/ folder: cross-check the carried constants against joints.p, parents.p")
     _add_provenance(b)
     _add_hparams(b)
+    _add_dtype(b)
     b.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
     r = sub.add_parser("random-bundle", help="write a bundle of the exact architecture with seeded random weights")
@@ -62,6 +68,7 @@ def build_parser():
     _add_stats(r)
     _add_provenance(r)
     _add_hparams(r)
+    _add_dtype(r)
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
     from .style import add_parser as add_style_parser, add_library_parser

@@ -24,12 +24,18 @@ GGUF_TYPE_FLOAT64 = 12
 
 # tensor types as the release writes them (I32 is 26, the ggml v0.20.2 enum value)
 GGML_TYPE_F32 = 0
+GGML_TYPE_Q8_0 = 8
 GGML_TYPE_I32 = 26
 GGML_TYPE_BF16 = 30
-GGML_TYPE_NAMES = {GGML_TYPE_F32: "F32", GGML_TYPE_I32: "I32", GGML_TYPE_BF16: "BF16"}
+GGML_TYPE_NAMES = {GGML_TYPE_F32: "F32", GGML_TYPE_Q8_0: "Q8_0", GGML_TYPE_I32: "I32", GGML_TYPE_BF16: "BF16"}
+Q8_0_BLOCK = 32          # values per block_q8_0
+Q8_0_BLOCK_BYTES = 34    # F16 scale + 32 int8
 
-# general.file_type value for an all-F32 file
+# general.file_type (llama.cpp's LLAMA_FTYPE values): all F32, mostly Q8_0, mostly BF16
 FILE_TYPE_ALL_F32 = 0
+FILE_TYPE_MOSTLY_Q8_0 = 7
+FILE_TYPE_MOSTLY_BF16 = 32
+FILE_TYPES = {"f32": FILE_TYPE_ALL_F32, "q8_0": FILE_TYPE_MOSTLY_Q8_0, "bf16": FILE_TYPE_MOSTLY_BF16}
 
 # GGML_MAX_NAME: stored names are at most 63 bytes plus the NUL
 MAX_TENSOR_NAME = 64
@@ -81,6 +87,8 @@ MANIFEST_KEY_PATH = "path"
 MANIFEST_KEY_SHA256 = "sha256"
 MANIFEST_KEY_TENSOR_COUNT = "tensor_count"
 MANIFEST_KEY_PARAMETER_COUNT = "parameter_count"
+MANIFEST_KEY_WEIGHT_DTYPE = "weight_dtype"     # reduced bundles only: bf16 or q8_0
+MANIFEST_KEY_TENSOR_TYPES = "tensor_types"     # reduced bundles only: tensors per ggml type name
 
 # ---- release values ---------------------------------------------------------
 

@@ -307,5 +307,6 @@ def convert(args):
                                 else ", dilation_growth %d" % info["dilation_growth"]))
     mean, std, stats_sha = read_stats(args.mean, args.std, args.stats)
     components[C.COMPONENT_SUPPORT] = support_component(mean, std, overrides.get(C.COMPONENT_SUPPORT) or stats_sha)
-    manifest = write_bundle(args.out, components, revision, args.safe_manifest_sha256, progress=not args.quiet)
+    manifest = write_bundle(args.out, components, revision, args.safe_manifest_sha256, progress=not args.quiet,
+                            dtype=args.dtype)
     return manifest

@@ -27,7 +27,21 @@ _SCALAR_FORMATS = {
     C.GGUF_TYPE_UINT64: "<Q", C.GGUF_TYPE_INT64: "<q", C.GGUF_TYPE_FLOAT64: "<d",
 }
 
-_TENSOR_DTYPES = {C.GGML_TYPE_F32: np.dtype("<f4"), C.GGML_TYPE_I32: np.dtype("<i4")}
+# numpy dtype of a tensor's chunks (Q8_0: its raw block bytes)
+_TENSOR_DTYPES = {C.GGML_TYPE_F32: np.dtype("<f4"), C.GGML_TYPE_I32: np.dtype("<i4"),
+                  C.GGML_TYPE_BF16: np.dtype("<u2"), C.GGML_TYPE_Q8_0: np.dtype("u1")}
+
+
+def tensor_nbytes(ggml_type, shape):
+    """Data bytes of a tensor (shape in PyTorch order; Q8_0 blocks run along the last axis)."""
+    n = 1
+    for d in shape:
+        n *= d
+    if ggml_type == C.GGML_TYPE_Q8_0:
+        if shape[-1] % C.Q8_0_BLOCK:
+            raise ConvertError("Q8_0 rows of %d values are not whole %d-value blocks" % (shape[-1], C.Q8_0_BLOCK))
+        return n // C.Q8_0_BLOCK * C.Q8_0_BLOCK_BYTES
+    return n * (2 if ggml_type == C.GGML_TYPE_BF16 else 4)
 
 _MAX_DIMS = 4
 
@@ -68,7 +82,7 @@ class Tensor:
         for d in self.shape:
             n *= d
         self.n_elements = n
-        self.nbytes = n * _TENSOR_DTYPES[ggml_type].itemsize
+        self.nbytes = tensor_nbytes(ggml_type, self.shape)
 
     @property
     def dtype(self):
@@ -282,11 +296,15 @@ class GGUFFile:
             ttype = self._u("<I", "type of " + name)
             if ttype not in _TENSOR_DTYPES:
                 self._fail("tensor %r has unsupported type %d" % (name, ttype))
+            if ttype == C.GGML_TYPE_Q8_0 and ne[0] % C.Q8_0_BLOCK:
+                self._fail("Q8_0 tensor %r has rows of %d values (not whole %d-value blocks)"
+                           % (name, ne[0], C.Q8_0_BLOCK))
             off = self._u("<Q", "offset of " + name)
             if off % alignment:
                 self._fail("tensor %r offset %d is not aligned to %d" % (name, off, alignment))
             self.tensors.append({"name": name, "type": ttype, "ne": ne, "shape": list(reversed(ne)),
-                                 "offset": off, "n_elements": n, "nbytes": n * _TENSOR_DTYPES[ttype].itemsize})
+                                 "offset": off, "n_elements": n,
+                                 "nbytes": tensor_nbytes(ttype, list(reversed(ne)))})
         self.data_start = _align(self._pos, alignment)
         spans = []
         for t in self.tensors:
@@ -309,8 +327,14 @@ class GGUFFile:
     def tensor(self, name):
         for t in self.tensors:
             if t["name"] == name:
-                a = np.frombuffer(self._map, dtype=_TENSOR_DTYPES[t["type"]], count=t["n_elements"],
-                                  offset=self.data_start + t["offset"])
+                from .weight_types import from_bf16, from_q8_0   # reduced types are read back as float32
+                at = self.data_start + t["offset"]
+                if t["type"] == C.GGML_TYPE_Q8_0:
+                    a = from_q8_0(self._map[at:at + t["nbytes"]], t["n_elements"])
+                else:
+                    a = np.frombuffer(self._map, dtype=_TENSOR_DTYPES[t["type"]], count=t["n_elements"], offset=at)
+                    if t["type"] == C.GGML_TYPE_BF16:
+                        a = from_bf16(a)
                 return a.reshape(t["shape"])
         raise KeyError(name)
 

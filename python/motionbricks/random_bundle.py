@@ -172,4 +172,5 @@ def random_bundle(args):
     check_hparam_options(args)
     hp = {"pose_heads": args.pose_heads, "root_heads": args.root_heads, "dilation_growth": args.dilation_growth}
     comps = random_components(args.preset, args.seed, stats, overrides, hp)
-    return write_bundle(args.out, comps, revision, args.safe_manifest_sha256, progress=not args.quiet)
+    return write_bundle(args.out, comps, revision, args.safe_manifest_sha256, progress=not args.quiet,
+                        dtype=args.dtype)

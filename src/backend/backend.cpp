@@ -2,6 +2,9 @@
 // optional alloc_from_host, and the registry of built-in backends
 #include "backend/backend.h"
 
+#include <stdexcept>
+#include <string>
+
 #if MB_HAVE_CUDA
 #include "backend/cuda/cuda-backend.h"
 #endif
@@ -12,6 +15,36 @@ std::unique_ptr<backend_buffer> backend::alloc_from_host(const void * host, size
     std::unique_ptr<backend_buffer> buf = alloc(bytes);
     set_bytes(buf->base(), host, bytes);
     return buf;
+}
+
+const char * weight_type_name(weight_type t) {
+    switch (t) {
+        case weight_type::WEIGHT_F32: return "F32";
+        case weight_type::WEIGHT_Q8_0: return "Q8_0";
+        case weight_type::WEIGHT_BF16: return "BF16";
+    }
+    return "unknown";
+}
+
+namespace {
+
+[[noreturn]] void no_weight_type(const backend & be, weight_type t) {
+    throw std::runtime_error(std::string("the ") + be.name() + " backend cannot run " + weight_type_name(t) +
+                             " weights (load an F32 bundle, or run on the CPU)");
+}
+
+} // namespace
+
+void backend::linear(bptr<const float> x, int64_t n, int64_t n_in, bweight w, bptr<const float> b, int64_t n_out,
+                     bptr<float> y) {
+    if (w.type != weight_type::WEIGHT_F32) no_weight_type(*this, w.type);
+    linear(x, n, n_in, bptr<const float>(static_cast<const float *>(w.p)), b, n_out, y);
+}
+
+void backend::conv1d(bptr<const float> x, int64_t c_in, int64_t t, bweight w, bptr<const float> b, int64_t c_out,
+                     int64_t k, int64_t dilation, bptr<float> y, int64_t n_batch) {
+    if (w.type != weight_type::WEIGHT_F32) no_weight_type(*this, w.type);
+    conv1d(x, c_in, t, bptr<const float>(static_cast<const float *>(w.p)), b, c_out, k, dilation, y, n_batch);
 }
 
 const std::vector<backend_reg> & backend_registry() {

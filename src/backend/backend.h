@@ -57,6 +57,29 @@ template <class T> struct bptr {
     explicit      operator bool() const { return p != nullptr; }
 };
 
+// the element types a matrix weight (linear, conv) may be stored in; the values are
+// GGUF's type ids (mb::dtype), so a tensor's type converts directly
+enum class weight_type : uint32_t {
+    WEIGHT_F32  = 0,
+    WEIGHT_Q8_0 = 8,     // rows of n_in / 32 ggml block_q8_0 (F16 scale + 32 int8 = 34 bytes); n_in % 32 == 0
+    WEIGHT_BF16 = 30,    // bfloat16 values, rows of n_in
+};
+
+// a matrix weight in backend memory with its element type. A bptr<const float> converts
+// to an F32 bweight, so F32 callers pass their pointers unchanged
+struct bweight {
+    const void * p    = nullptr;                    // backend address of row 0; never dereferenced by model code
+    weight_type  type = weight_type::WEIGHT_F32;
+
+    bweight() = default;
+    bweight(const void * q, weight_type t) : p(q), type(t) {}
+    bweight(bptr<const float> w) : p(w.p) {}        // NOLINT: implicit on purpose (F32)
+    explicit operator bool() const { return p != nullptr; }
+};
+
+// "F32", "Q8_0", "BF16"
+const char * weight_type_name(weight_type t);
+
 // one block of backend memory, zero-initialised, 64-byte aligned; freed by its unique_ptr
 class backend_buffer {
 public:
@@ -76,6 +99,9 @@ public:
 
     virtual const char * name() const      = 0;     // "cpu", "cpu-avx2", "cuda", …
     virtual int          n_threads() const = 0;     // host threads this object computes with
+
+    // whether linear and conv1d take weights of type t. Optional: the default is F32 only
+    virtual bool supports_weight_type(weight_type t) const { return t == weight_type::WEIGHT_F32; }
 
     // ---- memory -------------------------------------------------------------------------------
 
@@ -187,6 +213,12 @@ public:
     virtual void linear(bptr<const float> x, int64_t n, int64_t n_in, bptr<const float> w, bptr<const float> b,
                         int64_t n_out, bptr<float> y) = 0;
 
+    // the same with a weight of any weight_type (sums in float32). Optional: the default runs
+    // the F32 linear above for an F32 weight and throws std::runtime_error naming the backend
+    // and the type for any other
+    virtual void linear(bptr<const float> x, int64_t n, int64_t n_in, bweight w, bptr<const float> b, int64_t n_out,
+                        bptr<float> y);
+
     // in place: x[n, d] ← LayerNorm(x + r)·g + b per row, mean and biased variance over d,
     // (v − mean)/sqrt(var + eps); r [n, d] may be null (no residual); g, b [d]
     virtual void add_layer_norm(bptr<float> x, bptr<const float> r, int64_t n, int64_t d, bptr<const float> g,
@@ -206,6 +238,10 @@ public:
     // per lane (x [n_batch, c_in, t], y [n_batch, c_out, t]), the weights read once for all lanes
     virtual void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bptr<const float> w, bptr<const float> b,
                         int64_t c_out, int64_t k, int64_t dilation, bptr<float> y, int64_t n_batch = 1) = 0;
+
+    // the same with a weight of any weight_type (rows of c_in·k values); optional as linear's
+    virtual void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bweight w, bptr<const float> b, int64_t c_out,
+                        int64_t k, int64_t dilation, bptr<float> y, int64_t n_batch = 1);
 
     // ---- sampling (masked token decoding) ------------------------------------------------------
 

@@ -5,7 +5,8 @@
 //   general.architecture          STRING  "motionbricks"
 //   general.name                  STRING  "NVIDIA MotionBricks G1"
 //   general.alignment             UINT32  32
-//   general.file_type             UINT32  0 (all F32)
+//   general.file_type             UINT32  0 (all F32), 32 (mostly BF16), 7 (mostly Q8_0): not checked
+//                                         (the tensor types are)
 //   motionbricks.format_version   UINT32  1 (an unknown major version is rejected)
 //   motionbricks.component        STRING  the role, equal to the file name's stem
 //   motionbricks.skeleton         STRING  "g1skel34"
@@ -16,8 +17,9 @@
 // and optionally motionbricks.n_head (pose, root) and motionbricks.dilation_growth
 // (root, vq-decoder), UINT32, for what the tensor shapes cannot tell.
 // Support tensors: joint_parents I32 [34], motion_mean F32 [418], motion_std F32 [418],
-// neutral_joints F32 [34, 3]. The learned components hold exactly the F32 tensors their
-// structure implies (layer and block counts are taken from the names themselves).
+// neutral_joints F32 [34, 3]. The learned components hold exactly the tensors their
+// structure implies (layer and block counts are taken from the names themselves), F32,
+// except that matrix weights (names ending in "weight", 2+ dimensions) may be BF16 or Q8_0.
 
 #include "format/bundle.h"
 
@@ -99,8 +101,14 @@ void check_common(const gguf_file & f, const std::string & role) {
         }
     }
     for (const auto & t : f.tensors()) {
-        if (!is_support && t.type != dtype::DTYPE_F32) {
-            fail(f, "tensor '" + std::string(t.name) + "' must be F32");
+        if (is_support || t.type == dtype::DTYPE_F32) continue;
+        // reduced types (a bundle made with --dtype) only for matrices: names ending in
+        // "weight" with 2+ dimensions; the networks' loaders keep embeddings F32
+        std::string_view name = t.name;
+        const bool matrix = t.n_dims >= 2 && name.size() >= 6 && name.substr(name.size() - 6) == "weight";
+        if ((t.type != dtype::DTYPE_BF16 && t.type != dtype::DTYPE_Q8_0) || !matrix) {
+            fail(f, "tensor '" + std::string(t.name) + "' is " + dtype_name(t.type) +
+                    "; it must be F32 (BF16 and Q8_0 are allowed for linear and conv weights only)");
         }
     }
 }
@@ -266,7 +274,29 @@ const tensor_view & support_tensor(const gguf_file & f, const char * name, dtype
 // every element of an F32 tensor finite. One pass at memory speed: with x = |bits| (sign cleared),
 // x + 2^23 reaches bit 31 exactly when the exponent is all ones (Inf or NaN); OR-ing those sums is
 // an add/or loop that SSE2 vectorises. Only a bad tensor is scanned again for the index to report
+// 16-bit values: exponent all ones (BF16 bit mask 0x7f80, F16 0x7c00) is Inf or NaN
+// BF16: every element; Q8_0: every block's F16 scale (the int8 values are always finite)
+void check_finite_16(const gguf_file & f, const tensor_view & t) {
+    const bool    q8     = t.type == dtype::DTYPE_Q8_0;
+    const auto *  bytes  = static_cast<const unsigned char *>(t.data);
+    const int64_t n      = q8 ? t.n_elements() / k_q8_0_block : t.n_elements();
+    const int64_t stride = q8 ? k_q8_0_block_bytes : 2;
+    const int     exp    = q8 ? 0x7c00 : 0x7f80;
+    for (int64_t k = 0; k < n; ++k) {
+        uint16_t bits;
+        std::memcpy(&bits, bytes + stride * k, 2);
+        if ((bits & exp) == exp) {
+            fail(f, "tensor '" + std::string(t.name) + "' element " + std::to_string(q8 ? k * k_q8_0_block : k) +
+                    (q8 ? " (the scale of its Q8_0 block)" : "") + " is not finite");
+        }
+    }
+}
+
 void check_finite(const gguf_file & f, const tensor_view & t) {
+    if (t.type == dtype::DTYPE_BF16 || t.type == dtype::DTYPE_Q8_0) {
+        check_finite_16(f, t);
+        return;
+    }
     const auto *  bytes = static_cast<const unsigned char *>(t.data);
     const int64_t n     = t.n_elements();
     uint32_t      any   = 0;
@@ -336,7 +366,7 @@ model_support bundle_decode_support(const gguf_file & f) {
 void bundle_check_component(const gguf_file & f, const std::string & role) {
     check_common(f, role);
     check_inventory(f, role);
-    // every learned weight (all F32, checked above): a NaN would otherwise run silently (all tokens 0).
+    // every learned weight (F32, BF16 or Q8_0, checked above): a NaN would otherwise run silently (all tokens 0).
     // support.gguf's F32 tensors are checked by bundle_decode_support, after their types and shapes
     if (role != "support") {
         for (const auto & t : f.tensors()) check_finite(f, t);

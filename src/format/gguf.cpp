@@ -14,7 +14,8 @@
 //     str   name         < 64 bytes (GGML_MAX_NAME with its NUL)
 //     u32   n_dims       1..4
 //     u64   ne[n_dims]   ggml order: ne[0] is the fastest axis
-//     u32   type         0 = F32, 26 = I32 (the only types a bundle uses)
+//     u32   type         0 = F32, 26 = I32, 30 = BF16 (2 bytes a value), 8 = Q8_0 (blocks of
+//                        32 values along ne[0]: F16 scale + 32 int8, 34 bytes; ne[0] % 32 == 0)
 //     u64   offset       from the start of the data section; a multiple of the alignment
 //   zero padding up to a multiple of general.alignment (UINT32, default 32)
 //   data section: each tensor at its offset, zero padding after each tensor
@@ -378,12 +379,16 @@ void gguf_file::impl::parse() {
         }
         uint64_t type_at = c.pos;
         uint32_t type    = c.u32(tf + " type");
-        if (type != static_cast<uint32_t>(dtype::DTYPE_F32) && type != static_cast<uint32_t>(dtype::DTYPE_I32)) {
+        if (!dtype_name(static_cast<dtype>(type))) {
             c.fail(tf + " type", type_at, "unsupported tensor type " + std::to_string(type) +
-                                          " (only F32 = 0 and I32 = 26 are accepted)");
+                                          " (only F32 = 0, Q8_0 = 8, I32 = 26 and BF16 = 30 are accepted)");
         }
-        t.type    = static_cast<dtype>(type);
-        t.n_bytes = n_el * 4;
+        t.type = static_cast<dtype>(type);
+        if (t.type == dtype::DTYPE_Q8_0 && t.ne[0] % k_q8_0_block != 0) {
+            c.fail(tf + " ne[0]", dims_at + 4, "Q8_0 rows of " + std::to_string(t.ne[0]) +
+                                               " values are not whole 32-value blocks");
+        }
+        t.n_bytes = dtype_row_bytes(t.type, uint64_t(t.ne[0])) * (n_el / uint64_t(t.ne[0]));
         uint64_t off_at = c.pos;
         uint64_t off    = c.u64(tf + " offset");
         if (off % alignment != 0) {
@@ -656,7 +661,7 @@ void gguf_write(const std::string & path, const std::vector<gguf_write_kv> & kvs
             fail(tf + ": name must be 1..63 bytes of UTF-8 (compact longer names first)");
         }
         if (!names.emplace(t.name, 0).second) fail("duplicate tensor name " + quoted(t.name));
-        if (t.type != dtype::DTYPE_F32 && t.type != dtype::DTYPE_I32) fail(tf + ": unsupported type");
+        if (!dtype_name(t.type)) fail(tf + ": unsupported type");
         if (t.ne.empty() || t.ne.size() > 4) fail(tf + ": needs 1..4 dimensions");
         uint64_t n = 1;
         for (int64_t d : t.ne) {
@@ -671,7 +676,8 @@ void gguf_write(const std::string & path, const std::vector<gguf_write_kv> & kvs
         for (int64_t d : t.ne) put_u64(head, static_cast<uint64_t>(d));
         put_u32(head, static_cast<uint32_t>(t.type));
         put_u64(head, offset);
-        uint64_t nbytes = n * 4;
+        if (t.type == dtype::DTYPE_Q8_0 && t.ne[0] % k_q8_0_block != 0) fail(tf + ": Q8_0 rows are not whole blocks");
+        uint64_t nbytes = dtype_row_bytes(t.type, uint64_t(t.ne[0])) * (n / uint64_t(t.ne[0]));
         sizes.push_back(nbytes);
         offset += nbytes + (alignment - nbytes % alignment) % alignment;
     }

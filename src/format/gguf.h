@@ -94,7 +94,7 @@ struct gguf_write_tensor {
     std::string          name;
     dtype                type;
     std::vector<int64_t> ne;    // ggml order (reversed PyTorch shape)
-    const void *         data;  // n_elements * 4 bytes, borrowed until write returns
+    const void *         data;  // dtype_row_bytes(type, ne[0]) per row, borrowed until write returns
 };
 
 // writes a GGUF v3 file deterministically (same input → same bytes) and atomically

@@ -59,9 +59,20 @@ bptr<const float> weight_loader::upload(const tensor_view & t) {
     return bufs.back()->as<const float>();
 }
 
+bweight weight_loader::upload_matrix(const tensor_view & t) {
+    const auto type = static_cast<weight_type>(t.type);
+    if (!be.supports_weight_type(type)) {
+        throw error(status::incompatible_model, src.origin() + ": tensor '" + std::string(t.name) + "' is " +
+                                                    weight_type_name(type) + ", which the " + be.name() +
+                                                    " backend cannot run (use an F32 bundle)");
+    }
+    bufs.push_back(be.alloc_from_host(t.data, size_t(t.n_bytes)));
+    return bweight(bufs.back()->base(), type);
+}
+
 linear_weights load_linear(weight_loader & wl, const std::string & name, int64_t n_out, int64_t n_in) {
     const tensor_source & src = wl.src;
-    const tensor_view &   w   = require_any_f32(src, name + ".weight");
+    const tensor_view &   w   = require_any_matrix(src, name + ".weight");
     if (w.n_dims != 2 || (n_in > 0 && w.ne[0] != n_in) || (n_out > 0 && w.ne[1] != n_out)) {
         fail_incompatible(src, "tensor '" + name + ".weight' has shape " + torch_shape_string(w) +
                                ", expected [" + dim_text(n_out, "n_out") + ", " + dim_text(n_in, "n_in") + "]");
@@ -69,14 +80,14 @@ linear_weights load_linear(weight_loader & wl, const std::string & name, int64_t
     linear_weights l;
     l.n_out  = w.ne[1];
     l.n_in   = w.ne[0];
-    l.weight = wl.upload(w);
+    l.weight = wl.upload_matrix(w);
     l.bias   = wl.upload(require_f32(src, name + ".bias", {l.n_out}));
     return l;
 }
 
 conv_weights load_conv(weight_loader & wl, const std::string & name, int64_t c_out, int64_t c_in, int64_t k) {
     const tensor_source & src = wl.src;
-    const tensor_view &   w   = require_any_f32(src, name + ".weight");
+    const tensor_view &   w   = require_any_matrix(src, name + ".weight");
     if (w.n_dims != 3 || w.ne[0] != k || (c_in > 0 && w.ne[1] != c_in) || (c_out > 0 && w.ne[2] != c_out)) {
         fail_incompatible(src, "tensor '" + name + ".weight' has shape " + torch_shape_string(w) +
                                ", expected [" + dim_text(c_out, "c_out") + ", " + dim_text(c_in, "c_in") + ", " +
@@ -86,7 +97,7 @@ conv_weights load_conv(weight_loader & wl, const std::string & name, int64_t c_o
     c.c_out  = w.ne[2];
     c.c_in   = w.ne[1];
     c.k      = k;
-    c.weight = wl.upload(w);
+    c.weight = wl.upload_matrix(w);
     c.bias   = wl.upload(require_f32(src, name + ".bias", {c.c_out}));
     return c;
 }

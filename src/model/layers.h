@@ -58,16 +58,19 @@ struct weight_loader {
 
     // the tensor's data in backend memory (once per tensor)
     bptr<const float> upload(const tensor_view & t);
+    // a linear or conv weight of any dtype the backend runs (F32, BF16, Q8_0); throws mb::error
+    // (incompatible_model) naming the tensor where the backend cannot run its type
+    bweight upload_matrix(const tensor_view & t);
 };
 
 struct linear_weights {
-    bptr<const float> weight;           // [n_out, n_in]
+    bweight           weight;           // [n_out, n_in], F32, BF16 or Q8_0
     bptr<const float> bias;             // [n_out]
     int64_t           n_in = 0, n_out = 0;
 };
 
 struct conv_weights {
-    bptr<const float> weight;           // [c_out, c_in, k]
+    bweight           weight;           // [c_out, c_in, k], F32 or BF16
     bptr<const float> bias;             // [c_out]
     int64_t           c_in = 0, c_out = 0, k = 0;
 };

@@ -20,7 +20,7 @@ transformer transformer::load(weight_loader & wl, const std::string & prefix, in
     transformer t;
     // sizes from layer 0
     const std::string l0   = prefix + "layers.0.";
-    const tensor_view & w1 = require_any_f32(src, l0 + "linear1.weight");
+    const tensor_view & w1 = require_any_matrix(src, l0 + "linear1.weight");
     if (w1.n_dims != 2) {
         fail_incompatible(src, "tensor '" + l0 + "linear1.weight' must be 2-D, got " +
                                torch_shape_string(w1));
@@ -38,13 +38,13 @@ transformer transformer::load(weight_loader & wl, const std::string & prefix, in
         const std::string p = prefix + "layers." + std::to_string(il) + ".";
         if (!src.find(p + "linear1.weight")) break;
         transformer_layer l;
-        l.in_proj_weight  = wl.upload(require_f32(src, p + "self_attn.in_proj_weight", {3 * d, d}));
+        l.in_proj_weight  = wl.upload_matrix(require_matrix(src, p + "self_attn.in_proj_weight", {3 * d, d}));
         l.in_proj_bias    = wl.upload(require_f32(src, p + "self_attn.in_proj_bias", {3 * d}));
-        l.out_proj_weight = wl.upload(require_f32(src, p + "self_attn.out_proj.weight", {d, d}));
+        l.out_proj_weight = wl.upload_matrix(require_matrix(src, p + "self_attn.out_proj.weight", {d, d}));
         l.out_proj_bias   = wl.upload(require_f32(src, p + "self_attn.out_proj.bias", {d}));
-        l.linear1_weight  = wl.upload(require_f32(src, p + "linear1.weight", {f, d}));
+        l.linear1_weight  = wl.upload_matrix(require_matrix(src, p + "linear1.weight", {f, d}));
         l.linear1_bias    = wl.upload(require_f32(src, p + "linear1.bias", {f}));
-        l.linear2_weight  = wl.upload(require_f32(src, p + "linear2.weight", {d, f}));
+        l.linear2_weight  = wl.upload_matrix(require_matrix(src, p + "linear2.weight", {d, f}));
         l.linear2_bias    = wl.upload(require_f32(src, p + "linear2.bias", {d}));
         l.norm1_weight    = wl.upload(require_f32(src, p + "norm1.weight", {d}));
         l.norm1_bias      = wl.upload(require_f32(src, p + "norm1.bias", {d}));

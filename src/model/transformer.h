@@ -24,13 +24,13 @@ struct transformer_hparams {
 
 // one encoder layer; every array is in the weight buffers of the owning network
 struct transformer_layer {
-    bptr<const float> in_proj_weight;     // [3·n_embd, n_embd] rows q | k | v
+    bweight           in_proj_weight;     // [3·n_embd, n_embd] rows q | k | v (F32, BF16 or Q8_0)
     bptr<const float> in_proj_bias;       // [3·n_embd]
-    bptr<const float> out_proj_weight;    // [n_embd, n_embd]
+    bweight           out_proj_weight;    // [n_embd, n_embd]
     bptr<const float> out_proj_bias;      // [n_embd]
-    bptr<const float> linear1_weight;     // [n_ff, n_embd]
+    bweight           linear1_weight;     // [n_ff, n_embd]
     bptr<const float> linear1_bias;       // [n_ff]
-    bptr<const float> linear2_weight;     // [n_embd, n_ff]
+    bweight           linear2_weight;     // [n_embd, n_ff]
     bptr<const float> linear2_bias;       // [n_embd]
     bptr<const float> norm1_weight;       // [n_embd]
     bptr<const float> norm1_bias;         // [n_embd]

@@ -4,6 +4,7 @@
 #include "backend/backend-select.h"
 #include "backend/cuda/cuda-kernels.h"
 #include "backend-test-util.h"
+#include "varied-requests.h"
 #include "format/bundle.h"
 #include "format/error.h"
 #include "model/sampling.h"
@@ -166,32 +167,6 @@ TEST_F(backends, attention_200_rows_and_conv_above_64_frames) {
     }
 }
 
-// request i of a varied set: target distance and heading, masks, forced or predicted
-// duration, argmax or seeded Gumbel, 1..4 steps
-mb::predict_request varied_request(int i) {
-    mb::predict_request r;
-    mb::splitmix64      rng(1000 + (uint64_t) i);
-    auto                u = [&]() { return rng.next_uniform(); };
-    const float dist = 0.5f + 2.5f * u(), dir = 6.2831853f * u(), head = 6.2831853f * u();
-    for (int s = 0; s < mb::k_constraint_frames; ++s) {
-        const bool  target = s >= 4;
-        const float g[5]   = {target ? dist * std::sin(dir) : 0.0f, 0.8f, target ? dist * std::cos(dir) : 0.02f * s,
-                              target ? std::cos(head) : 1.0f, target ? std::sin(head) : 0.0f};
-        std::copy(g, g + 5, r.global_root.begin() + s * 5);
-        r.global_root_mask[(size_t) s] = (s == 0 || !target || u() < 0.8f) ? 1 : 0;
-        const float l[4] = {0.0f, 0.0f, target ? 0.0f : 1.0f, 0.8f};
-        std::copy(l, l + 4, r.local_root.begin() + s * 4);
-        r.local_root_mask[(size_t) s] = u() < 0.7f ? 1 : 0;
-        r.pose_mask[(size_t) s]       = u() < 0.6f ? 1 : 0;
-    }
-    for (float & v : r.poses) v = 0.2f * u() - 0.1f;
-    r.num_tokens          = i % 3 == 0 ? 6 + i % 11 : 0;
-    r.sampling            = i % 2 ? mb::sampling_mode::SAMPLING_MODE_GUMBEL : mb::sampling_mode::SAMPLING_MODE_ARGMAX;
-    r.seed                = 77 + (uint64_t) i;
-    r.num_inference_steps = 1 + i % 4;
-    return r;
-}
-
 TEST(cuda_full_bundle, cpu_and_cuda_agree_on_64_requests) {
     const char * dir = std::getenv("MB_CUDA_FULL_BUNDLE");
     if (!dir || !*dir) GTEST_SKIP() << "skipped: MB_CUDA_FULL_BUNDLE (a full-size bundle directory) is not set";
@@ -202,7 +177,7 @@ TEST(cuda_full_bundle, cpu_and_cuda_agree_on_64_requests) {
     int    same_n = 0, same_tokens = 0, total = 0;
     double feat = 0.0, joint = 0.0;
     for (int i = 0; i < 64; ++i) {
-        const mb::predict_request req = varied_request(i);
+        const mb::predict_request req = mb::test::varied_request(i);
         ASSERT_EQ(cpu->validate(req), "") << "request " << i;
         const mb::predict_result a = cpu->predict(req), b = gpu->predict(req);
         ++total;
@@ -235,28 +210,13 @@ TEST(cuda_full_bundle, reduced_precision_report) {
     for (backend_precision p : {backend_precision::BACKEND_PRECISION_TF32, backend_precision::BACKEND_PRECISION_BF16}) {
         auto rp = mb::motion_model::create(mb::bundle_load(dir), 0, mb::backend_device::BACKEND_DEVICE_CUDA, 0, p);
         ASSERT_EQ(rp->precision(), p);
-        int                 same_n = 0, same_tokens = 0, total = 0;
-        std::vector<double> joint;
+        mb::test::motion_agreement agree;
         for (int i = 0; i < 64; ++i) {
-            const mb::predict_request req = varied_request(i);
-            const mb::predict_result  a = f32->predict(req), b = rp->predict(req);
-            ++total;
-            if (a.num_tokens != b.num_tokens) continue;
-            ++same_n;
-            same_tokens += a.tokens == b.tokens;
-            for (size_t k = 0; k + 2 < a.joint_positions.size(); k += 3) {
-                double d2 = 0.0;
-                for (int c = 0; c < 3; ++c) d2 += std::pow(double(a.joint_positions[k + c]) - b.joint_positions[k + c], 2);
-                joint.push_back(std::sqrt(d2));
-            }
+            const mb::predict_request req = mb::test::varied_request(i);
+            agree.add(f32->predict(req), rp->predict(req));
         }
-        std::sort(joint.begin(), joint.end());
-        const double mx  = joint.empty() ? 0.0 : joint.back();
-        const double p99 = joint.empty() ? 0.0 : joint[size_t(0.99 * double(joint.size() - 1))];
-        std::printf("full bundle, CUDA %s vs F32: durations %d/%d, tokens %d/%d, joint position diff (same-duration "
-                    "plans) max %.1f mm, p99 %.1f mm\n",
-                    p == backend_precision::BACKEND_PRECISION_TF32 ? "TF32" : "BF16", same_n, total, same_tokens, total,
-                    mx * 1e3, p99 * 1e3);
+        std::printf("full bundle, CUDA %s vs F32: %s\n", p == backend_precision::BACKEND_PRECISION_TF32 ? "TF32" : "BF16",
+                    agree.summary().c_str());
     }
 }
 

@@ -302,6 +302,17 @@ struct bundle_case {
     const char * expect;   // phrase the error must contain
 };
 
+// stores tensor `name` as `type` (its bytes reread in that layout: fewer than the F32 data)
+void retype(std::vector<gguf_write_tensor> & ts, const std::string & name, mb::dtype type) {
+    for (auto & t : ts) {
+        if (t.name == name) {
+            t.type = type;
+            return;
+        }
+    }
+    throw std::runtime_error("no tensor " + name);
+}
+
 static const std::vector<bundle_case> & bundle_cases() {
     using K = std::vector<gguf_write_kv>;
     using T = std::vector<gguf_write_tensor>;
@@ -491,6 +502,39 @@ static const std::vector<bundle_case> & bundle_cases() {
              std::memcpy(&p[1], &bits, 4);
          },
          "element 1 is not finite"},
+        // reduced types (--dtype bf16 / q8_0): matrices only, finite, whole Q8_0 blocks
+        {"46 bias stored as BF16", "pose",
+         [](K &, T & t, B &) { retype(t, "_transformer_model.layers.0.linear1.bias", mb::dtype::DTYPE_BF16); },
+         "'_transformer_model.layers.0.linear1.bias' is BF16; it must be F32"},
+        {"47 1-D norm weight stored as BF16", "root",
+         [](K &, T & t, B &) {
+             const std::string n = "_shared_transformer_model.layers.0.norm1.weight";
+             retype(t, n, mb::dtype::DTYPE_BF16);
+             for (auto & w : t) {
+                 if (w.name == n) w.ne = {16};   // 1-D as a real norm weight (same element count)
+             }
+         },
+         "norm1.weight' is BF16; it must be F32"},
+        {"48 support tensor stored as BF16", "support",
+         [](K &, T & t, B &) { retype(t, "motion_mean", mb::dtype::DTYPE_BF16); }, "motion_mean"},
+        {"49 NaN in a BF16 weight", "pose",
+         [](K &, T & t, B & b) {
+             const std::string n = "_transformer_model.layers.1.linear1.weight";
+             retype(t, n, mb::dtype::DTYPE_BF16);
+             own_data<uint16_t>(t, n, b)[2] = 0x7fc0;
+         },
+         "tensor '_transformer_model.layers.1.linear1.weight' element 2 is not finite"},
+        {"50 Inf scale of a Q8_0 block", "pose",
+         [](K & k, T & t, B & b) {
+             const std::string n = "_transformer_model.layers.1.linear2.weight";
+             retype(t, n, mb::dtype::DTYPE_Q8_0);
+             for (auto & w : t) {
+                 if (w.name == n) w.ne = {64, 1};   // two whole blocks (16 → 64 elements)
+             }
+             find_kv(k, "motionbricks.parameter_count")->u += 48;
+             own_data<uint16_t>(t, n, b)[17] = 0x7c00;   // byte 34: the second block's scale
+         },
+         "element 32 (the scale of its Q8_0 block) is not finite"},
     };
     return cases;
 }

@@ -323,7 +323,7 @@ static const corrupt_case k_cases[] = {
          return g.b;
      }, "outside"},
     {"45 tensor type F16", [] { return valid_one_tensor(1); }, "unsupported tensor type 1"},
-    {"46 tensor type BF16", [] { return valid_one_tensor(30); }, "unsupported tensor type 30"},
+    {"46 tensor type Q4_0", [] { return valid_one_tensor(2); }, "unsupported tensor type 2"},
     {"47 tensor type 2^31", [] { return valid_one_tensor(0x80000000u); }, "tensor 'w' type"},
     {"48 misaligned data offset", [] { return valid_one_tensor(0, 16); }, "not a multiple of the alignment"},
     {"49 data outside the file", [] { return valid_one_tensor(0, 1ull << 40); }, "outside"},
@@ -358,6 +358,25 @@ static const corrupt_case k_cases[] = {
     {"56 BOOL array element 7", [] { gguf_bytes g; g.header(0, 1).str("k").u32(9).u32(7).u64(3).u8(0).u8(1).u8(7); return g.b; }, "BOOL"},
     {"57 tensor name with NUL", [] { gguf_bytes g; g.header(1, 0).info1(std::string_view("w\0x", 3), 8, 0, 0).pad().zeros(32); return g.b; },
      "NUL"},
+    // reduced types: Q8_0 rows must be whole 32-value blocks of 34 bytes, and every byte present
+    {"58 Q8_0 row of 8 values", [] { return valid_one_tensor(8); }, "not whole 32-value blocks"},
+    {"59 Q8_0 row of 48 values", [] { return valid_one_tensor(8, 0, 48); }, "not whole 32-value blocks"},
+    {"60 Q8_0 block truncated", [] {
+         gguf_bytes g;   // 2 blocks need 68 bytes; 64 are there
+         g.header(1, 1).kv_str("general.architecture", "motionbricks").info1("w", 64, 8, 0).pad().zeros(64);
+         return g.b;
+     }, "outside"},
+    {"61 BF16 data truncated", [] {
+         gguf_bytes g;   // 40 values need 80 bytes; 64 are there
+         g.header(1, 1).kv_str("general.architecture", "motionbricks").info1("w", 40, 30, 0).pad().zeros(64);
+         return g.b;
+     }, "outside"},
+    {"62 Q8_0 2-D rows of 33", [] {
+         gguf_bytes g;
+         g.header(1, 1).kv_str("general.architecture", "motionbricks").str("w").u32(2).u64(33).u64(2).u32(8).u64(0)
+             .pad().zeros(96);
+         return g.b;
+     }, "not whole 32-value blocks"},
 };
 
 TEST(gguf, corrupt_corpus) {
@@ -378,6 +397,20 @@ TEST(gguf, corrupt_corpus) {
 TEST(gguf, i32_tensor_type_26_accepted) {
     temp_dir dir;
     EXPECT_EQ(open_error(dir, valid_one_tensor(26)), "");
+}
+
+TEST(gguf, bf16_and_q8_0_sizes) {
+    temp_dir dir;
+    EXPECT_EQ(open_error(dir, valid_one_tensor(30)), "");   // 8 BF16 values: 16 bytes
+    gguf_bytes g;   // one Q8_0 block: 34 bytes
+    g.header(1, 1).kv_str("general.architecture", "motionbricks").info1("w", 32, 8, 0).pad().zeros(64);
+    EXPECT_EQ(open_error(dir, g.b), "");
+    mb::test::write_bytes(dir.file("q.gguf"), g.b);
+    auto f = gguf_file::open(dir.file("q.gguf"));
+    ASSERT_EQ(f->tensors().size(), 1u);
+    EXPECT_EQ(f->tensors()[0].type, mb::dtype::DTYPE_Q8_0);
+    EXPECT_EQ(f->tensors()[0].n_bytes, 34u);
+    EXPECT_EQ(f->tensors()[0].n_elements(), 32);
 }
 
 TEST(tensor_names, compaction) {

@@ -22,6 +22,8 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -74,6 +76,9 @@ public:
         }
     }
     int          n_threads() const override { return n_threads_; }
+    bool         supports_weight_type(weight_type t) const override {
+        return t == weight_type::WEIGHT_F32 || gemm_ != cpu_gemm::CPU_GEMM_OPENBLAS;
+    }
 
     // ---- memory
 
@@ -215,7 +220,18 @@ public:
             return;
         }
 #endif
-        gemm_columns(x, n, n_in, n_in, w, b, n_out, y);
+        gemm_columns(x, n, n_in, n_in, w, weight_type::WEIGHT_F32, b, n_out, y);
+    }
+
+    void linear(bptr<const float> xb, int64_t n, int64_t n_in, bweight w, bptr<const float> bb, int64_t n_out,
+                bptr<float> yb) override {
+        if (w.type == weight_type::WEIGHT_F32) {
+            linear(xb, n, n_in, bptr<const float>(static_cast<const float *>(w.p)), bb, n_out, yb);
+            return;
+        }
+        check_typed(w.type, n_in);
+        const cpu::fp_flush_scope fp;
+        gemm_columns(raw(xb), n, n_in, n_in, w.p, w.type, raw(bb), n_out, raw(yb));
     }
 
     void add_layer_norm(bptr<float> xb, bptr<const float> rb, int64_t n, int64_t d, bptr<const float> gb,
@@ -294,9 +310,15 @@ public:
 
     void conv1d(bptr<const float> xb, int64_t c_in, int64_t t, bptr<const float> wb, bptr<const float> bb,
                 int64_t c_out, int64_t k, int64_t dilation, bptr<float> yb, int64_t n_batch) override {
+        conv1d(xb, c_in, t, bweight(wb), bb, c_out, k, dilation, yb, n_batch);
+    }
+
+    void conv1d(bptr<const float> xb, int64_t c_in, int64_t t, bweight wt, bptr<const float> bb, int64_t c_out,
+                int64_t k, int64_t dilation, bptr<float> yb, int64_t n_batch) override {
+        if (wt.type != weight_type::WEIGHT_F32) check_typed(wt.type, c_in * k);
         const cpu::fp_flush_scope fp;
         const float * x    = raw(xb);
-        const float * w    = raw(wb);
+        const float * w    = static_cast<const float *>(wt.p);   // F32 only where OpenBLAS reads it
         const float * b    = raw(bb);
         float *       y    = raw(yb);
         const int64_t half = (k - 1) / 2;
@@ -324,7 +346,7 @@ public:
             }
         }
         grow(yt_, n_batch * t * c_out);
-        gemm_columns(col_.data(), n_batch * t, ck, ck, w, b, c_out, yt_.data());
+        gemm_columns(col_.data(), n_batch * t, ck, ck, wt.p, wt.type, b, c_out, yt_.data());
         for (int64_t l = 0; l < n_batch; ++l) {
             const float * yl = yt_.data() + l * t * c_out;
             for (int64_t o = 0; o < c_out; ++o) {
@@ -403,6 +425,17 @@ public:
     }
 
 private:
+    // a reduced weight type runs on the own kernel only, Q8_0 rows in whole blocks
+    void check_typed(weight_type t, int64_t row) const {
+        if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) {
+            throw std::runtime_error(std::string("cpu-openblas runs F32 weights only, not ") + weight_type_name(t));
+        }
+        if (t == weight_type::WEIGHT_Q8_0 && row % 32 != 0) {
+            throw std::runtime_error("Q8_0 weight rows of " + std::to_string(row) +
+                                     " values are not whole 32-value blocks");
+        }
+    }
+
     // at least n elements (never shrinks)
     template <class T> static void grow(std::vector<T> & v, int64_t n) {
         if (n > 0 && size_t(n) > v.size()) v.resize(size_t(n));
@@ -410,11 +443,11 @@ private:
 
     // y[m, n_out] = x[m, k]·wᵀ + b with threads splitting the output columns in chunks of
     // 16-float (cache-line) multiples, so each weight row is read by exactly one thread
-    void gemm_columns(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
-                      int64_t n_out, float * y) {
+    void gemm_columns(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w, weight_type wt,
+                      const float * b, int64_t n_out, float * y) {
         const int n_thr = pool_.size();
         if (n_thr == 1 || m * n_out * k < k_min_parallel_fma || n_out < 32) {
-            cpu::gemm_nt(x, m, ldx, k, w, b, 0, n_out, y, n_out, isa_);
+            cpu::gemm_nt(x, m, ldx, k, w, wt, b, 0, n_out, y, n_out, isa_);
             return;
         }
         // about 4 chunks per thread, each a multiple of 16 columns, claimed dynamically
@@ -424,15 +457,16 @@ private:
         // call allocates nothing (capturing each operand would allocate on every op)
         const struct {
             const float * x;
-            const float * w;
+            const void *  w;
             const float * b;
             float *       y;
             int64_t       m, ldx, k, n_out, chunk;
+            weight_type   wt;
             cpu::gemm_isa isa;
-        } a{x, w, b, y, m, ldx, k, n_out, chunk, isa_};
+        } a{x, w, b, y, m, ldx, k, n_out, chunk, wt, isa_};
         const std::function<void(int)> job = [&a](int c) {
             const int64_t o0 = c * a.chunk;
-            cpu::gemm_nt(a.x, a.m, a.ldx, a.k, a.w, a.b, o0, std::min(a.n_out, o0 + a.chunk), a.y, a.n_out, a.isa);
+            cpu::gemm_nt(a.x, a.m, a.ldx, a.k, a.w, a.wt, a.b, o0, std::min(a.n_out, o0 + a.chunk), a.y, a.n_out, a.isa);
         };
         pool_.run(n_chunks, job);
     }

@@ -1,9 +1,12 @@
 // NEON blocks of the CPU GEMM (see cpu-gemm.cpp for the AVX2/AVX-512 ones they mirror): an
 // NI × NO block of outputs keeps NI·NO 4-wide accumulators in registers (4 × 4 = 16 of the 32)
-// while 4 weight rows stream through once per row group
+// while 4 weight rows stream through once per row group. Weight rows are F32, BF16 (the top
+// half of an F32) or Q8_0 (ggml's blocks of an F16 scale and 32 int8), widened to F32 in
+// registers, so every type sums the same products in the same order
 #include "backend/cpu/cpu-gemm-neon.h"
 
 #include <algorithm>
+#include <cstring>
 
 #if defined(__aarch64__)
 #include <arm_neon.h>
@@ -15,40 +18,105 @@ namespace mb::cpu {
 
 namespace {
 
-// the n < 4 values from p with zeros after (the k % 4 tail)
-inline float32x4_t load_tail(const float * p, int64_t n) {
+// ---- weight rows: 8 values from column c (c % 8 == 0) as two float32x4, one value, and the
+// byte of column c (for prefetches)
+
+struct w_f32 {
+    static constexpr bool    has_tail = true;
+    static int64_t           row_bytes(int64_t k) { return k * 4; }
+    static float32x4x2_t     load8(const uint8_t * w, int64_t c) {
+        const float * p = reinterpret_cast<const float *>(w) + c;
+        return {{vld1q_f32(p), vld1q_f32(p + 4)}};
+    }
+    static float get(const uint8_t * w, int64_t c) {
+        float v;
+        std::memcpy(&v, w + c * 4, 4);
+        return v;
+    }
+    static const uint8_t * at(const uint8_t * w, int64_t c) { return w + c * 4; }
+};
+
+struct w_bf16 {
+    static constexpr bool has_tail = true;
+    static int64_t        row_bytes(int64_t k) { return k * 2; }
+    static float32x4x2_t  load8(const uint8_t * w, int64_t c) {
+        const uint16x8_t h = vld1q_u16(reinterpret_cast<const uint16_t *>(w) + c);
+        return {{vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(h), 16)),
+                 vreinterpretq_f32_u32(vshll_n_u16(vget_high_u16(h), 16))}};
+    }
+    static float get(const uint8_t * w, int64_t c) {
+        uint16_t h;
+        std::memcpy(&h, w + c * 2, 2);
+        const uint32_t bits = uint32_t(h) << 16;
+        float          v;
+        std::memcpy(&v, &bits, 4);
+        return v;
+    }
+    static const uint8_t * at(const uint8_t * w, int64_t c) { return w + c * 2; }
+};
+
+struct w_q8_0 {
+    static constexpr bool    has_tail = false;   // rows are whole 32-value blocks
+    static int64_t           row_bytes(int64_t k) { return k / 32 * 34; }
+    static const uint8_t *   block(const uint8_t * w, int64_t c) { return w + (c >> 5) * 34; }
+    static float32x4x2_t     load8(const uint8_t * w, int64_t c) {
+        const uint8_t * blk = block(w, c);
+        __fp16          d;
+        std::memcpy(&d, blk, 2);
+        const int16x8_t   q = vmovl_s8(vld1_s8(reinterpret_cast<const int8_t *>(blk + 2 + (c & 31))));
+        const float32x4_t s = vdupq_n_f32((float) d);
+        return {{vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(q))), s),
+                 vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_high_s16(q))), s)}};
+    }
+    static float get(const uint8_t *, int64_t) { return 0.0f; }
+    static const uint8_t * at(const uint8_t * w, int64_t c) { return block(w, c) + 2 + (c & 31); }
+};
+
+// the n < 4 values of x from p with zeros after
+inline float32x4_t tail4(const float * p, int64_t n) {
     float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int64_t i = 0; i < n; ++i) t[i] = p[i];
     return vld1q_f32(t);
 }
 
-// rows x[0..NI) × weight rows w[0..NO) over the whole k; pf: the next weight rows, fetched
-// towards L2 during the first row group (may be null)
-template <int NI, int NO>
-void block(const float * x, int64_t ldx, const float * w, int64_t k, const float * b, float * y, int64_t ldy,
-           const float * pf) {
+// the same from a weight row at column c
+template <class W> inline float32x4_t wtail4(const uint8_t * w, int64_t c, int64_t n) {
+    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int64_t i = 0; i < n; ++i) t[i] = W::get(w, c + i);
+    return vld1q_f32(t);
+}
+
+// rows x[0..NI) × weight rows w[0..NO) (wst bytes apart) over the whole k; pf: the next weight
+// rows, fetched towards L2 during the first row group (may be null)
+template <class W, int NI, int NO>
+void block(const float * x, int64_t ldx, const uint8_t * w, int64_t wst, int64_t k, const float * b, float * y,
+           int64_t ldy, const uint8_t * pf) {
     float32x4_t acc[NI][NO];
     for (int i = 0; i < NI; ++i)
         for (int j = 0; j < NO; ++j) acc[i][j] = vdupq_n_f32(0.0f);
 
-    const int64_t k4 = k & ~int64_t(3);
-    for (int64_t c = 0; c < k4; c += 4) {
+    const int64_t k8 = k & ~int64_t(7);
+    for (int64_t c = 0; c < k8; c += 8) {
         if (pf && (c & 15) == 0) {
-            for (int j = 0; j < NO; ++j) __builtin_prefetch(pf + j * k + c, 0, 2);
+            for (int j = 0; j < NO; ++j) __builtin_prefetch(W::at(pf + j * wst, c), 0, 2);
         }
-        float32x4_t wv[NO];
-        for (int j = 0; j < NO; ++j) wv[j] = vld1q_f32(w + j * k + c);
+        float32x4x2_t wv[NO];
+        for (int j = 0; j < NO; ++j) wv[j] = W::load8(w + j * wst, c);
         for (int i = 0; i < NI; ++i) {
-            const float32x4_t xv = vld1q_f32(x + i * ldx + c);
-            for (int j = 0; j < NO; ++j) acc[i][j] = vfmaq_f32(acc[i][j], xv, wv[j]);
+            const float *     xr = x + i * ldx + c;
+            const float32x4_t x0 = vld1q_f32(xr), x1 = vld1q_f32(xr + 4);
+            for (int j = 0; j < NO; ++j) acc[i][j] = vfmaq_f32(vfmaq_f32(acc[i][j], x0, wv[j].val[0]), x1, wv[j].val[1]);
         }
     }
-    if (k4 < k) {
-        float32x4_t wv[NO];
-        for (int j = 0; j < NO; ++j) wv[j] = load_tail(w + j * k + k4, k - k4);
-        for (int i = 0; i < NI; ++i) {
-            const float32x4_t xv = load_tail(x + i * ldx + k4, k - k4);
-            for (int j = 0; j < NO; ++j) acc[i][j] = vfmaq_f32(acc[i][j], xv, wv[j]);
+    if constexpr (W::has_tail) {
+        for (int64_t c = k8; c < k; c += 4) {
+            const int64_t n = std::min<int64_t>(4, k - c);
+            float32x4_t   wv[NO];
+            for (int j = 0; j < NO; ++j) wv[j] = wtail4<W>(w + j * wst, c, n);
+            for (int i = 0; i < NI; ++i) {
+                const float32x4_t xv = tail4(x + i * ldx + c, n);
+                for (int j = 0; j < NO; ++j) acc[i][j] = vfmaq_f32(acc[i][j], xv, wv[j]);
+            }
         }
     }
     for (int i = 0; i < NI; ++i)
@@ -56,27 +124,45 @@ void block(const float * x, int64_t ldx, const float * w, int64_t k, const float
 }
 
 // NO output columns of all m rows: row groups of 4, then the m % 4 tail
-template <int NO>
-void column_block(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b, float * y,
-                  int64_t ldy, const float * pf) {
+template <class W, int NO>
+void column_block(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_t * w, int64_t wst, const float * b,
+                  float * y, int64_t ldy, const uint8_t * pf) {
     int64_t i = 0;
-    for (; i + 4 <= m; i += 4, pf = nullptr) block<4, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf);
+    for (; i + 4 <= m; i += 4, pf = nullptr) block<W, 4, NO>(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf);
     switch (m - i) {
-        case 3: block<3, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf); break;
-        case 2: block<2, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf); break;
-        case 1: block<1, NO>(x + i * ldx, ldx, w, k, b, y + i * ldy, ldy, pf); break;
+        case 3: block<W, 3, NO>(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf); break;
+        case 2: block<W, 2, NO>(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf); break;
+        case 1: block<W, 1, NO>(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf); break;
         default: break;
     }
 }
 
-using column_fn = void (*)(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b,
-                           float * y, int64_t ldy, const float * pf);
-constexpr column_fn columns[5] = {nullptr, column_block<1>, column_block<2>, column_block<3>, column_block<4>};
-
 // rows of x per pass: a panel of about 1 MiB stays in L2 while the weights pass over it once
-// (the x86 kernels' rule, so fused lanes read each weight once per panel there too)
+// (the x86 kernels' rule, so fused lanes read each weight once per panel here too)
 int64_t panel_rows(int64_t k) {
     return std::max<int64_t>(12, (int64_t(1) << 18) / std::max<int64_t>(1, k) / 12 * 12);
+}
+
+template <class W>
+void gemm_neon(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_t * w, const float * b, int64_t o0,
+               int64_t o1, float * y, int64_t ldy) {
+    using column_fn = void (*)(const float *, int64_t, int64_t, int64_t, const uint8_t *, int64_t, const float *,
+                               float *, int64_t, const uint8_t *);
+    static constexpr column_fn columns[5] = {nullptr, column_block<W, 1>, column_block<W, 2>, column_block<W, 3>,
+                                             column_block<W, 4>};
+    const int64_t wst   = W::row_bytes(k);
+    const int64_t panel = panel_rows(k);
+    for (int64_t i0 = 0; i0 < m; i0 += panel) {
+        const int64_t mi = std::min(panel, m - i0);
+        const float * xi = x + i0 * ldx;
+        float *       yi = y + i0 * ldy;
+        int64_t       o  = o0;
+        for (; o + 4 <= o1; o += 4) {
+            const uint8_t * pf = o + 8 <= o1 ? w + (o + 4) * wst : nullptr;
+            columns[4](xi, mi, ldx, k, w + o * wst, wst, b ? b + o : nullptr, yi + o, ldy, pf);
+        }
+        if (o < o1) columns[o1 - o](xi, mi, ldx, k, w + o * wst, wst, b ? b + o : nullptr, yi + o, ldy, nullptr);
+    }
 }
 
 } // namespace
@@ -85,19 +171,13 @@ bool gemm_has_neon() {
     return true;
 }
 
-void gemm_nt_neon(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b, int64_t o0,
-                  int64_t o1, float * y, int64_t ldy) {
-    const int64_t panel = panel_rows(k);
-    for (int64_t i0 = 0; i0 < m; i0 += panel) {
-        const int64_t mi = std::min(panel, m - i0);
-        const float * xi = x + i0 * ldx;
-        float *       yi = y + i0 * ldy;
-        int64_t       o  = o0;
-        for (; o + 4 <= o1; o += 4) {
-            const float * pf = o + 8 <= o1 ? w + (o + 4) * k : nullptr;
-            columns[4](xi, mi, ldx, k, w + o * k, b ? b + o : nullptr, yi + o, ldy, pf);
-        }
-        if (o < o1) columns[o1 - o](xi, mi, ldx, k, w + o * k, b ? b + o : nullptr, yi + o, ldy, nullptr);
+void gemm_nt_neon(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w, weight_type wt, const float * b,
+                  int64_t o0, int64_t o1, float * y, int64_t ldy) {
+    const auto * wb = static_cast<const uint8_t *>(w);
+    switch (wt) {
+        case weight_type::WEIGHT_F32: gemm_neon<w_f32>(x, m, ldx, k, wb, b, o0, o1, y, ldy); return;
+        case weight_type::WEIGHT_BF16: gemm_neon<w_bf16>(x, m, ldx, k, wb, b, o0, o1, y, ldy); return;
+        case weight_type::WEIGHT_Q8_0: gemm_neon<w_q8_0>(x, m, ldx, k, wb, b, o0, o1, y, ldy); return;
     }
 }
 
@@ -107,8 +187,8 @@ bool gemm_has_neon() {
     return false;
 }
 
-void gemm_nt_neon(const float *, int64_t, int64_t, int64_t, const float *, const float *, int64_t, int64_t, float *,
-                  int64_t) {}
+void gemm_nt_neon(const float *, int64_t, int64_t, int64_t, const void *, weight_type, const float *, int64_t, int64_t,
+                  float *, int64_t) {}
 
 #endif
 

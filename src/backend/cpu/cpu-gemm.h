@@ -3,6 +3,8 @@
 // Each call covers a range of output columns so threads split w by rows.
 #pragma once
 
+#include "backend/backend.h"
+
 #include <cstdint>
 
 namespace mb::cpu {
@@ -15,7 +17,13 @@ enum class gemm_isa : uint32_t {
     GEMM_ISA_NEON   = 3,    // ARM64: 4-wide FMA, 4 × 4 blocks (cpu-gemm-neon.cpp)
 };
 
-gemm_isa gemm_isa_default();
+// the best one this CPU has, or the one the environment variable MB_CPU_ISA names
+// (scalar, avx2, avx512, neon: to run the parity suites through each path); read once.
+// Throws std::runtime_error for a name it does not know or an ISA this CPU lacks
+gemm_isa    gemm_isa_default();
+const char * gemm_isa_name(gemm_isa isa);
+// MB_CPU_ISA read now (gemm_isa_default caches it): the best ISA when unset or empty
+gemm_isa    gemm_isa_from_env();
 bool     gemm_isa_supported(gemm_isa isa);
 
 // true when the AVX2 + FMA kernel runs on this CPU
@@ -29,5 +37,9 @@ void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w
 // the same with an explicit instruction set (falls back to the next one the CPU has)
 void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b, int64_t o0,
              int64_t o1, float * y, int64_t ldy, gemm_isa isa);
+
+// the same with w[n_out, k] of any weight type (rows of weight_type's layout; k % 32 == 0 for Q8_0)
+void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w, weight_type wt, const float * b,
+             int64_t o0, int64_t o1, float * y, int64_t ldy, gemm_isa isa);
 
 } // namespace mb::cpu

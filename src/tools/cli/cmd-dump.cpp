@@ -51,7 +51,7 @@ nlohmann::ordered_json dump_json(const gguf_file & f) {
         nlohmann::ordered_json shape = nlohmann::ordered_json::array();
         for (uint32_t d = t.n_dims; d-- > 0;) shape.push_back(t.ne[d]);
         ts.push_back({{"name", std::string(t.name)},
-                      {"type", t.type == dtype::DTYPE_F32 ? "F32" : "I32"},
+                      {"type", dtype_name(t.type) ? dtype_name(t.type) : "?"},
                       {"shape", shape},
                       {"offset", f.tensor_offset(t)},
                       {"bytes", t.n_bytes}});

@@ -108,6 +108,13 @@ nlohmann::ordered_json inspect_json(const model_bundle & b) {
         const gguf_file & f = *files[c];
         uint64_t          n = gguf_parameter_count(f);
         if (c < 3) n_infer += n;
+        // tensors per stored type (F32, BF16, Q8_0, I32): a bundle made with --dtype reduces its matrices
+        nlohmann::ordered_json types = nlohmann::ordered_json::object();
+        for (const char * tn : {"F32", "BF16", "Q8_0", "I32"}) {
+            size_t k = 0;
+            for (const auto & t : f.tensors()) k += std::strcmp(dtype_name(t.type), tn) == 0;
+            if (k) types[tn] = k;
+        }
         comps[k_bundle_components[c]] = {
             {"path", std::string(k_bundle_components[c]) + ".gguf"},
             {"tensors", f.tensors().size()},
@@ -115,6 +122,7 @@ nlohmann::ordered_json inspect_json(const model_bundle & b) {
             {"bytes", f.file_size()},
             {"sha256", sha256_file_hex(f.path())},
             {"source_sha256", std::string(*f.get_string("motionbricks.source_sha256"))},
+            {"tensor_types", types},
         };
     }
     j["inference_parameter_count"] = n_infer;
@@ -142,6 +150,9 @@ void print_human(const nlohmann::ordered_json & j) {
                     c["tensors"].get<size_t>(), static_cast<unsigned long long>(c["parameters"].get<uint64_t>()),
                     static_cast<unsigned long long>(c["bytes"].get<uint64_t>()),
                     c["sha256"].get<std::string>().c_str());
+        std::string types;
+        for (const auto & [tn, k] : c["tensor_types"].items()) types += " " + tn + " " + std::to_string(k.get<size_t>());
+        std::printf("  %-11s tensor types:%s\n", "", types.c_str());
     }
     std::printf("hyperparameters:\n");
     for (const auto & [net, hp] : j["hyperparameters"].items()) {
