@@ -4,6 +4,7 @@
 // half of an F32) or Q8_0 (ggml's blocks of an F16 scale and 32 int8), widened to F32 in
 // registers, so every type sums the same products in the same order
 #include "backend/cpu/cpu-gemm-neon.h"
+#include "backend/cpu/weight-rows.h"
 
 #include <algorithm>
 #include <cstring>
@@ -18,49 +19,17 @@ namespace mb::cpu {
 
 namespace {
 
-// ---- weight rows: 8 values from column c (c % 8 == 0) as two float32x4, one value, and the
-// byte of column c (for prefetches)
-
-struct w_f32 {
-    static constexpr bool    has_tail = true;
-    static int64_t           row_bytes(int64_t k) { return k * 4; }
-    static float32x4x2_t     load8(const uint8_t * w, int64_t c) {
+// 8 values of a weight row from column c (c % 8 == 0) as two float32x4
+template <class W> inline float32x4x2_t load8(const uint8_t * w, int64_t c) {
+    if constexpr (W::type == weight_type::WEIGHT_F32) {
         const float * p = reinterpret_cast<const float *>(w) + c;
         return {{vld1q_f32(p), vld1q_f32(p + 4)}};
-    }
-    static float get(const uint8_t * w, int64_t c) {
-        float v;
-        std::memcpy(&v, w + c * 4, 4);
-        return v;
-    }
-    static const uint8_t * at(const uint8_t * w, int64_t c) { return w + c * 4; }
-};
-
-struct w_bf16 {
-    static constexpr bool has_tail = true;
-    static int64_t        row_bytes(int64_t k) { return k * 2; }
-    static float32x4x2_t  load8(const uint8_t * w, int64_t c) {
+    } else if constexpr (W::type == weight_type::WEIGHT_BF16) {
         const uint16x8_t h = vld1q_u16(reinterpret_cast<const uint16_t *>(w) + c);
         return {{vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(h), 16)),
                  vreinterpretq_f32_u32(vshll_n_u16(vget_high_u16(h), 16))}};
-    }
-    static float get(const uint8_t * w, int64_t c) {
-        uint16_t h;
-        std::memcpy(&h, w + c * 2, 2);
-        const uint32_t bits = uint32_t(h) << 16;
-        float          v;
-        std::memcpy(&v, &bits, 4);
-        return v;
-    }
-    static const uint8_t * at(const uint8_t * w, int64_t c) { return w + c * 2; }
-};
-
-struct w_q8_0 {
-    static constexpr bool    has_tail = false;   // rows are whole 32-value blocks
-    static int64_t           row_bytes(int64_t k) { return k / 32 * 34; }
-    static const uint8_t *   block(const uint8_t * w, int64_t c) { return w + (c >> 5) * 34; }
-    static float32x4x2_t     load8(const uint8_t * w, int64_t c) {
-        const uint8_t * blk = block(w, c);
+    } else {
+        const uint8_t * blk = W::block(w, c);
         __fp16          d;
         std::memcpy(&d, blk, 2);
         const int16x8_t   q = vmovl_s8(vld1_s8(reinterpret_cast<const int8_t *>(blk + 2 + (c & 31))));
@@ -68,9 +37,7 @@ struct w_q8_0 {
         return {{vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(q))), s),
                  vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_high_s16(q))), s)}};
     }
-    static float get(const uint8_t *, int64_t) { return 0.0f; }
-    static const uint8_t * at(const uint8_t * w, int64_t c) { return block(w, c) + 2 + (c & 31); }
-};
+}
 
 // the n < 4 values of x from p with zeros after
 inline float32x4_t tail4(const float * p, int64_t n) {
@@ -101,14 +68,14 @@ void block(const float * x, int64_t ldx, const uint8_t * w, int64_t wst, int64_t
             for (int j = 0; j < NO; ++j) __builtin_prefetch(W::at(pf + j * wst, c), 0, 2);
         }
         float32x4x2_t wv[NO];
-        for (int j = 0; j < NO; ++j) wv[j] = W::load8(w + j * wst, c);
+        for (int j = 0; j < NO; ++j) wv[j] = load8<W>(w + j * wst, c);
         for (int i = 0; i < NI; ++i) {
             const float *     xr = x + i * ldx + c;
             const float32x4_t x0 = vld1q_f32(xr), x1 = vld1q_f32(xr + 4);
             for (int j = 0; j < NO; ++j) acc[i][j] = vfmaq_f32(vfmaq_f32(acc[i][j], x0, wv[j].val[0]), x1, wv[j].val[1]);
         }
     }
-    if constexpr (W::has_tail) {
+    if constexpr (W::type != weight_type::WEIGHT_Q8_0) {   // Q8_0 rows are whole 32-value blocks
         for (int64_t c = k8; c < k; c += 4) {
             const int64_t n = std::min<int64_t>(4, k - c);
             float32x4_t   wv[NO];
@@ -175,9 +142,9 @@ void gemm_nt_neon(const float * x, int64_t m, int64_t ldx, int64_t k, const void
                   int64_t o0, int64_t o1, float * y, int64_t ldy) {
     const auto * wb = static_cast<const uint8_t *>(w);
     switch (wt) {
-        case weight_type::WEIGHT_F32: gemm_neon<w_f32>(x, m, ldx, k, wb, b, o0, o1, y, ldy); return;
-        case weight_type::WEIGHT_BF16: gemm_neon<w_bf16>(x, m, ldx, k, wb, b, o0, o1, y, ldy); return;
-        case weight_type::WEIGHT_Q8_0: gemm_neon<w_q8_0>(x, m, ldx, k, wb, b, o0, o1, y, ldy); return;
+        case weight_type::WEIGHT_F32: gemm_neon<rows::w_f32>(x, m, ldx, k, wb, b, o0, o1, y, ldy); return;
+        case weight_type::WEIGHT_BF16: gemm_neon<rows::w_bf16>(x, m, ldx, k, wb, b, o0, o1, y, ldy); return;
+        case weight_type::WEIGHT_Q8_0: gemm_neon<rows::w_q8_0>(x, m, ldx, k, wb, b, o0, o1, y, ldy); return;
     }
 }
 
