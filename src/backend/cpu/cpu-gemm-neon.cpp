@@ -4,6 +4,7 @@
 // half of an F32) or Q8_0 (ggml's blocks of an F16 scale and 32 int8), widened to F32 in
 // registers, so every type sums the same products in the same order
 #include "backend/cpu/cpu-gemm-neon.h"
+#include "backend/cpu/gemm-panels.h"
 #include "backend/cpu/weight-rows.h"
 
 #include <algorithm>
@@ -104,32 +105,12 @@ void column_block(const float * x, int64_t m, int64_t ldx, int64_t k, const uint
     }
 }
 
-// rows of x per pass: a panel of about 1 MiB stays in L2 while the weights pass over it once
-// (the x86 kernels' rule, so fused lanes read each weight once per panel here too)
-int64_t panel_rows(int64_t k) {
-    return std::max<int64_t>(12, (int64_t(1) << 18) / std::max<int64_t>(1, k) / 12 * 12);
-}
-
 template <class W>
 void gemm_neon(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_t * w, const float * b, int64_t o0,
                int64_t o1, float * y, int64_t ldy) {
-    using column_fn = void (*)(const float *, int64_t, int64_t, int64_t, const uint8_t *, int64_t, const float *,
-                               float *, int64_t, const uint8_t *);
-    static constexpr column_fn columns[5] = {nullptr, column_block<W, 1>, column_block<W, 2>, column_block<W, 3>,
-                                             column_block<W, 4>};
-    const int64_t wst   = W::row_bytes(k);
-    const int64_t panel = panel_rows(k);
-    for (int64_t i0 = 0; i0 < m; i0 += panel) {
-        const int64_t mi = std::min(panel, m - i0);
-        const float * xi = x + i0 * ldx;
-        float *       yi = y + i0 * ldy;
-        int64_t       o  = o0;
-        for (; o + 4 <= o1; o += 4) {
-            const uint8_t * pf = o + 8 <= o1 ? w + (o + 4) * wst : nullptr;
-            columns[4](xi, mi, ldx, k, w + o * wst, wst, b ? b + o : nullptr, yi + o, ldy, pf);
-        }
-        if (o < o1) columns[o1 - o](xi, mi, ldx, k, w + o * wst, wst, b ? b + o : nullptr, yi + o, ldy, nullptr);
-    }
+    static constexpr panels::column_fn columns[5] = {nullptr, column_block<W, 1>, column_block<W, 2>,
+                                                     column_block<W, 3>, column_block<W, 4>};
+    panels::gemm_nt_blocked<W>(columns, x, m, ldx, k, w, b, o0, o1, y, ldy);
 }
 
 } // namespace
