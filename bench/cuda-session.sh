@@ -1,39 +1,85 @@
 #!/usr/bin/env bash
-# one GPU-machine session for the CUDA backend: configure (CUDA required), build the CUDA
-# tests, the CLI and the benchmarks, run the `cuda` CTest label (with a full-size random
-# bundle for the CPU-vs-CUDA and precision comparisons), compute-sanitizer on every op and on
-# the parity suite, then `motionbricks bench` on the CPU and on the GPU in F32 / TF32 / BF16,
-# with and without CUDA graphs. Logs go to $OUT (default ./cuda-out): summary.txt, bench.jsonl
-# (one bench object a line) and logs.tar.gz.
+# one GPU-machine session for the CUDA backend: configure (CUDA required) and build the CUDA
+# tests, the CLI and the benchmarks (or unpack the programs bench/cuda-pack.sh packed into
+# .gpu/build.tgz), run the `cuda` CTest label (with a full-size random bundle for the
+# CPU-vs-CUDA and precision comparisons), then `motionbricks bench` on the GPU in F32 / TF32 /
+# BF16 (F32 products of many rows on our tiled kernel and, for comparison, on cuBLAS), and in
+# the full plan also compute-sanitizer on every op and on the parity suite, the CPU, CUDA
+# without graphs and the SONIC pair. Logs go to $OUT (default ./cuda-out): summary.txt,
+# ctest-cuda.log, bench.jsonl (one bench object a line) and logs.tar.gz.
 # usage: bench/cuda-session.sh [BUILD_DIR] [SHARED_DIR]
+#   MB_SESSION=quick       tests and the main timings only (for a short lease)
+#   MB_SESSION_SECONDS=N   steps that would start after N seconds are skipped, saying so
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-cuda-out}
-build=${1:-build/cuda}
-shared=${2:-$PWD/../shared}
+plan=${MB_SESSION:-full}
+budget=${MB_SESSION_SECONDS:-1000000}
+build=${1:-}
+shared=${2:-}
+[ -n "$shared" ] || { [ -d .gpu/shared/fixtures ] && shared=$PWD/.gpu/shared || shared=$PWD/../shared; }
 mkdir -p "$out/logs"
 sum="$out/summary.txt"
 log="$out/logs"
 exec > >(tee -a "$sum") 2>&1
+t0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - t0 )); }
+# time_for SECONDS STEP: whether STEP may start (it would end before the budget)
+time_for() {
+    if [ $(( $(elapsed) + $1 )) -gt "$budget" ]; then
+        echo "== skipped (time, $(elapsed) s of $budget): $2"
+        return 1
+    fi
+}
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv
 lscpu | grep -E "Model name|^CPU\(s\)"
-t0=$(date +%s)
-cmake -G Ninja -B "$build" -DCMAKE_BUILD_TYPE=Release -DMB_CUDA=ON -DMB_SHARED_DIR="$shared" > "$log/configure.log" 2>&1 ||
-    { tail -30 "$log/configure.log"; exit 1; }
-targets="motionbricks cuda-run test-cuda-backend test-backend-ops test-root-planner test-pose-planner test-vq-decoder test-predict test-agent test-sonic"
-cmake --build "$build" -j"$(nproc)" --target $targets > "$log/build.log" 2>&1 ||
-    { grep -B2 -A12 -E "error|FAILED" "$log/build.log" | head -80; exit 1; }
-echo "== built in $(( $(date +%s) - t0 )) s"
-python3 tools/convert.py random-bundle --preset full --seed 1 --out /tmp/mb-full > "$log/bundle.log" 2>&1 &&
-    export MB_CUDA_FULL_BUNDLE=/tmp/mb-full
-echo "== ctest -L cuda"
-(cd "$build" && timeout 200 ctest -L cuda -V --timeout 150) > "$log/ctest-cuda.log" 2>&1
-grep -E "tests passed|tests failed|SKIPPED|FAILED|Failed|full bundle|skipped:|max rel err|\*\*\*" "$log/ctest-cuda.log" | head -60
-echo "== bench"
-mbb() {     # label env... -- args...
-    local label=$1; shift
-    timeout 60 env "$@" --tokens 10,0 > "$log/bench-$label.json" 2> "$log/bench-$label.err" ||
-        { echo "bench $label failed: $(tail -3 "$log/bench-$label.err")"; return; }
+
+targets="motionbricks cuda-run test-cuda-backend test-backend-ops test-root-planner test-pose-planner test-vq-decoder
+         test-predict test-predict-batch test-agent test-sonic"
+if [ -z "$build" ] && [ -f .gpu/build.tgz ]; then
+    tar -xzf .gpu/build.tgz
+    build=$(cat .gpu/build-dir)
+    src=$(cat .gpu/checkout-path)
+    if [ "$src" != "$PWD" ] && [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
+    if ldd "$build/motionbricks" $(find "$build/tests" -type f -perm -u+x -name 'test-*') | grep "not found"; then
+        echo "== the packed programs lack libraries here: building instead"
+        build=""
+    else
+        echo "== packed programs from $build (built for $src)"
+    fi
+fi
+if [ -z "$build" ] || [ ! -x "$build/motionbricks" ]; then
+    build=${build:-build/cuda}
+    # the python3 on PATH (the GPU image's /usr/bin/python3 has no numpy)
+    cmake -G Ninja -B "$build" -DCMAKE_BUILD_TYPE=Release -DMB_CUDA=ON -DMB_SHARED_DIR="$shared" \
+        -DMB_PYTHON="$(command -v python3)" \
+        > "$log/configure.log" 2>&1 || { tail -30 "$log/configure.log"; exit 1; }
+    cmake --build "$build" -j"$(nproc)" --target $targets > "$log/build.log" 2>&1 ||
+        { grep -B2 -A12 -E "error|FAILED" "$log/build.log" | head -80; exit 1; }
+    echo "== built in $(elapsed) s"
+fi
+export MB_SHARED_DIR=$shared
+
+full=/tmp/mb-full
+python3 tools/convert.py random-bundle --preset full --seed 1 --out "$full" > "$log/bundle.log" 2>&1 &
+bundle_pid=$!
+echo "== ctest -L cuda ($(elapsed) s)"
+per_test=$(( budget - $(elapsed) - 30 ))
+[ "$per_test" -gt 300 ] && per_test=300
+[ "$per_test" -lt 30 ] && per_test=30
+# the parity suites need no full-size bundle: they run while it is written
+(cd "$build" && ctest -L cuda -E 'cuda\.test-cuda-backend$' -j4 -V --timeout "$per_test") > "$out/ctest-cuda.log" 2>&1
+wait "$bundle_pid" && export MB_CUDA_FULL_BUNDLE=$full || echo "random bundle failed: $(tail -3 "$log/bundle.log")"
+(cd "$build" && ctest -R 'cuda\.test-cuda-backend$' -V --timeout "$per_test") >> "$out/ctest-cuda.log" 2>&1
+grep -E "tests passed|tests failed|Test *#|SKIPPED|\*\*\*Failed|FAILED|Failure|full bundle|skipped:|max rel err|outputs differing|max diff|lanes vs alone|Expected|Which is|request [0-9]" \
+    "$out/ctest-cuda.log" | grep -v "^[0-9]*: *\[ *OK" | head -80
+echo "== tests done ($(elapsed) s)"
+
+mbb() {     # label seconds env... -- args...
+    local label=$1 need=$2; shift 2
+    time_for "$need" "bench $label" || return 0
+    timeout 90 env "$@" --tokens 10,0 > "$log/bench-$label.json" 2> "$log/bench-$label.err" ||
+        { echo "bench $label failed: $(tail -3 "$log/bench-$label.err")"; return 0; }
     python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))" "$log/bench-$label.json" >> "$out/bench.jsonl"
     python3 - "$label" "$log/bench-$label.json" <<'PY'
 import json, sys
@@ -41,41 +87,70 @@ b = json.load(open(sys.argv[2]))
 m = b["model"]
 for r in b["runs"]:
     s = r["stage_ms_lane0"]
-    print(f'{sys.argv[1]:>14} {m["device"]:>4} {m["precision"]:>4} B={r["batch"]:<4} n={str(r["tokens"]):>9}: '
+    print(f'{sys.argv[1]:>16} {m["device"]:>4} {m["precision"]:>4} B={r["batch"]:<4} n={str(r["tokens"]):>9}: '
           f'{r["ms_per_call_median"]:8.3f} ms (p95 {r["ms_per_call_p95"]:.3f}), {r["frames_per_s"]:10.0f} frames/s'
           f'  root {s["root"]:.3f} pose {s["pose"]:.3f} dec {s["decoder"]:.3f} fin {s["finish"]:.3f}'
           + (f'  floor x{r["ratio_to_floor"]:.2f}' if "ratio_to_floor" in r else ''))
 PY
 }
+echo "== bench ($(elapsed) s)"
 mb="$build/motionbricks"
-full=/tmp/mb-full
-mbb cpu16 "$mb" bench --model "$full" --device cpu --batch 1 --iterations 21
-mbb cuda-f32 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1,8,64
-mbb cuda-f32-big "$mb" bench --model "$full" --device cuda --precision f32 --batch 256,1024,4096 --iterations 5 --warmup 1
-mbb cuda-tf32-big "$mb" bench --model "$full" --device cuda --precision tf32 --batch 1024,4096 --iterations 5 --warmup 1
-mbb cuda-bf16-big "$mb" bench --model "$full" --device cuda --precision bf16 --batch 1024,4096 --iterations 5 --warmup 1
-mbb cpu16-b8 "$mb" bench --model "$full" --device cpu --batch 8
-mbb cuda-f32-nograph MB_CUDA_GRAPHS=0 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
-mbb cuda-tf32 "$mb" bench --model "$full" --device cuda --precision tf32 --batch 1,64
-mbb cuda-bf16 "$mb" bench --model "$full" --device cuda --precision bf16 --batch 1,64
-echo "== compute-sanitizer"
-san() {     # name tool program args...
-    local name=$1 tool=$2; shift 2
-    timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" > "$log/san-$name-$tool.log" 2>&1
-    echo "$name $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$log/san-$name-$tool.log" | head -3 | tr '\n' ' ')"
-}
-san ops memcheck "$build/tests/backend/test-backend-ops" --gtest_filter='*cuda*'
-san ops racecheck "$build/tests/backend/test-backend-ops" --gtest_filter='*cuda*'
-san precision memcheck "$build/tests/backend/test-cuda-backend" --gtest_filter='backends.reduced_precision*'
-MB_TEST_DEVICE=cuda san predict memcheck "$build/tests/motion/test-predict"
-echo "== bench sonic"
-if python3 tools/convert.py random-sonic --seed 1 --out /tmp/sonic.gguf > /dev/null 2>&1; then
-    for spec in "cpu 1" "cpu 2" "cpu 16" "cuda 1"; do
-        set -- $spec
-        "$mb" bench sonic --model /tmp/sonic.gguf --device "$1" --threads "$2" --batch 1,64 --iterations 51 2> /dev/null |
-            python3 -c "import json,sys; b=json.load(sys.stdin); print('sonic $1 threads $2 floor %.3f ms:' % b['floor']['ms_per_pair'], ', '.join('B=%d %.3f ms (%.3f ms/robot, x%.2f floor)' % (r['batch'], r['ms_per_call_median'], r['ms_per_robot'], r['ratio_to_floor']) for r in b['runs']))"
-    done
+big="--iterations 5 --warmup 1"
+if [ "$plan" = quick ]; then
+    mbb cuda-f32 10 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
+    mbb cuda-f32-batch 25 "$mb" bench --model "$full" --device cuda --precision f32 --batch 8,64,256,1024 $big
+    mbb cuda-f32-cublas 15 MB_CUDA_F32_CUBLAS=1 "$mb" bench --model "$full" --device cuda --precision f32 --batch 64,256,1024 $big
+    mbb cuda-tf32-batch 12 "$mb" bench --model "$full" --device cuda --precision tf32 --batch 256,1024 $big
+    # batch one with other row tiles of the skinny kernel, and the tiled kernel from 17 rows on
+    # (the same bits: only the speed differs)
+    mbb cuda-f32-pdl 8 MB_CUDA_PDL=1 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
+    if time_for 30 "parity suites with MB_CUDA_PDL=1"; then
+        (cd "$build" && MB_CUDA_PDL=1 ctest -R 'cuda\.test-(root-planner|pose-planner|vq-decoder|predict|predict-batch)$' -j4 \
+            --timeout 60) > "$log/ctest-pdl.log" 2>&1
+        echo "MB_CUDA_PDL=1: $(grep -E 'tests passed|tests failed' "$log/ctest-pdl.log")"
+        grep -E "\*\*\*Failed|Failure" "$log/ctest-pdl.log" | head -5
+    fi
+    mbb cuda-f32-r32 8 MB_CUDA_SKINNY_ROWS=32 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
+    mbb cuda-f32-r4 8 MB_CUDA_SKINNY_ROWS=4 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
+    mbb cuda-f32-r8 8 MB_CUDA_SKINNY_ROWS=8 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
+    mbb cuda-f32-t17 10 MB_CUDA_TILED_ROWS=17 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1,8
+    mbb cuda-f32-4096 25 "$mb" bench --model "$full" --device cuda --precision f32 --batch 4096 --iterations 3 --warmup 1
+    if time_for 40 "compute-sanitizer memcheck on linear_every_path"; then
+        timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/backend/test-cuda-backend" \
+            --gtest_filter='backends.linear_every_path' > "$log/san-linear-memcheck.log" 2>&1
+        echo "linear_every_path memcheck exit $?: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$log/san-linear-memcheck.log" | head -3 | tr '\n' ' ')"
+    fi
+else
+    mbb cpu16 60 "$mb" bench --model "$full" --device cpu --batch 1 --iterations 21
+    mbb cuda-f32 20 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1,8,64
+    mbb cuda-f32-big 60 "$mb" bench --model "$full" --device cuda --precision f32 --batch 256,1024,4096 $big
+    mbb cuda-f32-cublas 60 MB_CUDA_F32_CUBLAS=1 "$mb" bench --model "$full" --device cuda --precision f32 --batch 256,1024,4096 $big
+    mbb cuda-tf32-big 60 "$mb" bench --model "$full" --device cuda --precision tf32 --batch 1024,4096 $big
+    mbb cuda-bf16-big 60 "$mb" bench --model "$full" --device cuda --precision bf16 --batch 1024,4096 $big
+    mbb cpu16-b8 60 "$mb" bench --model "$full" --device cpu --batch 8
+    mbb cuda-f32-nograph 20 MB_CUDA_GRAPHS=0 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
+    mbb cuda-tf32 20 "$mb" bench --model "$full" --device cuda --precision tf32 --batch 1,64
+    mbb cuda-bf16 20 "$mb" bench --model "$full" --device cuda --precision bf16 --batch 1,64
+    echo "== compute-sanitizer"
+    san() {     # name tool program args...
+        local name=$1 tool=$2; shift 2
+        time_for 120 "compute-sanitizer $name $tool" || return 0
+        timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" > "$log/san-$name-$tool.log" 2>&1
+        echo "$name $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$log/san-$name-$tool.log" | head -3 | tr '\n' ' ')"
+    }
+    san ops memcheck "$build/tests/backend/test-backend-ops" --gtest_filter='*cuda*'
+    san ops racecheck "$build/tests/backend/test-backend-ops" --gtest_filter='*cuda*'
+    san precision memcheck "$build/tests/backend/test-cuda-backend" --gtest_filter='backends.reduced_precision*:backends.f32_sums*'
+    MB_TEST_DEVICE=cuda san predict memcheck "$build/tests/motion/test-predict"
+    echo "== bench sonic"
+    if time_for 60 "bench sonic" && python3 tools/convert.py random-sonic --seed 1 --out /tmp/sonic.gguf > /dev/null 2>&1; then
+        for spec in "cpu 1" "cpu 2" "cpu 16" "cuda 1"; do
+            set -- $spec
+            "$mb" bench sonic --model /tmp/sonic.gguf --device "$1" --threads "$2" --batch 1,64 --iterations 51 2> /dev/null |
+                python3 -c "import json,sys; b=json.load(sys.stdin); print('sonic $1 threads $2 floor %.3f ms:' % b['floor']['ms_per_pair'], ', '.join('B=%d %.3f ms (%.3f ms/robot, x%.2f floor)' % (r['batch'], r['ms_per_call_median'], r['ms_per_robot'], r['ratio_to_floor']) for r in b['runs']))"
+        done
+    fi
 fi
 nvidia-smi --query-gpu=memory.used --format=csv
-echo "== session $(( $(date +%s) - t0 )) s"
+echo "== session $(elapsed) s"
 tar -czf "$out/logs.tar.gz" -C "$out" logs && rm -rf "$log"

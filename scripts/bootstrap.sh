@@ -11,6 +11,7 @@ packages=(
     libboost-dev ca-certificates
     python3 python3-numpy python3-torch python3-pytest golang-go
     libzmq3-dev python3-zmq python3-onnx
+    python3-yaml
     chromium
 )
 # ARM64 cross build and its tests under qemu (scripts/test-aarch64.sh) on x86-64 hosts: the cross

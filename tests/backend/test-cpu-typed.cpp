@@ -7,11 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace {
@@ -20,6 +23,18 @@ using mb::weight_type;
 using mb::cpu::gemm_isa;
 using mb::test::host;
 using mb::test::random_vec;
+
+// CTest's isa-* runs name a level in MB_CPU_ISA; where this CPU lacks it the whole binary skips
+// (exit 77, SKIP_RETURN_CODE) saying so, instead of failing in the backend's constructor
+const bool k_isa_env_checked = [] {
+    const char * v = std::getenv("MB_CPU_ISA");
+    gemm_isa     isa;
+    if (v && *v && mb::cpu::gemm_isa_parse(v, isa) && !mb::cpu::gemm_isa_supported(isa)) {
+        std::printf("skipped: MB_CPU_ISA=%s, and this CPU has no %s\n", v, v);
+        std::exit(77);
+    }
+    return true;
+}();
 
 // encoded weights and their exact float values
 struct typed_weights {
@@ -90,35 +105,124 @@ std::vector<double> reference(const std::vector<float> & x, int64_t m, int64_t k
 }
 
 constexpr gemm_isa k_isas[] = {gemm_isa::GEMM_ISA_SCALAR, gemm_isa::GEMM_ISA_AVX2, gemm_isa::GEMM_ISA_AVX512,
-                               gemm_isa::GEMM_ISA_NEON};
+                                gemm_isa::GEMM_ISA_AVX512_VNNI, gemm_isa::GEMM_ISA_AVX512_BF16,
+                                gemm_isa::GEMM_ISA_NEON};
 
-TEST(cpu_typed, gemm_every_isa_matches_the_dequantised_reference) {
+float bf16_round(float v) {
+    uint32_t u;
+    std::memcpy(&u, &v, 4);
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    std::memcpy(&v, &u, 4);
+    return v;
+}
+
+// x as the dot-product levels read it: rounded to bfloat16 (BF16 weights), or quantised per 32
+// values as ggml's q8_0 with round-to-nearest-even codes (Q8_0 weights); unchanged elsewhere
+std::vector<float> x_as_read(const std::vector<float> & x, int64_t k, weight_type wt, gemm_isa isa) {
+    if (mb::cpu::gemm_pack_bytes(1, k, wt, isa) == 0) return x;
+    std::vector<float> r(x.size());
+    if (wt == weight_type::WEIGHT_BF16) {
+        for (size_t i = 0; i < x.size(); ++i) r[i] = bf16_round(x[i]);
+        return r;
+    }
+    for (size_t b = 0; b < x.size(); b += 32) {
+        float amax = 0.0f;
+        for (size_t i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b + i]));
+        const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        for (size_t i = 0; i < 32; ++i) r[b + i] = std::nearbyint(x[b + i] * id) * d;
+    }
+    return r;
+}
+
+// one instance per level; a level this CPU lacks skips, saying so
+class typed_isa : public ::testing::TestWithParam<gemm_isa> {
+protected:
+    void SetUp() override {
+        if (!mb::cpu::gemm_isa_supported(GetParam())) {
+            GTEST_SKIP() << "this CPU has no " << mb::cpu::gemm_isa_name(GetParam());
+        }
+    }
+};
+
+// every level against a double reference on the dequantised weights and x as that level reads it
+// (so only the float32 sums differ), and against the unrounded x within the rounding's bound
+TEST_P(typed_isa, gemm_matches_the_dequantised_reference) {
+    const gemm_isa isa = GetParam();
     for (weight_type wt : {weight_type::WEIGHT_BF16, weight_type::WEIGHT_Q8_0}) {
         const std::vector<int64_t> ks = wt == weight_type::WEIGHT_Q8_0 ? std::vector<int64_t>{32, 64, 96, 1024}
                                                                         : std::vector<int64_t>{1, 5, 17, 64, 304, 1027};
-        for (gemm_isa isa : k_isas) {
-            if (!mb::cpu::gemm_isa_supported(isa)) continue;
-            for (int64_t m : {1, 2, 3, 4, 5, 16, 25}) {
-                for (int64_t k : ks) {
-                    for (int64_t n_out : {1, 3, 4, 5, 17, 80}) {
-                        auto x = random_vec(size_t(m * k), 1), w = random_vec(size_t(n_out * k), 2);
-                        auto b = random_vec(size_t(n_out), 3);
-                        // one row of tiny weights: its Q8_0 scales are F16 subnormals
-                        for (int64_t c = 0; c < k; ++c) w[size_t(c)] *= 1e-4f;
-                        const typed_weights tw = encode(wt, w);
-                        std::vector<float>  y(size_t(m * n_out), NAN);
-                        mb::cpu::gemm_nt(x.data(), m, k, k, tw.bytes.data(), wt, b.data(), 0, n_out, y.data(), n_out,
-                                         isa);
-                        const auto ref = reference(x, m, k, tw.values, b.data(), n_out);
-                        ASSERT_LT(mb::test::max_abs_diff(y, ref) / std::sqrt((double) k), 1e-5)
-                            << mb::weight_type_name(wt) << " isa " << mb::cpu::gemm_isa_name(isa) << " m " << m
-                            << " k " << k << " n_out " << n_out;
+        const bool   rounds = mb::cpu::gemm_pack_bytes(1, 32, wt, isa) > 0;
+        // bound of the rounding of x, per sqrt(k): bfloat16 2^-9 relative, int8 d/2 with d ≈ 3/127
+        const double bound = !rounds ? 0.0 : wt == weight_type::WEIGHT_BF16 ? 0.02 : 0.06;
+        for (int64_t m : {1, 2, 3, 4, 5, 16, 25}) {
+            for (int64_t k : ks) {
+                for (int64_t n_out : {1, 3, 4, 5, 17, 80}) {
+                    auto x = random_vec(size_t(m * k), 1), w = random_vec(size_t(n_out * k), 2);
+                    auto b = random_vec(size_t(n_out), 3);
+                    // one row of tiny weights: its Q8_0 scales are F16 subnormals
+                    for (int64_t c = 0; c < k; ++c) w[size_t(c)] *= 1e-4f;
+                    const typed_weights tw = encode(wt, w);
+                    std::vector<float>  y(size_t(m * n_out), NAN);
+                    mb::cpu::gemm_nt(x.data(), m, k, k, tw.bytes.data(), wt, b.data(), 0, n_out, y.data(), n_out, isa);
+                    const auto ref = reference(x_as_read(x, k, wt, isa), m, k, tw.values, b.data(), n_out);
+                    ASSERT_LT(mb::test::max_abs_diff(y, ref) / std::sqrt((double) k), 1e-5)
+                        << mb::weight_type_name(wt) << " isa " << mb::cpu::gemm_isa_name(isa) << " m " << m << " k "
+                        << k << " n_out " << n_out;
+                    if (rounds) {
+                        const auto exact = reference(x, m, k, tw.values, b.data(), n_out);
+                        ASSERT_LT(mb::test::max_abs_diff(y, exact) / std::sqrt((double) k), bound)
+                            << mb::weight_type_name(wt) << " against unrounded x, m " << m << " k " << k;
                     }
                 }
             }
         }
     }
 }
+
+// a column range of a packed call equals the same columns of a whole call (threads split by columns)
+TEST_P(typed_isa, packed_column_ranges_equal_the_whole) {
+    const gemm_isa isa = GetParam();
+    const int64_t m = 7, k = 320, n_out = 70;
+    for (weight_type wt : {weight_type::WEIGHT_BF16, weight_type::WEIGHT_Q8_0}) {
+        auto x = random_vec(size_t(m * k), 11), w = random_vec(size_t(n_out * k), 12);
+        const typed_weights  tw = encode(wt, w);
+        std::vector<uint8_t> pack(size_t(mb::cpu::gemm_pack_bytes(m, k, wt, isa)));
+        mb::cpu::gemm_pack(x.data(), m, k, k, wt, isa, pack.data());
+        std::vector<float> whole(size_t(m * n_out), NAN), parts(size_t(m * n_out), NAN);
+        mb::cpu::gemm_nt(x.data(), m, k, k, tw.bytes.data(), wt, nullptr, 0, n_out, whole.data(), n_out, isa);
+        const int64_t cuts[] = {0, 16, 33, 64, n_out};
+        for (int c = 0; c + 1 < 5; ++c) {
+            mb::cpu::gemm_nt_packed(x.data(), m, k, k, tw.bytes.data(), wt, nullptr, cuts[c], cuts[c + 1], parts.data(),
+                                    n_out, isa, pack.data());
+        }
+        for (size_t i = 0; i < whole.size(); ++i) ASSERT_EQ(whole[i], parts[i]) << mb::weight_type_name(wt) << " at " << i;
+    }
+}
+
+// a NaN or inf in x gives NaN outputs on its row, as on the float path (int8 codes would hide it)
+TEST_P(typed_isa, non_finite_activations_stay_visible) {
+    const gemm_isa isa = GetParam();
+    const int64_t m = 3, k = 64, n_out = 5;
+    for (weight_type wt : {weight_type::WEIGHT_BF16, weight_type::WEIGHT_Q8_0}) {
+        auto x = random_vec(size_t(m * k), 13), w = random_vec(size_t(n_out * k), 14);
+        x[size_t(0 * k + 40)] = NAN;
+        x[size_t(1 * k + 3)]  = INFINITY;
+        const typed_weights tw = encode(wt, w);
+        std::vector<float>  y(size_t(m * n_out), 0.0f);
+        mb::cpu::gemm_nt(x.data(), m, k, k, tw.bytes.data(), wt, nullptr, 0, n_out, y.data(), n_out, isa);
+        for (int64_t o = 0; o < n_out; ++o) {
+            EXPECT_FALSE(std::isfinite(y[size_t(o)])) << mb::weight_type_name(wt) << " NaN row, column " << o;
+            EXPECT_FALSE(std::isfinite(y[size_t(n_out + o)])) << mb::weight_type_name(wt) << " inf row, column " << o;
+            EXPECT_TRUE(std::isfinite(y[size_t(2 * n_out + o)])) << mb::weight_type_name(wt) << " finite row";
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(isa, typed_isa, ::testing::ValuesIn(k_isas), [](const auto & info) {
+    std::string n = mb::cpu::gemm_isa_name(info.param);
+    for (char & c : n) c = c == '-' ? '_' : c;
+    return n;
+});
 
 TEST(cpu_typed, linear_and_conv1d_through_the_backend_with_threads) {
     for (int threads : {1, 2, 3}) {
@@ -133,7 +237,8 @@ TEST(cpu_typed, linear_and_conv1d_through_the_backend_with_threads) {
             const typed_weights tw = encode(wt, w);
             std::vector<float>  y(size_t(n * n_out), NAN);
             be->linear(host(x), n, n_in, mb::bweight(tw.bytes.data(), wt), host(b), n_out, host(y));
-            const auto ref = reference(x, n, n_in, tw.values, b.data(), n_out);
+            const auto ref = reference(x_as_read(x, n_in, wt, mb::cpu::gemm_isa_default()), n, n_in, tw.values,
+                                       b.data(), n_out);
             EXPECT_LT(mb::test::max_abs_diff(y, ref) / std::sqrt((double) n_in), 1e-5)
                 << mb::weight_type_name(wt) << " linear, threads " << threads;
 
@@ -145,8 +250,11 @@ TEST(cpu_typed, linear_and_conv1d_through_the_backend_with_threads) {
             std::vector<float>  got(size_t(c_out * t), NAN), want(size_t(c_out * t), NAN);
             be->conv1d(host(cx), c_in, t, mb::bweight(tc.bytes.data(), wt), host(cb), c_out, k, dil, host(got));
             be->conv1d(host(cx), c_in, t, host(tc.values), host(cb), c_out, k, dil, host(want));
+            // the dot-product levels round the im2col rows (x) too: int8 within its bound
+            const bool   rounds = mb::cpu::gemm_pack_bytes(1, 32, wt, mb::cpu::gemm_isa_default()) > 0;
+            const double tol    = !rounds ? 1e-4 : (wt == weight_type::WEIGHT_BF16 ? 0.02 : 0.06) * std::sqrt(192.0);
             for (size_t i = 0; i < got.size(); ++i) {
-                ASSERT_NEAR(got[i], want[i], 1e-4) << mb::weight_type_name(wt) << " conv1d at " << i;
+                ASSERT_NEAR(got[i], want[i], tol) << mb::weight_type_name(wt) << " conv1d at " << i;
             }
         }
     }
@@ -228,6 +336,18 @@ TEST(cpu_typed, isa_names_of_the_environment_variable) {
     }
     setenv("MB_CPU_ISA", "sse9", 1);
     EXPECT_THROW(mb::cpu::gemm_isa_from_env(), std::runtime_error);
+    // unset: the best level up to avx512-vnni (avx512-bf16 is opt-in); NEON on ARM64
+    unsetenv("MB_CPU_ISA");
+    const gemm_isa def = mb::cpu::gemm_isa_from_env();
+    EXPECT_TRUE(mb::cpu::gemm_isa_supported(def));
+#if defined(__aarch64__)
+    EXPECT_EQ(def, gemm_isa::GEMM_ISA_NEON);
+#else
+    EXPECT_LE(def, gemm_isa::GEMM_ISA_AVX512_VNNI);
+#endif
+    if (mb::cpu::gemm_isa_supported(gemm_isa::GEMM_ISA_AVX512_VNNI)) {
+        EXPECT_EQ(def, gemm_isa::GEMM_ISA_AVX512_VNNI);
+    }
     if (old) setenv("MB_CPU_ISA", saved.c_str(), 1);
     else unsetenv("MB_CPU_ISA");
 }

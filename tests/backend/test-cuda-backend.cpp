@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -89,6 +90,57 @@ TEST_F(backends, linear_every_path) {
             }
             EXPECT_LT(rel_err(out[0], out[1]), 2e-6) << s.n << "x" << s.n_in << " → " << s.n_out << " bias " << bias;
         }
+    }
+}
+
+// F32 products of many rows (the tiled kernel) sum every output in the skinny kernel's order:
+// row r of an n-row product has the bits of row r multiplied alone, and a lane of a batched
+// conv1d the bits of that lane alone (so fused batch lanes equal requests run alone)
+TEST_F(backends, f32_sums_do_not_depend_on_the_row_count) {
+    struct shape { int64_t n, n_in, n_out; };
+    // 32-row tiles, and (the last two) 64-row tiles, with and without 16-byte loads
+    const shape shapes[] = {{65, 1024, 517}, {130, 3072, 1024}, {300, 512, 64}, {97, 303, 160},
+                            {256, 2048, 96}, {1100, 1024, 1024}, {1090, 303, 1030}};
+    uint32_t seed = 500;
+    for (const shape & s : shapes) {
+        auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
+        const auto wd = gpu->in(w), bd = gpu->in(b);
+        auto       y  = gpu->in(poisoned(s.n * s.n_out));
+        gpu->be->linear(gpu->in(x), s.n, s.n_in, wd, bd, s.n_out, y);
+        const std::vector<float> all = gpu->get(y, s.n * s.n_out);
+        int64_t differ = 0;
+        double  worst  = 0.0;
+        for (int64_t r = 0; r < s.n; ++r) {
+            if (s.n > 300 && r % 13 != 0 && r < s.n - 3) continue;     // a sample of the largest
+            const std::vector<float> xr(x.begin() + r * s.n_in, x.begin() + (r + 1) * s.n_in);
+            auto yr = gpu->in(poisoned(s.n_out));
+            gpu->be->linear(gpu->in(xr), 1, s.n_in, wd, bd, s.n_out, yr);
+            const std::vector<float> one = gpu->get(yr, s.n_out);
+            for (int64_t o = 0; o < s.n_out; ++o) {
+                const float a = all[(size_t) (r * s.n_out + o)], c = one[(size_t) o];
+                if (std::memcmp(&a, &c, sizeof a) != 0) {
+                    ++differ;
+                    worst = std::max(worst, std::isfinite(a) ? (double) std::fabs(a - c) : INFINITY);
+                }
+            }
+        }
+        EXPECT_EQ(differ, 0) << s.n << "x" << s.n_in << " → " << s.n_out << ": outputs differing from the row alone, max "
+                             << worst;
+    }
+    const int64_t c_in = 512, t = 64, c_out = 413, k = 3, lanes = 3;
+    auto x = random_vec(lanes * c_in * t, 600), w = random_vec(c_out * c_in * k, 601), b = random_vec(c_out, 602);
+    const auto wd = gpu->in(w), bd = gpu->in(b);
+    auto       y  = gpu->in(poisoned(lanes * c_out * t));
+    gpu->be->conv1d(gpu->in(x), c_in, t, wd, bd, c_out, k, 1, y, lanes);
+    const std::vector<float> all = gpu->get(y, lanes * c_out * t);
+    for (int64_t l = 0; l < lanes; ++l) {
+        const std::vector<float> xl(x.begin() + l * c_in * t, x.begin() + (l + 1) * c_in * t);
+        auto yl = gpu->in(poisoned(c_out * t));
+        gpu->be->conv1d(gpu->in(xl), c_in, t, wd, bd, c_out, k, 1, yl);
+        const std::vector<float> one = gpu->get(yl, c_out * t);
+        EXPECT_EQ(std::memcmp(all.data() + l * c_out * t, one.data(), one.size() * sizeof(float)), 0)
+            << "conv lane " << l << ": max diff "
+            << rel_err(std::vector<float>(all.begin() + l * c_out * t, all.begin() + (l + 1) * c_out * t), one);
     }
 }
 

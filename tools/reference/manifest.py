@@ -19,6 +19,7 @@ def sha256_file(path):
 def write_manifest(out_dir, info):
     """info: upstream {repository, path, revision}, weights {name: path}, device, sampling,
     feature_source ("cpu_replay" | "cuda_observation"), session {...}, stand_ins [{package, why}],
+    environment {...} (optional: torch version, behaviour backports, threads),
     files [names under out_dir]. Writes out_dir/manifest.json (sorted keys, indent 2)."""
     if info["feature_source"] not in ("cpu_replay", "cuda_observation"):
         raise ValueError("feature_source must be cpu_replay or cuda_observation")
@@ -31,6 +32,7 @@ def write_manifest(out_dir, info):
         "feature_source": info["feature_source"],
         "session": info["session"],
         "stand_ins": info["stand_ins"],
+        "environment": info.get("environment", {}),
         "files": {name: {"sha256": sha256_file(os.path.join(out_dir, name)),
                          "bytes": os.path.getsize(os.path.join(out_dir, name))} for name in sorted(info["files"])},
     }

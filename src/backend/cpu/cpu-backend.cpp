@@ -421,7 +421,7 @@ public:
 
     size_t scratch_bytes() const {
         return col_.size() * sizeof(float) + yt_.size() * sizeof(float) + scores_.size() * sizeof(float) +
-               order_.size() * sizeof(int32_t);
+               order_.size() * sizeof(int32_t) + pack_.size();
     }
 
 private:
@@ -445,9 +445,17 @@ private:
     // 16-float (cache-line) multiples, so each weight row is read by exactly one thread
     void gemm_columns(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w, weight_type wt,
                       const float * b, int64_t n_out, float * y) {
+        // the dot-product levels read x packed (bfloat16 / int8 blocks): once here for all threads
+        const int64_t pack_bytes = cpu::gemm_pack_bytes(m, k, wt, isa_);
+        const void *  pack       = nullptr;
+        if (pack_bytes > 0) {
+            grow(pack_, pack_bytes);
+            cpu::gemm_pack(x, m, ldx, k, wt, isa_, pack_.data());
+            pack = pack_.data();
+        }
         const int n_thr = pool_.size();
         if (n_thr == 1 || m * n_out * k < k_min_parallel_fma || n_out < 32) {
-            cpu::gemm_nt(x, m, ldx, k, w, wt, b, 0, n_out, y, n_out, isa_);
+            cpu::gemm_nt_packed(x, m, ldx, k, w, wt, b, 0, n_out, y, n_out, isa_, pack);
             return;
         }
         // about 4 chunks per thread, each a multiple of 16 columns, claimed dynamically
@@ -458,15 +466,17 @@ private:
         const struct {
             const float * x;
             const void *  w;
+            const void *  pack;
             const float * b;
             float *       y;
             int64_t       m, ldx, k, n_out, chunk;
             weight_type   wt;
             cpu::gemm_isa isa;
-        } a{x, w, b, y, m, ldx, k, n_out, chunk, wt, isa_};
+        } a{x, w, pack, b, y, m, ldx, k, n_out, chunk, wt, isa_};
         const std::function<void(int)> job = [&a](int c) {
             const int64_t o0 = c * a.chunk;
-            cpu::gemm_nt(a.x, a.m, a.ldx, a.k, a.w, a.wt, a.b, o0, std::min(a.n_out, o0 + a.chunk), a.y, a.n_out, a.isa);
+            cpu::gemm_nt_packed(a.x, a.m, a.ldx, a.k, a.w, a.wt, a.b, o0, std::min(a.n_out, o0 + a.chunk), a.y, a.n_out,
+                                a.isa, a.pack);
         };
         pool_.run(n_chunks, job);
     }
@@ -479,6 +489,7 @@ private:
     std::vector<float>   yt_;         // transposed conv output scratch [t, c_out]
     std::vector<float>   scores_;     // attention scores of one query [n]
     std::vector<int32_t> order_;      // re-masking sort scratch [m]
+    std::vector<uint8_t> pack_;       // activations packed for the dot-product kernels
 };
 
 int resolve_threads(int n_threads) {

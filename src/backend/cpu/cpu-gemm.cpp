@@ -5,10 +5,12 @@
 #include "backend/cpu/weight-rows.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -23,6 +25,7 @@ using rows::w_f32;
 using rows::w_q8_0;
 using panels::column_fn;
 using panels::gemm_nt_blocked;
+using panels::panel_rows;
 
 // portable fallback: one dot product per output
 template <class W>
@@ -214,21 +217,232 @@ template <class W> struct columns {
                                             column_block16<W, 3>, column_block16<W, 4>};
 };
 
+// ---- dot-product paths: the activations packed once per op into the weights' own form, so the
+// inner loop multiplies without converting weights (AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpbusd)
+
+#define MB_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
+#define MB_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+
+// packed BF16 activations: rows of k rounded up to 32 values (zeros past k), RNE
+int64_t bf16_row(int64_t k) {
+    return (k + 31) / 32 * 32;
+}
+
+MB_AVX512_BF16 void pack_bf16(const float * x, int64_t m, int64_t ldx, int64_t k, uint16_t * xp) {
+    const int64_t kp = bf16_row(k);
+    for (int64_t i = 0; i < m; ++i) {
+        const float * xr = x + i * ldx;
+        uint16_t *    dr = xp + i * kp;
+        for (int64_t c = 0; c < kp; c += 32) {
+            const int64_t   n  = std::min<int64_t>(32, std::max<int64_t>(0, k - c));
+            const __mmask16 lo = (__mmask16) (n >= 16 ? 0xffff : (1u << n) - 1u);
+            const __mmask16 hi = (__mmask16) (n >= 32 ? 0xffff : n > 16 ? (1u << (n - 16)) - 1u : 0u);
+            const __m512    a  = _mm512_maskz_loadu_ps(lo, xr + c);
+            const __m512    b  = _mm512_maskz_loadu_ps(hi, xr + c + 16);
+            _mm512_storeu_si512(dr + c, (__m512i) _mm512_cvtne2ps_pbh(b, a));
+        }
+    }
+}
+
+// an NI × NO block on packed BF16 activations: 32 products per instruction and output
+template <int NI, int NO>
+MB_AVX512_BF16 void block_bf16(const uint8_t * xpb, int64_t xst, const uint8_t * w, int64_t wst, int64_t k,
+                               const float * b, float * y, int64_t ldy, const uint8_t * pf) {
+    const auto *  xp = reinterpret_cast<const uint16_t *>(xpb);
+    const int64_t kp = xst / 2;
+    __m512 acc[NI][NO];
+    for (int i = 0; i < NI; ++i)
+        for (int j = 0; j < NO; ++j) acc[i][j] = _mm512_setzero_ps();
+    for (int64_t c = 0; c < k; c += 32) {
+        if (pf) {
+            for (int j = 0; j < NO; ++j) _mm_prefetch((const char *) (pf + j * wst + c * 2), _MM_HINT_T1);
+        }
+        __m512bh wv[NO];
+        if (c + 32 <= k) {
+            for (int j = 0; j < NO; ++j) wv[j] = (__m512bh) _mm512_loadu_si512(w + j * wst + c * 2);
+        } else {
+            // the row's last values masked: a row of k ends inside this vector
+            const __mmask32 mask = (__mmask32) ((1u << (k - c)) - 1u);
+            for (int j = 0; j < NO; ++j) wv[j] = (__m512bh) _mm512_maskz_loadu_epi16(mask, w + j * wst + c * 2);
+        }
+        for (int i = 0; i < NI; ++i) {
+            const __m512bh xv = (__m512bh) _mm512_loadu_si512(xp + i * kp + c);
+            for (int j = 0; j < NO; ++j) acc[i][j] = _mm512_dpbf16_ps(acc[i][j], xv, wv[j]);
+        }
+    }
+    for (int i = 0; i < NI; ++i)
+        for (int j = 0; j < NO; ++j) y[i * ldy + j] = hsum16(acc[i][j]) + (b ? b[j] : 0.0f);
+}
+
+// packed Q8_0 activations of a row of k (k % 32 == 0): k bytes q + 128 (q = round(x / d), d = max|x| / 127
+// per 32 values as ggml's quantize_row_q8_0, so vpdpbusd's unsigned operand), then per 64 values 16
+// floats: d of the first 32 values in lanes 0–7, of the next 32 in lanes 8–15 (0 past k)
+int64_t q8_row_bytes(int64_t k) {
+    return k + (k + 63) / 64 * 64;
+}
+
+MB_AVX512_VNNI void pack_q8(const float * x, int64_t m, int64_t ldx, int64_t k, uint8_t * xp) {
+    const int64_t rb = q8_row_bytes(k);
+    for (int64_t i = 0; i < m; ++i) {
+        const float * xr = x + i * ldx;
+        uint8_t *     q  = xp + i * rb;
+        float *       d  = reinterpret_cast<float *>(q + k);
+        for (int64_t c = 0; c < k; c += 32) {
+            const __m512 a    = _mm512_loadu_ps(xr + c), bv = _mm512_loadu_ps(xr + c + 16);
+            const __m512 aa = _mm512_abs_ps(a), ab = _mm512_abs_ps(bv);
+            const __m512 inf = _mm512_set1_ps(INFINITY);
+            // a NaN or inf makes d NaN, so the outputs are NaN as on the float path (not wrapped codes)
+            const bool   bad  = (_mm512_cmp_ps_mask(aa, inf, _CMP_NLT_UQ) | _mm512_cmp_ps_mask(ab, inf, _CMP_NLT_UQ)) != 0;
+            alignas(64) float t[16];
+            _mm512_store_ps(t, _mm512_maskz_max_ps(0xffff, aa, ab));
+            const float amax = *std::max_element(t, t + 16);
+            const float  dq   = bad ? NAN : amax / 127.0f;
+            const float  id   = dq != 0.0f && !bad ? 1.0f / dq : 0.0f;
+            const __m512i off = _mm512_set1_epi32(128);
+            const __m512i qa  = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(0xffff, _mm512_mul_ps(a, _mm512_set1_ps(id))), off);
+            const __m512i qb  = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(0xffff, _mm512_mul_ps(bv, _mm512_set1_ps(id))), off);
+            _mm_storeu_si128(reinterpret_cast<__m128i *>(q + c), _mm512_maskz_cvtepi32_epi8(0xffff, qa));
+            _mm_storeu_si128(reinterpret_cast<__m128i *>(q + c + 16), _mm512_maskz_cvtepi32_epi8(0xffff, qb));
+            float * dl = d + (c / 64) * 16 + ((c / 32) % 2) * 8;
+            for (int l = 0; l < 8; ++l) dl[l] = dq;
+        }
+        if (k % 64) std::fill(d + (k / 64) * 16 + 8, d + (k / 64) * 16 + 16, 0.0f);
+    }
+}
+
+// an NI × NO block on packed Q8_0 activations, two weight blocks per step: per lane
+// Σ u·w − 128·Σ w = Σ q·w exactly in int32, then × the block's d_x·d_w in float
+template <int NI, int NO>
+MB_AVX512_VNNI void block_q8(const uint8_t * xp, int64_t rb, const uint8_t * w, int64_t wst, int64_t k,
+                             const float * b, float * y, int64_t ldy, const uint8_t * pf) {
+    __m512 acc[NI][NO];
+    for (int i = 0; i < NI; ++i)
+        for (int j = 0; j < NO; ++j) acc[i][j] = _mm512_setzero_ps();
+    const __m512i k128 = _mm512_set1_epi8(char(0x80));
+    const __m512i zero = _mm512_setzero_si512();
+    for (int64_t c = 0; c < k; c += 64) {
+        const bool two = c + 64 <= k;    // Q8_0 rows are whole blocks: one block past the last pair
+        if (pf) {
+            for (int j = 0; j < NO; ++j) _mm_prefetch((const char *) (pf + j * wst + c / 32 * 34), _MM_HINT_T1);
+        }
+        __m512i wv[NO], ns[NO];
+        __m512  dw[NO];
+        for (int j = 0; j < NO; ++j) {
+            const uint8_t * ba = w + j * wst + c / 32 * 34;
+            // bytes 0–31 from the first block, 32–63 from the second (a masked load from 4 bytes on)
+            const __m512i   qa = _mm512_maskz_loadu_epi8(0xffffffffull, ba + 2);
+            wv[j]              = two ? _mm512_mask_loadu_epi8(qa, 0xffffffff00000000ull, ba + 4) : qa;
+            ns[j]              = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, k128, wv[j]));
+            uint16_t ha, hb = 0;
+            std::memcpy(&ha, ba, 2);
+            if (two) std::memcpy(&hb, ba + 34, 2);
+            dw[j] = _mm512_mask_blend_ps(0xff00, _mm512_set1_ps(_cvtsh_ss(ha)), _mm512_set1_ps(_cvtsh_ss(hb)));
+        }
+        for (int i = 0; i < NI; ++i) {
+            const uint8_t * xq = xp + i * rb;
+            const __m512i   xv = two ? _mm512_loadu_si512(xq + c)
+                                     : _mm512_maskz_loadu_epi8(0xffffffffull, xq + c);
+            const __m512    dx = _mm512_loadu_ps(reinterpret_cast<const float *>(xq + k) + c / 64 * 16);
+            for (int j = 0; j < NO; ++j) {
+                const __m512i s = _mm512_dpbusd_epi32(ns[j], xv, wv[j]);
+                acc[i][j]       = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xffff, s), _mm512_mul_ps(dx, dw[j]), acc[i][j]);
+            }
+        }
+    }
+    for (int i = 0; i < NI; ++i)
+        for (int j = 0; j < NO; ++j) y[i * ldy + j] = hsum16(acc[i][j]) + (b ? b[j] : 0.0f);
+}
+
+// the dot kernels' column/row tiling, as gemm_nt_blocked's: x packed, rows xst bytes apart
+using dot_fn = void (*)(const uint8_t * xp, int64_t xst, const uint8_t * w, int64_t wst, int64_t k, const float * b,
+                        float * y, int64_t ldy, const uint8_t * pf);
+template <template <int, int> class K, int NO>
+void dot_rows(const uint8_t * xp, int64_t xst, int64_t m, int64_t k, const uint8_t * w, int64_t wst,
+              const float * b, float * y, int64_t ldy, const uint8_t * pf) {
+    int64_t i = 0;
+    for (; i + 4 <= m; i += 4, pf = nullptr) K<4, NO>::fn(xp + i * xst, xst, w, wst, k, b, y + i * ldy, ldy, pf);
+    switch (m - i) {
+        case 3: K<3, NO>::fn(xp + i * xst, xst, w, wst, k, b, y + i * ldy, ldy, pf); break;
+        case 2: K<2, NO>::fn(xp + i * xst, xst, w, wst, k, b, y + i * ldy, ldy, pf); break;
+        case 1: K<1, NO>::fn(xp + i * xst, xst, w, wst, k, b, y + i * ldy, ldy, pf); break;
+        default: break;
+    }
+}
+template <int NI, int NO> struct bf16_k {
+    static constexpr dot_fn fn = block_bf16<NI, NO>;
+};
+template <int NI, int NO> struct q8_k {
+    static constexpr dot_fn fn = block_q8<NI, NO>;
+};
+
+template <template <int, int> class K>
+void gemm_dot(const uint8_t * xp, int64_t xst, int64_t m, int64_t k, const uint8_t * w, int64_t wst, const float * b,
+              int64_t o0, int64_t o1, float * y, int64_t ldy) {
+    using rows_fn               = void (*)(const uint8_t *, int64_t, int64_t, int64_t, const uint8_t *, int64_t,
+                                           const float *, float *, int64_t, const uint8_t *);
+    constexpr rows_fn fns[5]    = {nullptr, dot_rows<K, 1>, dot_rows<K, 2>, dot_rows<K, 3>, dot_rows<K, 4>};
+    const int64_t     panel     = panel_rows(k);
+    for (int64_t i0 = 0; i0 < m; i0 += panel) {
+        const int64_t mi = std::min(panel, m - i0);
+        for (int64_t o = o0; o < o1; o += 4) {
+            const int64_t   no = std::min<int64_t>(4, o1 - o);
+            const uint8_t * pf = o + 8 <= o1 ? w + (o + 4) * wst : nullptr;
+            fns[no](xp + i0 * xst, xst, mi, k, w + o * wst, wst, b ? b + o : nullptr, y + i0 * ldy + o, ldy, pf);
+        }
+    }
+}
+
 #endif // MB_GEMM_X86
 
 } // namespace
 
 namespace {
 
+// the one place that reads CPU features (another architecture's levels go here)
 gemm_isa best_isa() {
     if (gemm_has_neon()) return gemm_isa::GEMM_ISA_NEON;
 #ifdef MB_GEMM_X86
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) return gemm_isa::GEMM_ISA_AVX512;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) {
+        const bool bw_vl = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+        if (bw_vl && __builtin_cpu_supports("avx512vnni")) {
+            return __builtin_cpu_supports("avx512bf16") ? gemm_isa::GEMM_ISA_AVX512_BF16
+                                                         : gemm_isa::GEMM_ISA_AVX512_VNNI;
+        }
+        return gemm_isa::GEMM_ISA_AVX512;
+    }
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
         return gemm_isa::GEMM_ISA_AVX2;
     }
 #endif
     return gemm_isa::GEMM_ISA_SCALAR;
+}
+
+gemm_isa cpu_best() {
+    static const gemm_isa isa = best_isa();
+    return isa;
+}
+
+// the level that runs: the one asked for, or the best below it that this CPU has
+gemm_isa effective(gemm_isa isa) {
+    if (cpu_best() == gemm_isa::GEMM_ISA_NEON) return isa == gemm_isa::GEMM_ISA_SCALAR ? isa : gemm_isa::GEMM_ISA_NEON;
+    return std::min(isa, cpu_best());
+}
+
+// whether this type reads packed activations on this (effective) level
+bool packs(weight_type wt, gemm_isa isa) {
+    if (isa == gemm_isa::GEMM_ISA_NEON) return false;   // NEON widens the weights instead
+    return (wt == weight_type::WEIGHT_BF16 && isa >= gemm_isa::GEMM_ISA_AVX512_BF16) ||
+           (wt == weight_type::WEIGHT_Q8_0 && isa >= gemm_isa::GEMM_ISA_AVX512_VNNI);
+}
+
+// packed row stride in bytes
+int64_t pack_row_bytes(int64_t k, weight_type wt) {
+#ifdef MB_GEMM_X86
+    return wt == weight_type::WEIGHT_BF16 ? bf16_row(k) * 2 : q8_row_bytes(k);
+#else
+    (void) k, (void) wt;
+    return 0;
+#endif
 }
 
 template <class W>
@@ -239,17 +453,22 @@ void gemm_typed(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_
         return;
     }
 #ifdef MB_GEMM_X86
-    if (isa == gemm_isa::GEMM_ISA_AVX512 && gemm_isa_supported(isa)) {
+    if (isa >= gemm_isa::GEMM_ISA_AVX512) {
         gemm_nt_blocked<W>(columns<W>::avx512, x, m, ldx, k, w, b, o0, o1, y, ldy);
         return;
     }
-    if (isa != gemm_isa::GEMM_ISA_SCALAR && gemm_has_avx2()) {
+    if (isa == gemm_isa::GEMM_ISA_AVX2) {
         gemm_nt_blocked<W>(columns<W>::avx2, x, m, ldx, k, w, b, o0, o1, y, ldy);
         return;
     }
 #endif
+    (void) isa;
     gemm_nt_scalar<W>(x, m, ldx, k, w, b, o0, o1, y, ldy);
 }
+
+constexpr gemm_isa k_all_isas[] = {gemm_isa::GEMM_ISA_SCALAR, gemm_isa::GEMM_ISA_AVX2, gemm_isa::GEMM_ISA_AVX512,
+                                   gemm_isa::GEMM_ISA_AVX512_VNNI, gemm_isa::GEMM_ISA_AVX512_BF16,
+                                   gemm_isa::GEMM_ISA_NEON};
 
 } // namespace
 
@@ -258,23 +477,41 @@ const char * gemm_isa_name(gemm_isa isa) {
         case gemm_isa::GEMM_ISA_SCALAR: return "scalar";
         case gemm_isa::GEMM_ISA_AVX2: return "avx2";
         case gemm_isa::GEMM_ISA_AVX512: return "avx512";
+        case gemm_isa::GEMM_ISA_AVX512_VNNI: return "avx512-vnni";
+        case gemm_isa::GEMM_ISA_AVX512_BF16: return "avx512-bf16";
         case gemm_isa::GEMM_ISA_NEON: return "neon";
     }
     return "unknown";
 }
 
+bool gemm_isa_parse(const char * name, gemm_isa & isa) {
+    for (gemm_isa i : k_all_isas) {
+        if (std::strcmp(name, gemm_isa_name(i)) == 0) {
+            isa = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+// the level taken when MB_CPU_ISA is unset: the best, except that avx512-bf16 is opt-in. vdpbf16ps
+// measured slower than avx512's in-register conversion of BF16 weights (10 × 1024 → 3072, one
+// thread of the 2-core Xeon VM: 0.85 vs 0.74 ms) and it rounds x to bfloat16 as well
+gemm_isa default_level() {
+    if (cpu_best() == gemm_isa::GEMM_ISA_NEON) return gemm_isa::GEMM_ISA_NEON;
+    return std::min(cpu_best(), gemm_isa::GEMM_ISA_AVX512_VNNI);
+}
+
 gemm_isa gemm_isa_from_env() {
     const char * v = std::getenv("MB_CPU_ISA");
-    if (!v || !*v) return best_isa();
-    for (gemm_isa isa : {gemm_isa::GEMM_ISA_SCALAR, gemm_isa::GEMM_ISA_AVX2, gemm_isa::GEMM_ISA_AVX512,
-                         gemm_isa::GEMM_ISA_NEON}) {
-        if (std::strcmp(v, gemm_isa_name(isa)) != 0) continue;
-        if (!gemm_isa_supported(isa)) {
-            throw std::runtime_error(std::string("MB_CPU_ISA=") + v + ": this CPU has no " + v);
-        }
-        return isa;
+    if (!v || !*v) return default_level();
+    gemm_isa isa;
+    if (!gemm_isa_parse(v, isa)) {
+        throw std::runtime_error(std::string("MB_CPU_ISA=") + v +
+                                 ": expected scalar, avx2, avx512, avx512-vnni, avx512-bf16 or neon");
     }
-    throw std::runtime_error(std::string("MB_CPU_ISA=") + v + ": expected scalar, avx2, avx512 or neon");
+    if (!gemm_isa_supported(isa)) throw std::runtime_error(std::string("MB_CPU_ISA=") + v + ": this CPU has no " + v);
+    return isa;
 }
 
 gemm_isa gemm_isa_default() {
@@ -283,31 +520,48 @@ gemm_isa gemm_isa_default() {
 }
 
 bool gemm_isa_supported(gemm_isa isa) {
-    switch (isa) {
-        case gemm_isa::GEMM_ISA_SCALAR: return true;
-        case gemm_isa::GEMM_ISA_AVX2: return gemm_has_avx2();
-        case gemm_isa::GEMM_ISA_AVX512: {
-            static const bool ok = best_isa() == gemm_isa::GEMM_ISA_AVX512;
-            return ok;
-        }
-        case gemm_isa::GEMM_ISA_NEON: return gemm_has_neon();
+    // ARM64 has the portable loop and NEON; x86-64 every level up to its best
+    if (isa == gemm_isa::GEMM_ISA_NEON || cpu_best() == gemm_isa::GEMM_ISA_NEON) {
+        return isa == gemm_isa::GEMM_ISA_SCALAR || isa == cpu_best();
     }
-    return false;
+    return isa <= cpu_best();
 }
 
 bool gemm_has_avx2() {
+    return gemm_isa_supported(gemm_isa::GEMM_ISA_AVX2);
+}
+
+int64_t gemm_pack_bytes(int64_t m, int64_t k, weight_type wt, gemm_isa isa) {
+    return packs(wt, effective(isa)) ? m * pack_row_bytes(k, wt) : 0;
+}
+
+void gemm_pack(const float * x, int64_t m, int64_t ldx, int64_t k, weight_type wt, gemm_isa isa, void * pack) {
+    if (!packs(wt, effective(isa))) return;
 #ifdef MB_GEMM_X86
-    static const bool ok = best_isa() != gemm_isa::GEMM_ISA_SCALAR;
-    return ok;
+    if (wt == weight_type::WEIGHT_BF16) pack_bf16(x, m, ldx, k, static_cast<uint16_t *>(pack));
+    else pack_q8(x, m, ldx, k, static_cast<uint8_t *>(pack));
 #else
-    return false;
+    (void) x, (void) m, (void) ldx, (void) k, (void) pack;
 #endif
 }
 
-void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w, weight_type wt, const float * b,
-             int64_t o0, int64_t o1, float * y, int64_t ldy, gemm_isa isa) {
+void gemm_nt_packed(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w, weight_type wt,
+                    const float * b, int64_t o0, int64_t o1, float * y, int64_t ldy, gemm_isa isa, const void * pack) {
     if (m <= 0 || o1 <= o0) return;
-    const auto * wb = static_cast<const uint8_t *>(w);
+    isa                = effective(isa);
+    const auto * wb    = static_cast<const uint8_t *>(w);
+#ifdef MB_GEMM_X86
+    if (packs(wt, isa)) {
+        const auto * xp = static_cast<const uint8_t *>(pack);
+        if (wt == weight_type::WEIGHT_BF16) {
+            gemm_dot<bf16_k>(xp, pack_row_bytes(k, wt), m, k, wb, w_bf16::row_bytes(k), b, o0, o1, y, ldy);
+        } else {
+            gemm_dot<q8_k>(xp, pack_row_bytes(k, wt), m, k, wb, w_q8_0::row_bytes(k), b, o0, o1, y, ldy);
+        }
+        return;
+    }
+#endif
+    (void) pack;
     switch (wt) {
         case weight_type::WEIGHT_F32: gemm_typed<w_f32>(x, m, ldx, k, wb, b, o0, o1, y, ldy, isa); return;
         case weight_type::WEIGHT_BF16: gemm_typed<w_bf16>(x, m, ldx, k, wb, b, o0, o1, y, ldy, isa); return;
@@ -315,9 +569,18 @@ void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w,
     }
 }
 
+void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w, weight_type wt, const float * b,
+             int64_t o0, int64_t o1, float * y, int64_t ldy, gemm_isa isa) {
+    if (m <= 0 || o1 <= o0) return;
+    // callers without their own scratch (tests): pack here
+    std::vector<uint8_t> pack(size_t(gemm_pack_bytes(m, k, wt, isa)));
+    gemm_pack(x, m, ldx, k, wt, isa, pack.data());
+    gemm_nt_packed(x, m, ldx, k, w, wt, b, o0, o1, y, ldy, isa, pack.data());
+}
+
 void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b, int64_t o0,
              int64_t o1, float * y, int64_t ldy, gemm_isa isa) {
-    gemm_nt(x, m, ldx, k, w, weight_type::WEIGHT_F32, b, o0, o1, y, ldy, isa);
+    gemm_nt_packed(x, m, ldx, k, w, weight_type::WEIGHT_F32, b, o0, o1, y, ldy, isa, nullptr);
 }
 
 void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b, int64_t o0,

@@ -9,22 +9,30 @@
 
 namespace mb::cpu {
 
-// instruction sets of the kernel; the best one the CPU has is chosen at run time
+// instruction sets of the kernel, each level including the ones before it; the best one the CPU
+// has is chosen at run time (the one place that reads CPU features: gemm_isa_best in cpu-gemm.cpp,
+// where another architecture's levels slot in)
 enum class gemm_isa : uint32_t {
-    GEMM_ISA_SCALAR = 0,    // portable loop
-    GEMM_ISA_AVX2   = 1,    // 8-wide FMA, 3 × 4 blocks
-    GEMM_ISA_AVX512 = 2,    // 16-wide FMA, 4 × 4 blocks
-    GEMM_ISA_NEON   = 3,    // ARM64: 4-wide FMA, 4 × 4 blocks (cpu-gemm-neon.cpp)
+    GEMM_ISA_SCALAR      = 0,    // portable loop
+    GEMM_ISA_AVX2        = 1,    // 8-wide FMA, 3 × 4 blocks
+    GEMM_ISA_AVX512      = 2,    // 16-wide FMA, 4 × 4 blocks
+    GEMM_ISA_AVX512_VNNI = 3,    // + Q8_0 weights on int8-quantised activations (vpdpbusd)
+    GEMM_ISA_AVX512_BF16 = 4,    // + BF16 weights on bfloat16-rounded activations (vdpbf16ps)
+    GEMM_ISA_NEON        = 5,    // ARM64 (outside the x86 levels: with scalar only), 4-wide FMA, 4 × 4 blocks
+                                 // (cpu-gemm-neon.cpp)
 };
 
-// the best one this CPU has, or the one the environment variable MB_CPU_ISA names
-// (scalar, avx2, avx512, neon: to run the parity suites through each path); read once.
-// Throws std::runtime_error for a name it does not know or an ISA this CPU lacks
+// the best one this CPU has up to avx512-vnni (avx512-bf16 measured slower: opt-in), or the one the
+// environment variable MB_CPU_ISA names (scalar, avx2, avx512, avx512-vnni, avx512-bf16, neon: to run the
+// test suites through each path); read once. Throws std::runtime_error for a name it does not know
+// or an ISA this CPU lacks
 gemm_isa    gemm_isa_default();
 const char * gemm_isa_name(gemm_isa isa);
-// MB_CPU_ISA read now (gemm_isa_default caches it): the best ISA when unset or empty
+// MB_CPU_ISA read now (gemm_isa_default caches it): the default level when unset or empty
 gemm_isa    gemm_isa_from_env();
-bool     gemm_isa_supported(gemm_isa isa);
+// the name's ISA; false for a name that is none
+bool        gemm_isa_parse(const char * name, gemm_isa & isa);
+bool        gemm_isa_supported(gemm_isa isa);
 
 // true when the AVX2 + FMA kernel runs on this CPU
 bool gemm_has_avx2();
@@ -34,12 +42,23 @@ bool gemm_has_avx2();
 void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b, int64_t o0,
              int64_t o1, float * y, int64_t ldy);
 
-// the same with an explicit instruction set (falls back to the next one the CPU has)
+// the same with an explicit instruction set (falls back to the best one the CPU has below it)
 void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const float * w, const float * b, int64_t o0,
              int64_t o1, float * y, int64_t ldy, gemm_isa isa);
 
-// the same with w[n_out, k] of any weight type (rows of weight_type's layout; k % 32 == 0 for Q8_0)
+// the same with w[n_out, k] of any weight type (rows of weight_type's layout; k % 32 == 0 for Q8_0).
+// On the dot-product levels BF16 and Q8_0 weights multiply x rounded to bfloat16 / quantised to int8
+// in blocks of 32 (ggml's q8_0), so the sums differ from the float32 path's by that rounding
 void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w, weight_type wt, const float * b,
              int64_t o0, int64_t o1, float * y, int64_t ldy, gemm_isa isa);
+
+// the dot-product levels read x packed once per op (instead of once per column range): the bytes
+// of that packing (0: this type on this level reads x as it is), the packing into 64-byte aligned
+// memory, and gemm_nt reading it (pack null when gemm_pack_bytes is 0)
+int64_t gemm_pack_bytes(int64_t m, int64_t k, weight_type wt, gemm_isa isa);
+void    gemm_pack(const float * x, int64_t m, int64_t ldx, int64_t k, weight_type wt, gemm_isa isa, void * pack);
+void    gemm_nt_packed(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w, weight_type wt,
+                       const float * b, int64_t o0, int64_t o1, float * y, int64_t ldy, gemm_isa isa,
+                       const void * pack);
 
 } // namespace mb::cpu

@@ -1,8 +1,9 @@
 // CUDA backend: buffers in device memory, every op one kernel on one non-blocking stream
 // (so ops run asynchronously to the host; get() and synchronize() wait). Linear and conv1d
-// run the skinny kernel (conv1d through an implicit im2col): no scratch. MB_PRECISION_BF16
-// keeps a bfloat16 copy of every weight matrix (made once, at load) and streams that;
-// MB_PRECISION_TF32 runs products of 32+ rows on tensor cores.
+// run the skinny kernel (conv1d through an im2col), F32 products above 64 rows the tiled kernel
+// that sums in the same order. MB_PRECISION_BF16 keeps a bfloat16 copy of every weight matrix
+// (made once, at load) and streams that; MB_PRECISION_TF32 runs products of 32+ rows on tensor
+// cores; both run products above 64 rows on cuBLAS.
 #include "backend/cuda/cuda-backend.h"
 
 #include "backend/cuda/cuda-blas.h"
@@ -103,9 +104,9 @@ int compute_major(int ordinal) {
     return major;
 }
 
-bool graphs_enabled() {
-    const char * v = std::getenv("MB_CUDA_GRAPHS");
-    return !(v && std::string(v) == "0");
+bool env_is(const char * name, const char * value) {
+    const char * v = std::getenv(name);
+    return v && std::string(v) == value;
 }
 
 class cuda_backend final : public backend {
@@ -245,7 +246,10 @@ public:
     void linear(bptr<const float> x, int64_t n, int64_t n_in, bptr<const float> w, bptr<const float> b,
                 int64_t n_out, bptr<float> y) override {
         if (n <= 0 || n_out <= 0) return;
-        if (n > k_blas_min_rows && blas_ok()) {
+        // F32 keeps its own kernels at every row count (their sums do not depend on it, so a
+        // lane of a batch gets the bits of its request alone); TF32 and BF16 take cuBLAS
+        if (n > cuda::k_skinny_max_rows && (precision_ != backend_precision::BACKEND_PRECISION_F32 || f32_blas_) &&
+            blas_ok()) {
             const void * h = bf16_of(w.p);
             void *       xb = h && n * n_in * 2 <= k_col_floats * int64_t(sizeof(float)) ? col_.base() : nullptr;
             blas_->linear(x.p, n, n_in, w.p, xb ? h : nullptr, xb, n_out, y.p);
@@ -294,8 +298,7 @@ public:
     }
 
 private:
-    // cuBLAS, opened and given a handle the first time a product has this many rows or more
-    static constexpr int64_t k_blas_min_rows = 64;
+    // cuBLAS, opened and given a handle the first time it is wanted
     bool blas_ok() {
         if (!blas_tried_) {
             blas_tried_ = true;
@@ -315,7 +318,10 @@ private:
 
     int                               ordinal_;
     backend_precision                 precision_;
-    bool                              graphs_on_ = graphs_enabled();
+    bool                              graphs_on_ = !env_is("MB_CUDA_GRAPHS", "0");
+    // MB_CUDA_F32_CUBLAS=1: F32 products of many rows on cuBLAS (pedantic FP32), to compare speed;
+    // lanes then differ from requests alone in the last bits
+    bool                              f32_blas_  = env_is("MB_CUDA_F32_CUBLAS", "1");
     bool                              tf32_ok_   = compute_major(ordinal_) >= 8;    // TF32 tensor cores
     std::map<uint64_t, cudaGraphExec_t> graphs_;
     std::unique_ptr<cuda::device_ops> ops_;

@@ -20,6 +20,27 @@ void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, co
                    float * y, cudaStream_t s);
 
 // the same with w[n_out, n_in] in bfloat16 (MB_PRECISION_BF16), float32 sums
+// whether the skinny kernel reads x and w with 16-byte loads (which fixes its summation order)
+inline bool skinny_vectorised(int64_t K, const void * x, const void * w) {
+    return K % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0;
+}
+
+// the F32 product of many rows (fused batches) in tiles of 32 or 64 rows × 64 outputs, summing
+// every output in the skinny kernel's order: each output gets the bits linear_skinny gives it,
+// whatever n (lanes of a batch equal requests run alone). Where linear_tiled_fits (n above
+// k_skinny_max_rows or MB_CUDA_TILED_ROWS − 1, K ≤ 8192 with 16-byte loads, ≤ 2048 without).
+// conv1d keeps the skinny kernel at every row count: its products have few outputs (≤ 512), so
+// the tiled kernel's grids are small (with it from 17 rows on, the VQ decoder of a 10-token
+// plan took 1.48 ms on the H200 instead of 0.31)
+constexpr int64_t k_skinny_max_rows = 64;
+bool linear_tiled_fits(int64_t n, int64_t K, const float * x, const float * w);
+void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
+                  cudaStream_t s);
+
+// the F32 product: linear_tiled where it fits, else linear_skinny (the same bits either way)
+void linear_f32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,
+                cudaStream_t s);
+
 void linear_skinny_bf16(const float * x, int64_t n, int64_t n_in, const void * w, const float * b, int64_t n_out,
                         float * y, cudaStream_t s);
 

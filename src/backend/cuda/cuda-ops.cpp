@@ -17,7 +17,7 @@ device_ops::~device_ops() {
 
 void device_ops::linear(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
                         float * y) {
-    linear_skinny(x, n, n_in, w, b, n_out, y, stream_);
+    linear_f32(x, n, n_in, w, b, n_out, y, stream_);
 }
 
 void device_ops::conv1d(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,

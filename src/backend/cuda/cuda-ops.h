@@ -1,7 +1,8 @@
 // the two composite backend ops on device pointers and one stream: what the CUDA backend
-// runs for linear and conv1d. The skinny kernel covers every row count (16-row tiles above
-// 16), so the backend needs no cuBLAS: linking it would map ~600 MB of libraries into every
-// program of a CUDA build (peak RSS of `motionbricks abi` 225 MB)
+// runs for linear and conv1d in F32. The skinny kernel and, above 64 rows, the tiled kernel
+// cover every row count with one summation order, so F32 needs no cuBLAS (opened with dlopen
+// for TF32 / BF16 only: linking it would map ~600 MB of libraries into every program of a
+// CUDA build)
 #pragma once
 
 #include "backend/cuda/cuda-kernels.h"
@@ -22,7 +23,7 @@ public:
 
     cudaStream_t stream() const { return stream_; }
 
-    // y[n, n_out] = x[n, n_in]·wᵀ + b
+    // y[n, n_out] = x[n, n_in]·wᵀ + b (linear_f32)
     void linear(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y);
 
     // conv1d "same" in NCW (n_batch lanes) through the skinny kernel on an implicit im2col

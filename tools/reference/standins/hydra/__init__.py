@@ -1,0 +1,3 @@
+"""Stand-in for hydra (hydra.utils.instantiate only)."""
+
+__version__ = "0-standin"

@@ -1,0 +1,3 @@
+"""Stand-in for scipy: only scipy.spatial.transform.Rotation (see there)."""
+
+__version__ = "0-standin"
