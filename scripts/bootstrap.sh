@@ -16,6 +16,14 @@ packages=(
     chromium
     assimp-utils
 )
+# ARM64 cross build and its tests under qemu (scripts/test-aarch64.sh) on x86-64 hosts: the cross
+# compiler, the emulator, GoogleTest's sources (built for arm64) and the arm64 libcrypto (multiarch);
+# an ARM64 host builds and tests natively and needs none of them
+cross=0
+if [ "$(dpkg --print-architecture)" = amd64 ]; then
+    cross=1
+    packages+=(g++-aarch64-linux-gnu qemu-user googletest libssl-dev:arm64)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -43,6 +51,8 @@ fi
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 echo "bootstrap: installing ${missing[*]}"
+# arm64 packages (libssl-dev:arm64) come from the same archive once dpkg knows the architecture
+[ "$cross" -eq 0 ] || dpkg --print-foreign-architectures | grep -qx arm64 || $sudo dpkg --add-architecture arm64
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 web_deps

@@ -30,7 +30,7 @@ double scaled_err(const std::vector<float> & y, const std::vector<double> & ref,
 
 TEST(cpu_kernels, gemm_nt_shapes_and_tails) {
     for (auto isa : {mb::cpu::gemm_isa::GEMM_ISA_SCALAR, mb::cpu::gemm_isa::GEMM_ISA_AVX2,
-                     mb::cpu::gemm_isa::GEMM_ISA_AVX512}) {
+                     mb::cpu::gemm_isa::GEMM_ISA_AVX512, mb::cpu::gemm_isa::GEMM_ISA_NEON}) {
     if (!mb::cpu::gemm_isa_supported(isa)) {
         std::printf("instruction set %u not supported here, not tested\n", (unsigned) isa);
         continue;
@@ -56,22 +56,42 @@ TEST(cpu_kernels, gemm_nt_shapes_and_tails) {
     }
 }
 
+// the default kernel is the vector one this CPU has: NEON on every ARM64, an AVX level on x86-64
+TEST(cpu_kernels, default_isa_is_the_cpus_vector_kernel) {
+    const auto isa = mb::cpu::gemm_isa_default();
+#if defined(__aarch64__)
+    EXPECT_EQ(isa, mb::cpu::gemm_isa::GEMM_ISA_NEON);
+#elif defined(__x86_64__)
+    if (!mb::cpu::gemm_has_avx2()) GTEST_SKIP() << "this x86-64 CPU has no AVX2 + FMA";
+    EXPECT_TRUE(isa != mb::cpu::gemm_isa::GEMM_ISA_SCALAR && isa != mb::cpu::gemm_isa::GEMM_ISA_NEON);
+#else
+    GTEST_SKIP() << "no vector kernel for this architecture";
+#endif
+    EXPECT_FALSE(mb::cpu::gemm_isa_supported(mb::cpu::gemm_isa::GEMM_ISA_NEON) &&
+                 mb::cpu::gemm_isa_supported(mb::cpu::gemm_isa::GEMM_ISA_AVX2));
+}
+
+// a sub-range of columns, x with a row stride larger than k, no bias, on every instruction set
 TEST(cpu_kernels, gemm_nt_column_range_and_strides) {
-    // a sub-range of columns, x with a row stride larger than k, no bias
     const int64_t m = 5, k = 37, ldx = 40, n_out = 23, ldy = 30, o0 = 6, o1 = 19;
     auto x = random_vec(m * ldx, 4), w = random_vec(n_out * k, 5);
-    std::vector<float> y(m * ldy, -7.0f);
-    mb::cpu::gemm_nt(x.data(), m, ldx, k, w.data(), nullptr, o0, o1, y.data(), ldy);
-    for (int64_t i = 0; i < m; ++i)
-        for (int64_t o = 0; o < ldy; ++o) {
-            if (o < o0 || o >= o1) {
-                ASSERT_EQ(y[i * ldy + o], -7.0f) << "wrote outside the range at " << i << ", " << o;
-                continue;
+    for (auto isa : {mb::cpu::gemm_isa::GEMM_ISA_SCALAR, mb::cpu::gemm_isa::GEMM_ISA_AVX2,
+                     mb::cpu::gemm_isa::GEMM_ISA_AVX512, mb::cpu::gemm_isa::GEMM_ISA_NEON}) {
+        if (!mb::cpu::gemm_isa_supported(isa)) continue;
+        std::vector<float> y(m * ldy, -7.0f);
+        mb::cpu::gemm_nt(x.data(), m, ldx, k, w.data(), nullptr, o0, o1, y.data(), ldy, isa);
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t o = 0; o < ldy; ++o) {
+                if (o < o0 || o >= o1) {
+                    ASSERT_EQ(y[i * ldy + o], -7.0f) << "isa " << (unsigned) isa << " wrote outside the range at "
+                                                     << i << ", " << o;
+                    continue;
+                }
+                double acc = 0.0;
+                for (int64_t c = 0; c < k; ++c) acc += (double) x[i * ldx + c] * w[o * k + c];
+                ASSERT_NEAR(y[i * ldy + o], acc, 1e-4) << "isa " << (unsigned) isa;
             }
-            double acc = 0.0;
-            for (int64_t c = 0; c < k; ++c) acc += (double) x[i * ldx + c] * w[o * k + c];
-            ASSERT_NEAR(y[i * ldy + o], acc, 1e-4);
-        }
+    }
 }
 
 TEST(cpu_kernels, own_matches_openblas_threaded) {

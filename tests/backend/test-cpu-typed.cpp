@@ -59,6 +59,13 @@ typed_weights to_bf16(const std::vector<float> & w) {
     return t;
 }
 
+// IEEE half: GCC 12's C++ has _Float16 on x86-64 but only __fp16 on ARM64
+#if defined(__aarch64__)
+using half = __fp16;
+#else
+using half = _Float16;
+#endif
+
 // ggml's quantize_row_q8_0_ref: d = max|x| / 127 stored as F16, q = round(x / d)
 typed_weights to_q8_0(const std::vector<float> & w) {
     typed_weights t;
@@ -67,7 +74,7 @@ typed_weights to_q8_0(const std::vector<float> & w) {
         for (size_t i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(w[b + i]));
         const float    d  = amax / 127.0f;
         const float    id = d != 0.0f ? 1.0f / d : 0.0f;
-        const _Float16 dh = (_Float16) d;
+        const half     dh = (half) d;
         uint16_t       hb;
         std::memcpy(&hb, &dh, 2);
         t.bytes.push_back(uint8_t(hb & 0xff));
@@ -98,7 +105,8 @@ std::vector<double> reference(const std::vector<float> & x, int64_t m, int64_t k
 }
 
 constexpr gemm_isa k_isas[] = {gemm_isa::GEMM_ISA_SCALAR, gemm_isa::GEMM_ISA_AVX2, gemm_isa::GEMM_ISA_AVX512,
-                                gemm_isa::GEMM_ISA_AVX512_VNNI, gemm_isa::GEMM_ISA_AVX512_BF16};
+                                gemm_isa::GEMM_ISA_AVX512_VNNI, gemm_isa::GEMM_ISA_AVX512_BF16,
+                                gemm_isa::GEMM_ISA_NEON};
 
 float bf16_round(float v) {
     uint32_t u;
@@ -328,11 +336,15 @@ TEST(cpu_typed, isa_names_of_the_environment_variable) {
     }
     setenv("MB_CPU_ISA", "sse9", 1);
     EXPECT_THROW(mb::cpu::gemm_isa_from_env(), std::runtime_error);
-    // unset: the best level up to avx512-vnni (avx512-bf16 is opt-in)
+    // unset: the best level up to avx512-vnni (avx512-bf16 is opt-in); NEON on ARM64
     unsetenv("MB_CPU_ISA");
     const gemm_isa def = mb::cpu::gemm_isa_from_env();
     EXPECT_TRUE(mb::cpu::gemm_isa_supported(def));
+#if defined(__aarch64__)
+    EXPECT_EQ(def, gemm_isa::GEMM_ISA_NEON);
+#else
     EXPECT_LE(def, gemm_isa::GEMM_ISA_AVX512_VNNI);
+#endif
     if (mb::cpu::gemm_isa_supported(gemm_isa::GEMM_ISA_AVX512_VNNI)) {
         EXPECT_EQ(def, gemm_isa::GEMM_ISA_AVX512_VNNI);
     }

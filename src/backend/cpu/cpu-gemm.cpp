@@ -1,5 +1,9 @@
 #include "backend/cpu/cpu-gemm.h"
 
+#include "backend/cpu/cpu-gemm-neon.h"
+#include "backend/cpu/gemm-panels.h"
+#include "backend/cpu/weight-rows.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -16,69 +20,12 @@
 namespace mb::cpu {
 namespace {
 
-// ---- weight formats: how each kernel reads value c of a weight row (w: the row's first byte)
-
-float half_to_float(uint16_t h) {
-    const uint32_t sign = uint32_t(h & 0x8000) << 16;
-    const uint32_t e    = (h >> 10) & 0x1f;
-    uint32_t       m    = h & 0x3ff;
-    uint32_t       bits;
-    if (e == 0x1f) bits = sign | 0x7f800000u | (m << 13);             // inf, NaN
-    else if (e != 0) bits = sign | ((e + 112) << 23) | (m << 13);     // normal
-    else if (m == 0) bits = sign;                                      // zero
-    else {                                                             // subnormal: normalise
-        int ee = 113;
-        while (!(m & 0x400)) {
-            m <<= 1;
-            --ee;
-        }
-        bits = sign | (uint32_t(ee) << 23) | ((m & 0x3ff) << 13);
-    }
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-}
-
-struct w_f32 {
-    static constexpr weight_type type = weight_type::WEIGHT_F32;
-    static int64_t row_bytes(int64_t k) { return k * 4; }
-    static float   get(const uint8_t * w, int64_t c) {
-        float v;
-        std::memcpy(&v, w + c * 4, 4);
-        return v;
-    }
-    static const uint8_t * at(const uint8_t * w, int64_t c) { return w + c * 4; }
-};
-
-struct w_bf16 {
-    static constexpr weight_type type = weight_type::WEIGHT_BF16;
-    static int64_t row_bytes(int64_t k) { return k * 2; }
-    static float   get(const uint8_t * w, int64_t c) {
-        uint16_t h;
-        std::memcpy(&h, w + c * 2, 2);
-        const uint32_t bits = uint32_t(h) << 16;
-        float          v;
-        std::memcpy(&v, &bits, 4);
-        return v;
-    }
-    static const uint8_t * at(const uint8_t * w, int64_t c) { return w + c * 2; }
-};
-
-struct w_q8_0 {
-    static constexpr weight_type type = weight_type::WEIGHT_Q8_0;
-    static int64_t row_bytes(int64_t k) { return k / 32 * 34; }
-    static const uint8_t * block(const uint8_t * w, int64_t c) { return w + (c >> 5) * 34; }
-    static float scale(const uint8_t * blk) {
-        uint16_t h;
-        std::memcpy(&h, blk, 2);
-        return half_to_float(h);
-    }
-    static float get(const uint8_t * w, int64_t c) {
-        const uint8_t * blk = block(w, c);
-        return scale(blk) * float(int8_t(blk[2 + (c & 31)]));
-    }
-    static const uint8_t * at(const uint8_t * w, int64_t c) { return block(w, c) + 2 + (c & 31); }
-};
+using rows::w_bf16;
+using rows::w_f32;
+using rows::w_q8_0;
+using panels::column_fn;
+using panels::gemm_nt_blocked;
+using panels::panel_rows;
 
 // portable fallback: one dot product per output
 template <class W>
@@ -263,41 +210,12 @@ MB_AVX512 void column_block16(const float * x, int64_t m, int64_t ldx, int64_t k
     }
 }
 
-// column_fns[n] computes n output columns of all m rows (n = 1..4)
-using column_fn = void (*)(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_t * w, int64_t wst,
-                           const float * b, float * y, int64_t ldy, const uint8_t * pf);
 template <class W> struct columns {
     static constexpr column_fn avx2[5]   = {nullptr, column_block<W, 1>, column_block<W, 2>, column_block<W, 3>,
                                             column_block<W, 4>};
     static constexpr column_fn avx512[5] = {nullptr, column_block16<W, 1>, column_block16<W, 2>,
                                             column_block16<W, 3>, column_block16<W, 4>};
 };
-
-// rows of x per pass: a panel of about 1 MiB stays in L2 while the weights pass over it once
-// (a batch-one plan has a single panel, so its weights are read once; fused lanes give panels
-// of many rows, each output still summed by the same block code in the same order)
-int64_t panel_rows(int64_t k) {
-    return std::max<int64_t>(12, (int64_t(1) << 18) / std::max<int64_t>(1, k) / 12 * 12);
-}
-
-template <class W>
-void gemm_nt_blocked(const column_fn (&column_fns)[5], const float * x, int64_t m, int64_t ldx, int64_t k,
-                     const uint8_t * w, const float * b, int64_t o0, int64_t o1, float * y, int64_t ldy) {
-    const int64_t wst   = W::row_bytes(k);
-    const int64_t panel = panel_rows(k);
-    for (int64_t i0 = 0; i0 < m; i0 += panel) {
-        const int64_t mi = std::min(panel, m - i0);
-        const float * xi = x + i0 * ldx;
-        float *       yi = y + i0 * ldy;
-        // 4 weight rows at a time stay in L1 while every row of the panel passes over them
-        int64_t o = o0;
-        for (; o + 4 <= o1; o += 4) {
-            const uint8_t * pf = o + 8 <= o1 ? w + (o + 4) * wst : nullptr;
-            column_fns[4](xi, mi, ldx, k, w + o * wst, wst, b ? b + o : nullptr, yi + o, ldy, pf);
-        }
-        if (o < o1) column_fns[o1 - o](xi, mi, ldx, k, w + o * wst, wst, b ? b + o : nullptr, yi + o, ldy, nullptr);
-    }
-}
 
 // ---- dot-product paths: the activations packed once per op into the weights' own form, so the
 // inner loop multiplies without converting weights (AVX512-BF16 vdpbf16ps, AVX512-VNNI vpdpbusd)
@@ -482,6 +400,7 @@ namespace {
 
 // the one place that reads CPU features (another architecture's levels go here)
 gemm_isa best_isa() {
+    if (gemm_has_neon()) return gemm_isa::GEMM_ISA_NEON;
 #ifdef MB_GEMM_X86
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) {
         const bool bw_vl = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
@@ -505,11 +424,13 @@ gemm_isa cpu_best() {
 
 // the level that runs: the one asked for, or the best below it that this CPU has
 gemm_isa effective(gemm_isa isa) {
+    if (cpu_best() == gemm_isa::GEMM_ISA_NEON) return isa == gemm_isa::GEMM_ISA_SCALAR ? isa : gemm_isa::GEMM_ISA_NEON;
     return std::min(isa, cpu_best());
 }
 
 // whether this type reads packed activations on this (effective) level
 bool packs(weight_type wt, gemm_isa isa) {
+    if (isa == gemm_isa::GEMM_ISA_NEON) return false;   // NEON widens the weights instead
     return (wt == weight_type::WEIGHT_BF16 && isa >= gemm_isa::GEMM_ISA_AVX512_BF16) ||
            (wt == weight_type::WEIGHT_Q8_0 && isa >= gemm_isa::GEMM_ISA_AVX512_VNNI);
 }
@@ -527,6 +448,10 @@ int64_t pack_row_bytes(int64_t k, weight_type wt) {
 template <class W>
 void gemm_typed(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_t * w, const float * b, int64_t o0,
                 int64_t o1, float * y, int64_t ldy, gemm_isa isa) {
+    if (isa == gemm_isa::GEMM_ISA_NEON && gemm_has_neon()) {
+        gemm_nt_neon(x, m, ldx, k, w, W::type, b, o0, o1, y, ldy);
+        return;
+    }
 #ifdef MB_GEMM_X86
     if (isa >= gemm_isa::GEMM_ISA_AVX512) {
         gemm_nt_blocked<W>(columns<W>::avx512, x, m, ldx, k, w, b, o0, o1, y, ldy);
@@ -542,7 +467,8 @@ void gemm_typed(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_
 }
 
 constexpr gemm_isa k_all_isas[] = {gemm_isa::GEMM_ISA_SCALAR, gemm_isa::GEMM_ISA_AVX2, gemm_isa::GEMM_ISA_AVX512,
-                                   gemm_isa::GEMM_ISA_AVX512_VNNI, gemm_isa::GEMM_ISA_AVX512_BF16};
+                                   gemm_isa::GEMM_ISA_AVX512_VNNI, gemm_isa::GEMM_ISA_AVX512_BF16,
+                                   gemm_isa::GEMM_ISA_NEON};
 
 } // namespace
 
@@ -553,6 +479,7 @@ const char * gemm_isa_name(gemm_isa isa) {
         case gemm_isa::GEMM_ISA_AVX512: return "avx512";
         case gemm_isa::GEMM_ISA_AVX512_VNNI: return "avx512-vnni";
         case gemm_isa::GEMM_ISA_AVX512_BF16: return "avx512-bf16";
+        case gemm_isa::GEMM_ISA_NEON: return "neon";
     }
     return "unknown";
 }
@@ -571,6 +498,7 @@ bool gemm_isa_parse(const char * name, gemm_isa & isa) {
 // measured slower than avx512's in-register conversion of BF16 weights (10 × 1024 → 3072, one
 // thread of the 2-core Xeon VM: 0.85 vs 0.74 ms) and it rounds x to bfloat16 as well
 gemm_isa default_level() {
+    if (cpu_best() == gemm_isa::GEMM_ISA_NEON) return gemm_isa::GEMM_ISA_NEON;
     return std::min(cpu_best(), gemm_isa::GEMM_ISA_AVX512_VNNI);
 }
 
@@ -580,7 +508,7 @@ gemm_isa gemm_isa_from_env() {
     gemm_isa isa;
     if (!gemm_isa_parse(v, isa)) {
         throw std::runtime_error(std::string("MB_CPU_ISA=") + v +
-                                 ": expected scalar, avx2, avx512, avx512-vnni or avx512-bf16");
+                                 ": expected scalar, avx2, avx512, avx512-vnni, avx512-bf16 or neon");
     }
     if (!gemm_isa_supported(isa)) throw std::runtime_error(std::string("MB_CPU_ISA=") + v + ": this CPU has no " + v);
     return isa;
@@ -592,6 +520,10 @@ gemm_isa gemm_isa_default() {
 }
 
 bool gemm_isa_supported(gemm_isa isa) {
+    // ARM64 has the portable loop and NEON; x86-64 every level up to its best
+    if (isa == gemm_isa::GEMM_ISA_NEON || cpu_best() == gemm_isa::GEMM_ISA_NEON) {
+        return isa == gemm_isa::GEMM_ISA_SCALAR || isa == cpu_best();
+    }
     return isa <= cpu_best();
 }
 
