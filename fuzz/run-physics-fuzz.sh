@@ -16,6 +16,7 @@ lib=("$root/src/physics/mujoco/mbphysics.cpp" "$root/src/physics/mujoco/session.
      "$root/src/physics/mujoco/scene-patch.cpp" "$root/src/capi/capi-physics.cpp" "$root/src/capi/capi-error.cpp"
      "$root/src/format/regular-file.cpp" "$root/src/motion/g1.cpp" "$root/src/motion/mjcf.cpp" "$root/src/motion/qpos.cpp"
      "$root/src/motion/motion-rep.cpp")
+lib+=("$root"/src/physics/*.cpp)   # the controller's timeline, observations and targets (mb_physics_core)
 echo "building $work/physics-fuzz"
 clang -O1 -g -fsanitize=address,undefined -fsanitize=fuzzer-no-link -I"$root/src" -c "$root/src/physics/mujoco/mj-guard.c" -o "$work/mj-guard.o"
 "$cxx" "${flags[@]}" -I"$root/include" -DMOTIONBRICKS_BUILD -fsanitize=fuzzer "$here/physics-fuzz.cpp" "${lib[@]}" "$work/mj-guard.o" \
