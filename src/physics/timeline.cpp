@@ -89,7 +89,9 @@ void timeline_reset(timeline & t) {
 
 std::string timeline_replace(timeline & t, const float * qpos30, uint64_t values_count, int64_t frames30,
                              int64_t gen_frame) {
-    if (frames30 < 0 || values_count != static_cast<uint64_t>(frames30) * k_qpos30_width)
+    // divided, not multiplied: frames · 36 wraps for a huge frame count and could match a small buffer
+    if (frames30 < 0 || values_count % k_qpos30_width != 0 ||
+        values_count / k_qpos30_width != static_cast<uint64_t>(frames30))
         return "reference frame count does not match its value count (frames · 36)";
     if (std::string e = check_qpos30(qpos30, values_count, t.capacity); !e.empty()) return e;
     const int64_t n = resampled_count(frames30);

@@ -256,6 +256,7 @@ TEST(physics_timeline, rejects_bad_input_unchanged) {
     expect_rejected(zero_quat, zero_quat.size(), 30, 0);
     expect_rejected(good, good.size() - 1, 30, 0);                       // count ≠ frames · 36
     expect_rejected(good, good.size(), 29, 0);
+    expect_rejected(good, good.size(), 30 + (int64_t(1) << 62), 0);      // frames · 36 wraps to the buffer's count (fuzzer)
     expect_rejected(good, 36, 1, 0);                                     // one frame
     expect_rejected({}, 0, 0, 0);
     expect_rejected(good, good.size(), -1, 0);
