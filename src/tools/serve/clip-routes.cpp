@@ -18,17 +18,6 @@ namespace mb::serve {
 
 namespace {
 
-http_response reply(const http_request & req, std::string body, const char * type) {
-    http_response res{http::status::ok, req.version()};
-    res.set(http::field::server, "motionbricks");
-    res.set(http::field::content_type, type);
-    add_security_headers(res.base());
-    res.keep_alive(req.keep_alive());
-    res.body() = std::move(body);
-    res.prepare_payload();
-    return res;
-}
-
 // value of `key` in the target's query ("" when absent)
 std::string query(const std::string & target, const std::string & key) {
     const size_t q = target.find('?');
@@ -52,14 +41,14 @@ std::optional<http_response> handle_clip_http(const http_request & req, const ro
     const std::string target(req.target());
     const std::string path = target_path(target);
     const bool        get  = req.method() == http::verb::get || req.method() == http::verb::head;
-    if (path == "/api/clips" && get) return reply(req, ctx.clips ? ctx.clips->list_json() : "[]", "application/json");
+    if (path == "/api/clips" && get) return make_response(req, http::status::ok, ctx.clips ? ctx.clips->list_json() : "[]", "application/json");
     if (path == "/api/meta" && get && ctx.clips) {
         // the reference's kimodo_clips: the library as it is now
         std::string meta = ctx.meta_json;
         const std::string empty = "\"kimodo_clips\":[]";
         const size_t      at    = meta.find(empty);
         if (at != std::string::npos) meta.replace(at, empty.size(), "\"kimodo_clips\":" + ctx.clips->list_json());
-        return reply(req, std::move(meta), "application/json");
+        return make_response(req, http::status::ok, std::move(meta), "application/json");
     }
     if (path == "/api/motion/recent" && get) {
         if (!ctx.history) return make_http_error(req, http::status::not_found, "no motion history on this server");
@@ -79,7 +68,7 @@ std::optional<http_response> handle_clip_http(const http_request & req, const ro
             return make_http_error(req, http::status::internal_server_error, e.what());
         }
         if (bytes.empty()) return make_http_error(req, http::status::not_found, "no frames shown yet");
-        http_response res = reply(req, std::move(bytes), fmt == "glb" ? "model/gltf-binary" : "application/octet-stream");
+        http_response res = make_response(req, http::status::ok, std::move(bytes), fmt == "glb" ? "model/gltf-binary" : "application/octet-stream");
         res.set(http::field::content_disposition, "attachment; filename=\"motionbricks." + fmt + "\"");
         return res;
     }
@@ -98,7 +87,7 @@ std::optional<http_response> handle_clip_http(const http_request & req, const ro
             const auto c = ctx.clips->add_upload(req.body(), name.substr(0, 64));
             const nlohmann::json j = {{"id", c->id}, {"name", c->name}, {"frames", c->frames}, {"fps", 30},
                                       {"duration", double(c->frames) / 30.0}};
-            return reply(req, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
+            return make_response(req, http::status::ok, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
         } catch (const std::invalid_argument & e) {
             return make_http_error(req, http::status::bad_request, e.what());
         } catch (const std::length_error & e) {

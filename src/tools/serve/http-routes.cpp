@@ -19,17 +19,6 @@ const char * k_csp = "default-src 'self'; script-src 'self'; style-src 'self'; i
                      "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
                      "form-action 'self'; frame-ancestors 'none'";
 
-http_response make_response(const http_request & req, http::status status, std::string body, const char * type) {
-    http_response res{status, req.version()};
-    res.set(http::field::server, "motionbricks");
-    res.set(http::field::content_type, type);
-    add_security_headers(res.base());
-    res.keep_alive(req.keep_alive());
-    res.body() = std::move(body);
-    res.prepare_payload();
-    return res;
-}
-
 bool is_hex32(const std::string & s) {
     if (s.size() != 32) return false;
     for (char c : s) {
@@ -46,6 +35,17 @@ void add_security_headers(http::response_header<> & h) {
     h.set("Referrer-Policy", "no-referrer");
     h.set("Content-Security-Policy", k_csp);
     h.set("X-Frame-Options", "DENY");
+}
+
+http_response make_response(const http_request & req, http::status status, std::string body, const char * type) {
+    http_response res{status, req.version()};
+    res.set(http::field::server, "motionbricks");
+    res.set(http::field::content_type, type);
+    add_security_headers(res.base());
+    res.keep_alive(req.keep_alive());
+    res.body() = std::move(body);
+    res.prepare_payload();
+    return res;
 }
 
 std::string target_path(const std::string & target) {

@@ -46,6 +46,9 @@ bool host_allowed(const http_request & req, const std::vector<std::string> & all
 // no-store, nosniff, no-referrer and a same-origin CSP
 void add_security_headers(http::response_header<> & h);
 
+// a complete in-memory response: the server name, the content type, the security headers
+http_response make_response(const http_request & req, http::status status, std::string body, const char * type);
+
 // answers one plain HTTP request (the socket path is handled before this): a small response
 // built in memory, or a viewer file streamed from disk (never read whole into memory)
 std::variant<http_response, file_response> handle_http(const http_request & req, const route_context & ctx);
