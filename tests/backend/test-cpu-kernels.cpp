@@ -16,6 +16,7 @@
 #include <cmath>
 #include <functional>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -181,6 +182,70 @@ TEST(cpu_kernels, ops_flush_subnormals_and_restore_the_callers_mode) {
         be->linear(host(x), n, n_in, host(w), {}, n_out, host(out));
         for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], 0.0f) << "linear output " << i << ", threads " << threads;
         EXPECT_EQ(mb::cpu::fp_mode_control(), before) << "the caller's mode is restored";
+    }
+}
+
+// every op, sized so that it is split over the threads, gives the same bits at 1, 2, 3 and 5
+// threads: each output is computed by the same code whichever thread takes its range
+TEST(cpu_kernels, ops_are_bitwise_equal_across_thread_counts) {
+    using mb::bptr;
+    const int64_t n = 40, d = 512, n_head = 16, lanes = 3, c_in = 96, t = 40, c_out = 130, n_code = 1024;
+    const auto qkv = random_vec(lanes * n * 3 * d, 21), x = random_vec(lanes * n * d, 22), r = random_vec(lanes * n * d, 23);
+    const auto g = random_vec(d, 24), bb = random_vec(d, 25), cx = random_vec(lanes * c_in * t, 26);
+    const auto cw = random_vec(c_out * c_in * 3, 27), cb = random_vec(c_out, 28), logits = random_vec(n * n_code, 29);
+    std::vector<float> u(n * n_code);
+    for (size_t i = 0; i < u.size(); ++i) u[i] = float((i * 2654435761u) % 1000003u) / 1000003.0f;
+    std::vector<uint8_t> mask(lanes * n, 0);
+    for (size_t i = 0; i < mask.size(); i += 7) mask[i] = 1;
+    std::vector<int32_t> idx(n * lanes);
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = int32_t(i % 5);
+
+    struct out {
+        std::vector<float>   att, ln, conv, act, tr, emb, prob;
+        std::vector<int32_t> tok, remasked;
+    };
+    const auto run = [&](int threads) {
+        auto be = mb::backend_cpu_create(threads);
+        out  o;
+        o.att.assign(lanes * n * d, 0.0f);
+        be->attention(host(qkv), n, d, n_head, host(mask), host(o.att), lanes);
+        o.ln = x;
+        be->add_layer_norm(host(o.ln), host(r), lanes * n, d, host(g), host(bb), 1e-5f);
+        o.conv.assign(lanes * c_out * t, 0.0f);
+        be->conv1d(host(cx), c_in, t, host(cw), host(cb), c_out, 3, 9, host(o.conv), lanes);
+        std::vector<float> a1(x.size()), a2(x.size()), a3(x.size());
+        be->add(host(x), host(r), (int64_t) x.size(), host(a1));
+        be->silu(host(a1), (int64_t) x.size(), host(a2));
+        be->leaky_relu(host(a2), (int64_t) x.size(), 0.2f, host(a3));
+        be->relu(host(a3), (int64_t) x.size(), host(a1));
+        o.act = a1;
+        o.tr.assign(x.size(), 0.0f);
+        be->transpose(host(x), n, d, host(o.tr), lanes);
+        o.emb.assign(n * lanes * d, 0.0f);
+        be->embed_heads(host(x), 2, 5, d, host(idx), n * lanes, host(o.emb));
+        o.tok.assign(n, 0);
+        o.prob.assign(n, 0.0f);
+        be->sample_codes(host(logits), n, n_code, host(u), host(o.tok), host(o.prob));
+        o.remasked.assign(lanes * n, 3);
+        std::vector<float> p(lanes * n);
+        for (size_t i = 0; i < p.size(); ++i) p[i] = float((i * 37) % 11) / 11.0f;
+        be->remask_lowest(host(p), n, 9, -1, host(o.remasked), lanes);
+        return o;
+    };
+    const out one = run(1);
+    for (int threads : {2, 3, 5}) {
+        const out o = run(threads);
+        const auto same = [](const auto & a, const auto & b) {
+            return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+        };
+        EXPECT_TRUE(same(o.att, one.att)) << "attention, threads " << threads;
+        EXPECT_TRUE(same(o.ln, one.ln)) << "add_layer_norm, threads " << threads;
+        EXPECT_TRUE(same(o.conv, one.conv)) << "conv1d, threads " << threads;
+        EXPECT_TRUE(same(o.act, one.act)) << "add/silu/leaky_relu/relu, threads " << threads;
+        EXPECT_TRUE(same(o.tr, one.tr)) << "transpose, threads " << threads;
+        EXPECT_TRUE(same(o.emb, one.emb)) << "embed_heads, threads " << threads;
+        EXPECT_TRUE(same(o.tok, one.tok) && same(o.prob, one.prob)) << "sample_codes, threads " << threads;
+        EXPECT_TRUE(same(o.remasked, one.remasked)) << "remask_lowest, threads " << threads;
     }
 }
 

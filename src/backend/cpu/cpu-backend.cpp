@@ -1,7 +1,10 @@
 // CPU backend. Batch-one networks multiply a few rows (6–64) by large weight
 // matrices, so a plan is bound by reading the weights once: the default kernel
 // (cpu-gemm.cpp) streams each weight row once and threads split the output
-// columns; OpenBLAS sgemm stays selectable for comparison. Other ops are plain loops.
+// columns; OpenBLAS sgemm stays selectable for comparison. The other ops split their rows,
+// heads or elements over the same threads (parallel_ranges): every output is computed by the
+// same code in the same order whichever thread takes it, so results do not depend on the
+// thread count.
 // Buffers are host memory; every op that does float arithmetic runs with FTZ/DAZ
 // (fp-mode.h) and restores the caller's mode when it returns.
 #include "backend/cpu/cpu-backend.h"
@@ -36,6 +39,10 @@ namespace {
 
 // below this many multiply-adds one thread is faster than waking the others
 constexpr int64_t k_min_parallel_fma = 1 << 16;
+// the work (about one float operation each) a thread takes at least in the other ops
+constexpr int64_t k_min_parallel_work = 1 << 14;
+// at most this many ranges per thread (dynamic claiming evens out a slow thread)
+constexpr int k_ranges_per_thread = 4;
 
 // host memory: owned (aligned, zeroed) or an alias of caller memory (weights)
 class cpu_buffer final : public backend_buffer {
@@ -106,8 +113,8 @@ public:
         grow(col_, c_in * k * t);
         grow(yt_, t * c_out);
     }
-    void reserve_attention(int64_t n) override { grow(scores_, n); }
-    void reserve_remask(int64_t m) override { grow(order_, m); }
+    void reserve_attention(int64_t n) override { grow(scores_, n * max_ranges()); }
+    void reserve_remask(int64_t m) override { grow(order_, m * max_ranges()); }
 
     // ---- elementwise
 
@@ -123,28 +130,34 @@ public:
         const float * pb = raw(b);
         float *       py = raw(y);
         const int64_t m  = n_b > 0 ? n_b : n;
-        for (int64_t i0 = 0; i0 < n; i0 += m) {
-            const int64_t e = std::min(n - i0, m);
-            for (int64_t i = 0; i < e; ++i) py[i0 + i] = pa[i0 + i] + pb[i];
-        }
+        parallel_ranges(n, 1, [=](int64_t i0, int64_t i1, int) {
+            for (int64_t i = i0; i < i1; ++i) py[i] = pa[i] + pb[i % m];
+        });
     }
     void relu(bptr<const float> x, int64_t n, bptr<float> y) override {
         const float * px = raw(x);
         float *       py = raw(y);
-        for (int64_t i = 0; i < n; ++i) py[i] = px[i] < 0.0f ? 0.0f : px[i];
+        parallel_ranges(n, 1, [=](int64_t i0, int64_t i1, int) {
+            for (int64_t i = i0; i < i1; ++i) py[i] = px[i] < 0.0f ? 0.0f : px[i];
+        });
     }
     void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) override {
         const cpu::fp_flush_scope fp;
         const float * px = raw(x);
         float *       py = raw(y);
-        for (int64_t i = 0; i < n; ++i) py[i] = px[i] < 0.0f ? px[i] * slope : px[i];
+        parallel_ranges(n, 1, [=](int64_t i0, int64_t i1, int) {
+            for (int64_t i = i0; i < i1; ++i) py[i] = px[i] < 0.0f ? px[i] * slope : px[i];
+        });
     }
 
     void silu(bptr<const float> x, int64_t n, bptr<float> y) override {
         const cpu::fp_flush_scope fp;
         const float * px = raw(x);
         float *       py = raw(y);
-        for (int64_t i = 0; i < n; ++i) py[i] = px[i] / (1.0f + std::exp(-px[i]));
+        // exp costs about 16 plain operations
+        parallel_ranges(n, 16, [=](int64_t i0, int64_t i1, int) {
+            for (int64_t i = i0; i < i1; ++i) py[i] = px[i] / (1.0f + std::exp(-px[i]));
+        });
     }
 
     // ---- layout
@@ -160,12 +173,17 @@ public:
         }
     }
     void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch) override {
-        for (int64_t l = 0; l < n_batch; ++l) {
-            const float * px = raw(x) + l * r * c;
-            float *       py = raw(y) + l * r * c;
-            for (int64_t i = 0; i < r; ++i)
-                for (int64_t j = 0; j < c; ++j) py[j * r + i] = px[i * c + j];
-        }
+        // by output rows (lane, j): each writes r contiguous values
+        const float * px = raw(x);
+        float *       py = raw(y);
+        parallel_ranges(n_batch * c, r, [=](int64_t q0, int64_t q1, int) {
+            for (int64_t q = q0; q < q1; ++q) {
+                const int64_t l = q / c, j = q % c;
+                const float * xl = px + l * r * c + j;
+                float *       yl = py + l * r * c + j * r;
+                for (int64_t i = 0; i < r; ++i) yl[i] = xl[i * c];
+            }
+        });
     }
     void mask_cols(int64_t c, int64_t t, int64_t n_valid, bptr<float> x) override {
         if (n_valid >= t) return;
@@ -180,10 +198,15 @@ public:
     }
     void embed_heads(bptr<const float> table, int64_t n_head, int64_t rows_per_head, int64_t d,
                      bptr<const int32_t> idx, int64_t n, bptr<float> y) override {
-        for (int64_t i = 0; i < n; ++i) {
-            const float * e = raw(table) + ((i % n_head) * rows_per_head + raw(idx)[i]) * d;
-            std::memcpy(raw(y) + i * d, e, size_t(d) * sizeof(float));
-        }
+        const float *   pt = raw(table);
+        const int32_t * pi = raw(idx);
+        float *         py = raw(y);
+        parallel_ranges(n, d, [=](int64_t i0, int64_t i1, int) {
+            for (int64_t i = i0; i < i1; ++i) {
+                const float * e = pt + ((i % n_head) * rows_per_head + pi[i]) * d;
+                std::memcpy(py + i * d, e, size_t(d) * sizeof(float));
+            }
+        });
     }
     void replace_frames(bptr<const float> src, bptr<const uint8_t> sel, int64_t t, int64_t f, int64_t w,
                         bptr<float> h, int64_t n_batch) override {
@@ -241,7 +264,12 @@ public:
         const float * r = raw(rb);
         const float * g = raw(gb);
         const float * b = raw(bb);
-        for (int64_t i = 0; i < n; ++i) {
+        // about 5 operations per value (residual, mean, variance, normalise), rows split over threads
+        parallel_ranges(n, 5 * d, [=](int64_t i0, int64_t i1, int) { layer_norm_rows(x, r, i0, i1, d, g, b, eps); });
+    }
+    static void layer_norm_rows(float * x, const float * r, int64_t i0, int64_t i1, int64_t d, const float * g,
+                                const float * b, float eps) {
+        for (int64_t i = i0; i < i1; ++i) {
             float * row = x + i * d;
             if (r) {
                 const float * rr = r + i * d;
@@ -266,45 +294,50 @@ public:
     void attention(bptr<const float> qkvb, int64_t n, int64_t d, int64_t n_head, bptr<const uint8_t> maskb,
                    bptr<float> outb, int64_t n_batch) override {
         const cpu::fp_flush_scope fp;
-        grow(scores_, n);
-        for (int64_t l = 0; l < n_batch; ++l) {
-            attention_lane(raw(qkvb) + l * n * 3 * d, n, d, n_head, maskb ? raw(maskb) + l * n : nullptr,
-                           raw(outb) + l * n * d);
-        }
-    }
-    void attention_lane(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask, float * out) {
-        const int64_t   dh       = d / n_head;
-        const float     scale    = 1.0f / std::sqrt((float) dh);
-        grow(scores_, n);
-        float * s = scores_.data();
-        for (int64_t h = 0; h < n_head; ++h) {
-            for (int64_t i = 0; i < n; ++i) {
-                const float * q  = qkv + i * 3 * d + h * dh;
-                float         mx = -std::numeric_limits<float>::infinity();
-                for (int64_t j = 0; j < n; ++j) {
-                    if (key_mask && key_mask[j]) {
-                        s[j] = -std::numeric_limits<float>::infinity();
-                        continue;
-                    }
-                    const float * k   = qkv + j * 3 * d + d + h * dh;
-                    float         acc = 0.0f;
-                    for (int64_t c = 0; c < dh; ++c) acc += q[c] * k[c];
-                    s[j] = acc * scale;
-                    mx   = std::max(mx, s[j]);
-                }
-                float sum = 0.0f;
-                for (int64_t j = 0; j < n; ++j) {
-                    s[j] = (s[j] == -std::numeric_limits<float>::infinity()) ? 0.0f : std::exp(s[j] - mx);
-                    sum += s[j];
-                }
-                float * o = out + i * d + h * dh;
-                std::fill(o, o + dh, 0.0f);
-                for (int64_t j = 0; j < n; ++j) {
-                    const float   p = s[j] / sum;
-                    const float * v = qkv + j * 3 * d + 2 * d + h * dh;
-                    for (int64_t c = 0; c < dh; ++c) o[c] += p * v[c];
-                }
+        // one item per (lane, head, query row), about 2·n·d/n_head multiply-adds each; every range
+        // has its own score row (slot)
+        grow(scores_, n * max_ranges());
+        const float *   qkv   = raw(qkvb);
+        const uint8_t * mask  = maskb ? raw(maskb) : nullptr;
+        float *         out   = raw(outb);
+        float *         s     = scores_.data();
+        parallel_ranges(n_batch * n_head * n, 2 * n * (d / n_head), [=](int64_t q0, int64_t q1, int slot) {
+            for (int64_t q = q0; q < q1; ++q) {
+                const int64_t l = q / (n_head * n), h = (q / n) % n_head, i = q % n;
+                attention_row(qkv + l * n * 3 * d, n, d, n_head, h, i, mask ? mask + l * n : nullptr,
+                              out + l * n * d, s + slot * n);
             }
+        });
+    }
+    // output row i of head h of one lane; s: n floats of scratch
+    static void attention_row(const float * qkv, int64_t n, int64_t d, int64_t n_head, int64_t h, int64_t i,
+                              const uint8_t * key_mask, float * out, float * s) {
+        const int64_t dh    = d / n_head;
+        const float   scale = 1.0f / std::sqrt((float) dh);
+        const float * q     = qkv + i * 3 * d + h * dh;
+        float         mx    = -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j < n; ++j) {
+            if (key_mask && key_mask[j]) {
+                s[j] = -std::numeric_limits<float>::infinity();
+                continue;
+            }
+            const float * k   = qkv + j * 3 * d + d + h * dh;
+            float         acc = 0.0f;
+            for (int64_t c = 0; c < dh; ++c) acc += q[c] * k[c];
+            s[j] = acc * scale;
+            mx   = std::max(mx, s[j]);
+        }
+        float sum = 0.0f;
+        for (int64_t j = 0; j < n; ++j) {
+            s[j] = (s[j] == -std::numeric_limits<float>::infinity()) ? 0.0f : std::exp(s[j] - mx);
+            sum += s[j];
+        }
+        float * o = out + i * d + h * dh;
+        std::fill(o, o + dh, 0.0f);
+        for (int64_t j = 0; j < n; ++j) {
+            const float   p = s[j] / sum;
+            const float * v = qkv + j * 3 * d + 2 * d + h * dh;
+            for (int64_t c = 0; c < dh; ++c) o[c] += p * v[c];
         }
     }
 
@@ -333,9 +366,11 @@ public:
         // so yᵀ[t, c_out] = colᵀ · wᵀ is a linear over t rows with the weights streamed once; the
         // lanes' rows stack ([n_batch·t, c_in·k]), so the weights are streamed once for all lanes
         grow(col_, n_batch * ck * t);
-        for (int64_t l = 0; l < n_batch; ++l) {
-            for (int64_t i = 0; i < t; ++i) {
-                float * dst = col_.data() + (l * t + i) * ck;
+        float * col = col_.data();
+        parallel_ranges(n_batch * t, ck, [=](int64_t r0, int64_t r1, int) {
+            for (int64_t r = r0; r < r1; ++r) {
+                const int64_t l = r / t, i = r % t;
+                float *       dst = col + r * ck;
                 for (int64_t c = 0; c < c_in; ++c) {
                     const float * xc = x + (l * c_in + c) * t;
                     for (int64_t kk = 0; kk < k; ++kk) {
@@ -344,15 +379,17 @@ public:
                     }
                 }
             }
-        }
+        });
         grow(yt_, n_batch * t * c_out);
-        gemm_columns(col_.data(), n_batch * t, ck, ck, wt.p, wt.type, b, c_out, yt_.data());
-        for (int64_t l = 0; l < n_batch; ++l) {
-            const float * yl = yt_.data() + l * t * c_out;
-            for (int64_t o = 0; o < c_out; ++o) {
-                for (int64_t i = 0; i < t; ++i) y[(l * c_out + o) * t + i] = yl[i * c_out + o];
+        gemm_columns(col, n_batch * t, ck, ck, wt.p, wt.type, b, c_out, yt_.data());
+        const float * yt = yt_.data();
+        parallel_ranges(n_batch * c_out, t, [=](int64_t q0, int64_t q1, int) {
+            for (int64_t q = q0; q < q1; ++q) {
+                const int64_t l = q / c_out, o = q % c_out;
+                const float * yl = yt + l * t * c_out + o;
+                for (int64_t i = 0; i < t; ++i) y[q * t + i] = yl[i * c_out];
             }
-        }
+        });
     }
 
 #if MB_HAVE_OPENBLAS
@@ -389,34 +426,48 @@ public:
     void sample_codes(bptr<const float> logits, int64_t m, int64_t n_code, bptr<const float> u, bptr<int32_t> tokens,
                       bptr<float> prob) override {
         const cpu::fp_flush_scope fp;
-        for (int64_t r = 0; r < m; ++r) {
-            const float * l = raw(logits) + r * n_code;
-            const int32_t t = u ? gumbel_argmax(l, raw(u) + r * n_code, n_code) : argmax_first(l, n_code);
-            float         mx = l[0];
-            for (int64_t c = 1; c < n_code; ++c) mx = std::max(mx, l[c]);
-            float sum = 0.0f;
-            for (int64_t c = 0; c < n_code; ++c) sum += std::exp(l[c] - mx);
-            raw(tokens)[r] = t;
-            raw(prob)[r]   = std::exp(l[t] - mx) * (1.0f / sum);
-        }
+        const float * pl = raw(logits);
+        const float * pu = u ? raw(u) : nullptr;
+        int32_t *     pt = raw(tokens);
+        float *       pp = raw(prob);
+        // rows of n_code logits: argmax, max, and an exp each (Gumbel: two logs more)
+        parallel_ranges(m, 20 * n_code, [=](int64_t r0, int64_t r1, int) {
+            for (int64_t r = r0; r < r1; ++r) {
+                const float * l  = pl + r * n_code;
+                const int32_t t  = pu ? gumbel_argmax(l, pu + r * n_code, n_code) : argmax_first(l, n_code);
+                float         mx = l[0];
+                for (int64_t c = 1; c < n_code; ++c) mx = std::max(mx, l[c]);
+                float sum = 0.0f;
+                for (int64_t c = 0; c < n_code; ++c) sum += std::exp(l[c] - mx);
+                pt[r] = t;
+                pp[r] = std::exp(l[t] - mx) * (1.0f / sum);
+            }
+        });
     }
 
     void remask_lowest(bptr<const float> prob, int64_t m, int64_t n_mask, int32_t mask_id,
                        bptr<int32_t> tokens, int64_t n_batch) override {
-        for (int64_t l = 0; l < n_batch; ++l) remask_lane(raw(prob) + l * m, m, n_mask, mask_id, raw(tokens) + l * m);
+        // lanes over threads, each range with its own sort scratch (slot)
+        grow(order_, m * max_ranges());
+        const float * pp = raw(prob);
+        int32_t *     pt = raw(tokens);
+        int32_t *     po = order_.data();
+        parallel_ranges(n_batch, 8 * m, [=](int64_t l0, int64_t l1, int slot) {
+            for (int64_t l = l0; l < l1; ++l) remask_lane(pp + l * m, m, n_mask, mask_id, pt + l * m, po + slot * m);
+        });
     }
-    void remask_lane(const float * p, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens) {
+    static void remask_lane(const float * p, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens,
+                            int32_t * order) {
         // ascending by probability, lower index first on ties, NaN last (torch.sort); the
         // index tie-break makes std::sort's order unique
-        grow(order_, m);
-        const auto first = order_.begin(), last = order_.begin() + m;
+        const auto first = order, last = order + m;
         std::iota(first, last, 0);
         const auto key = [p](int32_t i) { return std::isnan(p[i]) ? INFINITY : p[i]; };
         std::sort(first, last, [&key](int32_t a, int32_t b) {
             const float ka = key(a), kb = key(b);
             return ka < kb || (ka == kb && a < b);
         });
-        for (int64_t k = 0; k < n_mask && k < m; ++k) tokens[order_[size_t(k)]] = mask_id;
+        for (int64_t k = 0; k < n_mask && k < m; ++k) tokens[order[k]] = mask_id;
     }
 
     size_t scratch_bytes() const {
@@ -425,6 +476,33 @@ public:
     }
 
 private:
+    // the most ranges parallel_ranges makes (each may own a slot of scratch)
+    int max_ranges() const { return pool_.size() == 1 ? 1 : k_ranges_per_thread * pool_.size(); }
+
+    // f(i0, i1, slot) over [0, n) in contiguous ranges on the pool's threads, each range at least
+    // k_min_parallel_work / cost items (cost: work per item), slot < max_ranges() the range's own
+    // index (for scratch); one range, on the caller, when the work is small
+    template <class F> void parallel_ranges(int64_t n, int64_t cost, const F & f) {
+        if (n <= 0) return;
+        const int64_t min_items = std::max<int64_t>(1, k_min_parallel_work / std::max<int64_t>(1, cost));
+        const int64_t n_ranges  = std::min<int64_t>(max_ranges(), n / min_items);
+        if (n_ranges <= 1) {
+            f(int64_t(0), n, 0);
+            return;
+        }
+        const int64_t per = (n + n_ranges - 1) / n_ranges;
+        // the operands behind one reference: the job fits std::function's local storage (no allocation)
+        const struct {
+            const F * f;
+            int64_t   n, per;
+        } a{&f, n, per};
+        const std::function<void(int)> job = [&a](int c) {
+            const int64_t i0 = c * a.per;
+            (*a.f)(i0, std::min(a.n, i0 + a.per), c);
+        };
+        pool_.run((int) ((n + per - 1) / per), job);
+    }
+
     // a reduced weight type runs on the own kernel only, Q8_0 rows in whole blocks
     void check_typed(weight_type t, int64_t row) const {
         if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) {
@@ -458,8 +536,12 @@ private:
             cpu::gemm_nt_packed(x, m, ldx, k, w, wt, b, 0, n_out, y, n_out, isa_, pack);
             return;
         }
-        // about 4 chunks per thread, each a multiple of 16 columns, claimed dynamically
-        const int64_t chunk    = std::max<int64_t>(64, (n_out + 4 * n_thr - 1) / (4 * n_thr) + 15) / 16 * 16;
+        // about 4 chunks per thread, each a multiple of 16 columns (whole cache lines of y), claimed
+        // dynamically; at least 64 columns where that still gives every thread one (fewer wake-ups),
+        // 16 on many threads
+        const int64_t per_thr  = (n_out + k_ranges_per_thread * n_thr - 1) / (k_ranges_per_thread * n_thr);
+        const int64_t min_cols = n_out >= 64 * n_thr ? 64 : 16;
+        const int64_t chunk    = (std::max<int64_t>(min_cols, per_thr) + 15) / 16 * 16;
         const int     n_chunks = (int) ((n_out + chunk - 1) / chunk);
         // the operands behind one reference: the lambda fits std::function's local storage, so a
         // call allocates nothing (capturing each operand would allocate on every op)
