@@ -89,6 +89,13 @@ typed_weights to_q8_0(const std::vector<float> & w) {
 }
 
 typed_weights encode(weight_type wt, const std::vector<float> & w) {
+    if (wt == weight_type::WEIGHT_F32) {
+        typed_weights t;
+        t.bytes.resize(w.size() * 4);
+        std::memcpy(t.bytes.data(), w.data(), t.bytes.size());
+        t.values = w;
+        return t;
+    }
     return wt == weight_type::WEIGHT_BF16 ? to_bf16(w) : to_q8_0(w);
 }
 
@@ -106,7 +113,7 @@ std::vector<double> reference(const std::vector<float> & x, int64_t m, int64_t k
 
 constexpr gemm_isa k_isas[] = {gemm_isa::GEMM_ISA_SCALAR, gemm_isa::GEMM_ISA_AVX2, gemm_isa::GEMM_ISA_AVX512,
                                 gemm_isa::GEMM_ISA_AVX512_VNNI, gemm_isa::GEMM_ISA_AVX512_BF16,
-                                gemm_isa::GEMM_ISA_NEON};
+                                gemm_isa::GEMM_ISA_AMX, gemm_isa::GEMM_ISA_NEON};
 
 float bf16_round(float v) {
     uint32_t u;
@@ -196,6 +203,24 @@ TEST_P(typed_isa, packed_column_ranges_equal_the_whole) {
                                     n_out, isa, pack.data());
         }
         for (size_t i = 0; i < whole.size(); ++i) ASSERT_EQ(whole[i], parts[i]) << mb::weight_type_name(wt) << " at " << i;
+    }
+}
+
+// each row's outputs are the same bits whatever the row count of the call (fused lanes stack their
+// rows into one call and must equal single requests): 37 rows at once against each row alone
+TEST_P(typed_isa, rows_do_not_depend_on_the_row_count) {
+    const gemm_isa isa = GetParam();
+    const int64_t m = 37, k = 1056, n_out = 70;
+    for (weight_type wt : {weight_type::WEIGHT_F32, weight_type::WEIGHT_BF16, weight_type::WEIGHT_Q8_0}) {
+        auto x = random_vec(size_t(m * k), 15), w = random_vec(size_t(n_out * k), 16), b = random_vec(size_t(n_out), 17);
+        const typed_weights tw = encode(wt, w);
+        std::vector<float>  all(size_t(m * n_out), NAN), one(size_t(n_out), NAN);
+        mb::cpu::gemm_nt(x.data(), m, k, k, tw.bytes.data(), wt, b.data(), 0, n_out, all.data(), n_out, isa);
+        for (int64_t i = 0; i < m; ++i) {
+            mb::cpu::gemm_nt(x.data() + i * k, 1, k, k, tw.bytes.data(), wt, b.data(), 0, n_out, one.data(), n_out, isa);
+            ASSERT_EQ(std::memcmp(one.data(), all.data() + i * n_out, size_t(n_out) * 4), 0)
+                << mb::weight_type_name(wt) << " isa " << mb::cpu::gemm_isa_name(isa) << " row " << i;
+        }
     }
 }
 
@@ -336,16 +361,19 @@ TEST(cpu_typed, isa_names_of_the_environment_variable) {
     }
     setenv("MB_CPU_ISA", "sse9", 1);
     EXPECT_THROW(mb::cpu::gemm_isa_from_env(), std::runtime_error);
-    // unset: the best level up to avx512-vnni (avx512-bf16 is opt-in); NEON on ARM64
+    // unset: the best level, avx512-bf16 excepted (opt-in: avx512-vnni there); NEON on ARM64
     unsetenv("MB_CPU_ISA");
     const gemm_isa def = mb::cpu::gemm_isa_from_env();
     EXPECT_TRUE(mb::cpu::gemm_isa_supported(def));
 #if defined(__aarch64__)
     EXPECT_EQ(def, gemm_isa::GEMM_ISA_NEON);
 #else
-    EXPECT_LE(def, gemm_isa::GEMM_ISA_AVX512_VNNI);
+    EXPECT_NE(def, gemm_isa::GEMM_ISA_AVX512_BF16);
+    EXPECT_NE(def, gemm_isa::GEMM_ISA_NEON);
 #endif
-    if (mb::cpu::gemm_isa_supported(gemm_isa::GEMM_ISA_AVX512_VNNI)) {
+    if (mb::cpu::gemm_isa_supported(gemm_isa::GEMM_ISA_AMX)) {
+        EXPECT_EQ(def, gemm_isa::GEMM_ISA_AMX);
+    } else if (mb::cpu::gemm_isa_supported(gemm_isa::GEMM_ISA_AVX512_VNNI)) {
         EXPECT_EQ(def, gemm_isa::GEMM_ISA_AVX512_VNNI);
     }
     if (old) setenv("MB_CPU_ISA", saved.c_str(), 1);

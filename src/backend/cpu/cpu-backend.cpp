@@ -528,8 +528,13 @@ private:
         const void *  pack       = nullptr;
         if (pack_bytes > 0) {
             grow(pack_, pack_bytes);
-            cpu::gemm_pack(x, m, ldx, k, wt, isa_, pack_.data());
-            pack = pack_.data();
+            // by 16-row groups over the threads: a group's packing starts after the bytes of the rows before it
+            uint8_t * pk = pack_.data();
+            parallel_ranges((m + 15) / 16, 16 * k, [&](int64_t g0, int64_t g1, int) {
+                const int64_t r0 = 16 * g0, r1 = std::min(m, 16 * g1);
+                cpu::gemm_pack(x + r0 * ldx, r1 - r0, ldx, k, wt, isa_, pk + cpu::gemm_pack_bytes(r0, k, wt, isa_));
+            });
+            pack = pk;
         }
         const int n_thr = pool_.size();
         if (n_thr == 1 || m * n_out * k < k_min_parallel_fma || n_out < 32) {

@@ -1,5 +1,6 @@
 #include "backend/cpu/cpu-gemm.h"
 
+#include "backend/cpu/cpu-gemm-amx.h"
 #include "backend/cpu/cpu-gemm-neon.h"
 #include "backend/cpu/gemm-panels.h"
 #include "backend/cpu/weight-rows.h"
@@ -27,7 +28,10 @@ using panels::column_fn;
 using panels::gemm_nt_blocked;
 using panels::panel_rows;
 
-// portable fallback: one dot product per output
+// portable fallback: one dot product per output in 8 partial sums (column c into sum c % 8, then
+// added pairwise as the AVX2 kernel's hsum does): one running sum over thousands of columns erred
+// up to 1.2e-4 in a plan's joint positions. This file is built with -ffp-contract=off, so the
+// products and sums round alike on every architecture (ARM64's GCC would fuse them by default)
 template <class W>
 void gemm_nt_scalar(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_t * w, const float * b,
                     int64_t o0, int64_t o1, float * y, int64_t ldy) {
@@ -35,10 +39,13 @@ void gemm_nt_scalar(const float * x, int64_t m, int64_t ldx, int64_t k, const ui
     for (int64_t o = o0; o < o1; ++o) {
         const uint8_t * wr = w + o * wst;
         for (int64_t i = 0; i < m; ++i) {
-            const float * xr  = x + i * ldx;
-            float         acc = 0.0f;
-            for (int64_t c = 0; c < k; ++c) acc += xr[c] * W::get(wr, c);
-            y[i * ldy + o] = acc + (b ? b[o] : 0.0f);
+            const float * xr     = x + i * ldx;
+            float         acc[8] = {};
+            for (int64_t c = 0; c < k; ++c) acc[c & 7] += xr[c] * W::get(wr, c);
+            for (int l = 0; l < 4; ++l) acc[l] += acc[l + 4];
+            acc[0] += acc[2];
+            acc[1] += acc[3];
+            y[i * ldy + o] = (acc[0] + acc[1]) + (b ? b[o] : 0.0f);
         }
     }
 }
@@ -405,8 +412,8 @@ gemm_isa best_isa() {
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) {
         const bool bw_vl = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
         if (bw_vl && __builtin_cpu_supports("avx512vnni")) {
-            return __builtin_cpu_supports("avx512bf16") ? gemm_isa::GEMM_ISA_AVX512_BF16
-                                                         : gemm_isa::GEMM_ISA_AVX512_VNNI;
+            if (!__builtin_cpu_supports("avx512bf16")) return gemm_isa::GEMM_ISA_AVX512_VNNI;
+            return amx_bf16_usable() ? gemm_isa::GEMM_ISA_AMX : gemm_isa::GEMM_ISA_AVX512_BF16;
         }
         return gemm_isa::GEMM_ISA_AVX512;
     }
@@ -426,6 +433,11 @@ gemm_isa cpu_best() {
 gemm_isa effective(gemm_isa isa) {
     if (cpu_best() == gemm_isa::GEMM_ISA_NEON) return isa == gemm_isa::GEMM_ISA_SCALAR ? isa : gemm_isa::GEMM_ISA_NEON;
     return std::min(isa, cpu_best());
+}
+
+// BF16 weights on AMX tiles (x packed into the tiles' layout)
+bool on_tiles(weight_type wt, gemm_isa isa) {
+    return wt == weight_type::WEIGHT_BF16 && isa == gemm_isa::GEMM_ISA_AMX;
 }
 
 // whether this type reads packed activations on this (effective) level
@@ -468,7 +480,7 @@ void gemm_typed(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_
 
 constexpr gemm_isa k_all_isas[] = {gemm_isa::GEMM_ISA_SCALAR, gemm_isa::GEMM_ISA_AVX2, gemm_isa::GEMM_ISA_AVX512,
                                    gemm_isa::GEMM_ISA_AVX512_VNNI, gemm_isa::GEMM_ISA_AVX512_BF16,
-                                   gemm_isa::GEMM_ISA_NEON};
+                                   gemm_isa::GEMM_ISA_AMX, gemm_isa::GEMM_ISA_NEON};
 
 } // namespace
 
@@ -479,6 +491,7 @@ const char * gemm_isa_name(gemm_isa isa) {
         case gemm_isa::GEMM_ISA_AVX512: return "avx512";
         case gemm_isa::GEMM_ISA_AVX512_VNNI: return "avx512-vnni";
         case gemm_isa::GEMM_ISA_AVX512_BF16: return "avx512-bf16";
+        case gemm_isa::GEMM_ISA_AMX: return "amx";
         case gemm_isa::GEMM_ISA_NEON: return "neon";
     }
     return "unknown";
@@ -496,10 +509,14 @@ bool gemm_isa_parse(const char * name, gemm_isa & isa) {
 
 // the level taken when MB_CPU_ISA is unset: the best, except that avx512-bf16 is opt-in. vdpbf16ps
 // measured slower than avx512's in-register conversion of BF16 weights (10 × 1024 → 3072, one
-// thread of the 2-core Xeon VM: 0.85 vs 0.74 ms) and it rounds x to bfloat16 as well
+// thread of the 2-core Xeon VM: 0.85 vs 0.74 ms) and it rounds x to bfloat16 as well. AMX tiles
+// (which round x too) were faster than the conversion for batch one and far faster for fused
+// lanes (BF16 10-token plans, 1 thread, loaded VM: 57–76 vs 92–100 ms at B = 1, 38 vs 68–92 ms a
+// plan at B = 8), so amx is the default where the kernel grants it
 gemm_isa default_level() {
     if (cpu_best() == gemm_isa::GEMM_ISA_NEON) return gemm_isa::GEMM_ISA_NEON;
-    return std::min(cpu_best(), gemm_isa::GEMM_ISA_AVX512_VNNI);
+    if (cpu_best() == gemm_isa::GEMM_ISA_AVX512_BF16) return gemm_isa::GEMM_ISA_AVX512_VNNI;
+    return cpu_best();
 }
 
 gemm_isa gemm_isa_from_env() {
@@ -508,7 +525,7 @@ gemm_isa gemm_isa_from_env() {
     gemm_isa isa;
     if (!gemm_isa_parse(v, isa)) {
         throw std::runtime_error(std::string("MB_CPU_ISA=") + v +
-                                 ": expected scalar, avx2, avx512, avx512-vnni, avx512-bf16 or neon");
+                                 ": expected scalar, avx2, avx512, avx512-vnni, avx512-bf16, amx or neon");
     }
     if (!gemm_isa_supported(isa)) throw std::runtime_error(std::string("MB_CPU_ISA=") + v + ": this CPU has no " + v);
     return isa;
@@ -532,11 +549,18 @@ bool gemm_has_avx2() {
 }
 
 int64_t gemm_pack_bytes(int64_t m, int64_t k, weight_type wt, gemm_isa isa) {
-    return packs(wt, effective(isa)) ? m * pack_row_bytes(k, wt) : 0;
+    isa = effective(isa);
+    if (on_tiles(wt, isa)) return amx_bf16_pack_bytes(m, k);
+    return packs(wt, isa) ? m * pack_row_bytes(k, wt) : 0;
 }
 
 void gemm_pack(const float * x, int64_t m, int64_t ldx, int64_t k, weight_type wt, gemm_isa isa, void * pack) {
-    if (!packs(wt, effective(isa))) return;
+    isa = effective(isa);
+    if (on_tiles(wt, isa)) {
+        amx_bf16_pack(x, m, ldx, k, pack);
+        return;
+    }
+    if (!packs(wt, isa)) return;
 #ifdef MB_GEMM_X86
     if (wt == weight_type::WEIGHT_BF16) pack_bf16(x, m, ldx, k, static_cast<uint16_t *>(pack));
     else pack_q8(x, m, ldx, k, static_cast<uint8_t *>(pack));
@@ -550,6 +574,10 @@ void gemm_nt_packed(const float * x, int64_t m, int64_t ldx, int64_t k, const vo
     if (m <= 0 || o1 <= o0) return;
     isa                = effective(isa);
     const auto * wb    = static_cast<const uint8_t *>(w);
+    if (on_tiles(wt, isa)) {
+        amx_bf16_gemm(pack, m, k, wb, b, o0, o1, y, ldy);
+        return;
+    }
 #ifdef MB_GEMM_X86
     if (packs(wt, isa)) {
         const auto * xp = static_cast<const uint8_t *>(pack);

@@ -1,0 +1,193 @@
+#include "backend/cpu/cpu-gemm-amx.h"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__linux__)
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define MB_GEMM_AMX 1
+#endif
+
+namespace mb::cpu {
+
+#ifdef MB_GEMM_AMX
+
+namespace {
+
+// Linux: a process must ask for the tile data state before it uses the tile registers
+constexpr long k_arch_req_xcomp_perm = 0x1023;
+constexpr long k_xfeature_xtiledata  = 18;
+
+// the pack: m rounded up to groups of 16 rows, k to steps of 32 values; block (g, s) is the B
+// operand of rows 16g.. and columns 32s..: 16 rows of column pairs, [p][n][e] = x[16g + n, 32s + 2p + e]
+constexpr int64_t k_block = 16 * 32;   // bfloat16 values of one block (1 KiB)
+
+int64_t n_groups(int64_t m) {
+    return (m + 15) / 16;
+}
+int64_t n_steps(int64_t k) {
+    return (k + 31) / 32;
+}
+
+#define MB_AMX __attribute__((target("amx-tile,amx-bf16,avx512f")))
+
+struct tile_config {
+    uint8_t  palette;
+    uint8_t  start_row;
+    uint8_t  reserved[14];
+    uint16_t colsb[16];
+    uint8_t  rows[16];
+};
+
+// tiles 0–3: accumulators of 16 outputs × 16 rows; 4, 5: weights (A); 6: packed x (B); all 16 × 64 bytes
+MB_AMX void load_config() {
+    alignas(64) tile_config c{};
+    c.palette = 1;
+    for (int t = 0; t < 7; ++t) {
+        c.colsb[t] = 64;
+        c.rows[t]  = 16;
+    }
+    _tile_loadconfig(&c);
+}
+
+// where the A tile of weight rows o.. (those below o1) at column c0 loads from: the rows
+// themselves, or (fewer than 16 rows, or fewer than 32 values left in a row) a zero-padded copy
+const uint8_t * a_source(const uint8_t * w, int64_t wst, int64_t k, int64_t o, int64_t o1, int64_t c0,
+                         uint16_t * buf, int64_t & stride) {
+    const int64_t nr = std::min<int64_t>(16, o1 - o), nk = std::min<int64_t>(32, k - c0);
+    if (nr == 16 && nk == 32) {
+        stride = wst;
+        return w + o * wst + c0 * 2;
+    }
+    std::memset(buf, 0, k_block * 2);
+    for (int64_t r = 0; r < nr; ++r) std::memcpy(buf + r * 32, w + (o + r) * wst + c0 * 2, size_t(nk) * 2);
+    stride = 64;
+    return reinterpret_cast<const uint8_t *>(buf);
+}
+
+// y for the up to 16 outputs o.. and rows 16g.. from an accumulator stored as [output][row]
+void write_y(const float * c, int64_t m, int64_t g, int64_t o, int64_t o1, const float * b, float * y, int64_t ldy) {
+    const int64_t nr = std::min<int64_t>(16, o1 - o), nn = std::min<int64_t>(16, m - 16 * g);
+    for (int64_t r = 0; r < nr; ++r) {
+        const float bias = b ? b[o + r] : 0.0f;
+        for (int64_t n = 0; n < nn; ++n) y[(16 * g + n) * ldy + o + r] = c[r * 16 + n] + bias;
+    }
+}
+
+} // namespace
+
+bool amx_bf16_usable() {
+    static const bool ok = [] {
+        if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-bf16")) return false;
+        return syscall(SYS_arch_prctl, k_arch_req_xcomp_perm, k_xfeature_xtiledata) == 0;
+    }();
+    return ok;
+}
+
+int64_t amx_bf16_pack_bytes(int64_t m, int64_t k) {
+    return n_groups(m) * n_steps(k) * k_block * 2;
+}
+
+// each row's 32 values of a step rounded (vcvtne2ps2bf16: nearest even) into 16 column pairs, which
+// a scatter puts 16 pairs apart: pair p of row n at [p][n]. Every CPU with AMX-BF16 has AVX512-BF16
+__attribute__((target("avx512f,avx512bf16"))) void amx_bf16_pack(const float * x, int64_t m, int64_t ldx,
+                                                                    int64_t k, void * pack) {
+    auto *        out = static_cast<uint32_t *>(pack);
+    const int64_t ns  = n_steps(k);
+    const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                           _mm512_set1_epi32(16));
+    for (int64_t g = 0; g < n_groups(m); ++g) {
+        for (int64_t s = 0; s < ns; ++s) {
+            uint32_t *      blk = out + (g * ns + s) * (k_block / 2);
+            const int64_t   nk  = std::min<int64_t>(32, k - 32 * s);
+            const __mmask16 lo  = (__mmask16) (nk >= 16 ? 0xffff : (1u << nk) - 1u);
+            const __mmask16 hi  = (__mmask16) (nk >= 32 ? 0xffff : nk > 16 ? (1u << (nk - 16)) - 1u : 0u);
+            for (int64_t n = 0; n < 16; ++n) {
+                const int64_t i = 16 * g + n;
+                __m512i       v = _mm512_setzero_si512();
+                if (i < m) {
+                    const float * xr = x + i * ldx + 32 * s;
+                    v = (__m512i) _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, xr + 16), _mm512_maskz_loadu_ps(lo, xr));
+                }
+                _mm512_i32scatter_epi32(blk + n, idx, v, 4);
+            }
+        }
+    }
+}
+
+// columns in blocks of 64 (4 accumulators), every row group over them while the block's weights
+// (64 rows) stay in L2; the tile numbers are immediates, hence the spelled-out four
+MB_AMX void amx_bf16_gemm(const void * pack, int64_t m, int64_t k, const uint8_t * w, const float * b, int64_t o0,
+                          int64_t o1, float * y, int64_t ldy) {
+    if (m <= 0 || o1 <= o0) return;
+    const auto *      xp  = static_cast<const uint16_t *>(pack);
+    const int64_t     wst = k * 2, ns = n_steps(k);
+    alignas(64) uint16_t abuf[k_block];
+    alignas(64) float    cbuf[4][256];
+    load_config();
+    for (int64_t o = o0; o < o1; o += 64) {
+        const int64_t nj = std::min<int64_t>(4, (o1 - o + 15) / 16);
+        // the next block's weights (64 rows, contiguous) fetched towards L2 during the first row
+        // group's pass, a slice a step: the tile loads touch 64 rows at once, more streams than the
+        // hardware prefetcher follows
+        const uint8_t * next     = o + 128 <= o1 ? w + (o + 64) * wst : nullptr;
+        const int64_t   pf_bytes = (64 * wst + ns - 1) / ns;
+        for (int64_t g = 0; g < n_groups(m); ++g) {
+            _tile_zero(0);
+            _tile_zero(1);
+            _tile_zero(2);
+            _tile_zero(3);
+            for (int64_t s = 0; s < ns; ++s) {
+                if (next && g == 0) {
+                    for (int64_t p = s * pf_bytes; p < std::min(64 * wst, (s + 1) * pf_bytes); p += 64) {
+                        _mm_prefetch((const char *) (next + p), _MM_HINT_T1);
+                    }
+                }
+                _tile_loadd(6, xp + (g * ns + s) * k_block, 64);
+                int64_t         st;
+                const uint8_t * a = a_source(w, wst, k, o, o1, 32 * s, abuf, st);
+                _tile_loadd(4, a, st);
+                _tile_dpbf16ps(0, 4, 6);
+                if (nj > 1) {
+                    a = a_source(w, wst, k, o + 16, o1, 32 * s, abuf, st);
+                    _tile_loadd(5, a, st);
+                    _tile_dpbf16ps(1, 5, 6);
+                }
+                if (nj > 2) {
+                    a = a_source(w, wst, k, o + 32, o1, 32 * s, abuf, st);
+                    _tile_loadd(4, a, st);
+                    _tile_dpbf16ps(2, 4, 6);
+                }
+                if (nj > 3) {
+                    a = a_source(w, wst, k, o + 48, o1, 32 * s, abuf, st);
+                    _tile_loadd(5, a, st);
+                    _tile_dpbf16ps(3, 5, 6);
+                }
+            }
+            _tile_stored(0, cbuf[0], 64);
+            _tile_stored(1, cbuf[1], 64);
+            _tile_stored(2, cbuf[2], 64);
+            _tile_stored(3, cbuf[3], 64);
+            for (int64_t j = 0; j < nj; ++j) write_y(cbuf[j], m, g, o + 16 * j, o1, b, y, ldy);
+        }
+    }
+    _tile_release();
+}
+
+#else
+
+bool amx_bf16_usable() {
+    return false;
+}
+int64_t amx_bf16_pack_bytes(int64_t, int64_t) {
+    return 0;
+}
+void amx_bf16_pack(const float *, int64_t, int64_t, int64_t, void *) {}
+void amx_bf16_gemm(const void *, int64_t, int64_t, const uint8_t *, const float *, int64_t, int64_t, float *,
+                   int64_t) {}
+
+#endif
+
+} // namespace mb::cpu
