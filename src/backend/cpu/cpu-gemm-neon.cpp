@@ -91,18 +91,16 @@ void block(const float * x, int64_t ldx, const uint8_t * w, int64_t wst, int64_t
         for (int j = 0; j < NO; ++j) y[i * ldy + j] = vaddvq_f32(acc[i][j]) + (b ? b[j] : 0.0f);
 }
 
-// NO output columns of all m rows: row groups of 4, then the m % 4 tail
+// NO output columns of all m rows (panels::rows_by_four over the blocks of this weight type)
+template <class W> struct blocks {
+    template <int NI, int NO> struct k {
+        static constexpr auto fn = block<W, NI, NO>;
+    };
+};
 template <class W, int NO>
 void column_block(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_t * w, int64_t wst, const float * b,
                   float * y, int64_t ldy, const uint8_t * pf) {
-    int64_t i = 0;
-    for (; i + 4 <= m; i += 4, pf = nullptr) block<W, 4, NO>(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf);
-    switch (m - i) {
-        case 3: block<W, 3, NO>(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf); break;
-        case 2: block<W, 2, NO>(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf); break;
-        case 1: block<W, 1, NO>(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf); break;
-        default: break;
-    }
+    panels::rows_by_four<blocks<W>::template k, NO>(x, ldx, m, k, w, wst, b, y, ldy, pf);
 }
 
 template <class W>

@@ -204,17 +204,16 @@ MB_AVX512 void block16(const float * x, int64_t ldx, const uint8_t * w, int64_t 
         for (int j = 0; j < NO; ++j) y[i * ldy + j] = hsum16(acc[i][j]) + (b ? b[j] : 0.0f);
 }
 
+// NO output columns of all m rows (panels::rows_by_four, as the NEON and the dot-product blocks)
+template <class W> struct blocks16 {
+    template <int NI, int NO> struct k {
+        static constexpr auto fn = block16<W, NI, NO>;
+    };
+};
 template <class W, int NO>
-MB_AVX512 void column_block16(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_t * w, int64_t wst,
-                              const float * b, float * y, int64_t ldy, const uint8_t * pf) {
-    int64_t i = 0;
-    for (; i + 4 <= m; i += 4, pf = nullptr) block16<W, 4, NO>(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf);
-    switch (m - i) {
-        case 3: block16<W, 3, NO>(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf); break;
-        case 2: block16<W, 2, NO>(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf); break;
-        case 1: block16<W, 1, NO>(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf); break;
-        default: break;
-    }
+void column_block16(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_t * w, int64_t wst,
+                    const float * b, float * y, int64_t ldy, const uint8_t * pf) {
+    panels::rows_by_four<blocks16<W>::template k, NO>(x, ldx, m, k, w, wst, b, y, ldy, pf);
 }
 
 template <class W> struct columns {
@@ -366,14 +365,7 @@ using dot_fn = void (*)(const uint8_t * xp, int64_t xst, const uint8_t * w, int6
 template <template <int, int> class K, int NO>
 void dot_rows(const uint8_t * xp, int64_t xst, int64_t m, int64_t k, const uint8_t * w, int64_t wst,
               const float * b, float * y, int64_t ldy, const uint8_t * pf) {
-    int64_t i = 0;
-    for (; i + 4 <= m; i += 4, pf = nullptr) K<4, NO>::fn(xp + i * xst, xst, w, wst, k, b, y + i * ldy, ldy, pf);
-    switch (m - i) {
-        case 3: K<3, NO>::fn(xp + i * xst, xst, w, wst, k, b, y + i * ldy, ldy, pf); break;
-        case 2: K<2, NO>::fn(xp + i * xst, xst, w, wst, k, b, y + i * ldy, ldy, pf); break;
-        case 1: K<1, NO>::fn(xp + i * xst, xst, w, wst, k, b, y + i * ldy, ldy, pf); break;
-        default: break;
-    }
+    panels::rows_by_four<K, NO>(xp, xst, m, k, w, wst, b, y, ldy, pf);
 }
 template <int NI, int NO> struct bf16_k {
     static constexpr dot_fn fn = block_bf16<NI, NO>;

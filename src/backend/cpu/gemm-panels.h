@@ -18,6 +18,22 @@ inline int64_t panel_rows(int64_t k) {
     return std::max<int64_t>(12, (int64_t(1) << 18) / std::max<int64_t>(1, k) / 12 * 12);
 }
 
+// NO output columns of all m rows: K<NI, NO>::fn computes NI rows (x: floats, or packed bytes with
+// ldx in bytes), in groups of 4 rows and then the m % 4 tail; pf (the next weight block, fetched
+// towards L2) during the first group only
+template <template <int, int> class K, int NO, class X>
+void rows_by_four(const X * x, int64_t ldx, int64_t m, int64_t k, const uint8_t * w, int64_t wst, const float * b,
+                  float * y, int64_t ldy, const uint8_t * pf) {
+    int64_t i = 0;
+    for (; i + 4 <= m; i += 4, pf = nullptr) K<4, NO>::fn(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf);
+    switch (m - i) {
+        case 3: K<3, NO>::fn(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf); break;
+        case 2: K<2, NO>::fn(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf); break;
+        case 1: K<1, NO>::fn(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf); break;
+        default: break;
+    }
+}
+
 template <class W>
 void gemm_nt_blocked(const column_fn (&column_fns)[5], const float * x, int64_t m, int64_t ldx, int64_t k,
                      const uint8_t * w, const float * b, int64_t o0, int64_t o1, float * y, int64_t ldy) {
