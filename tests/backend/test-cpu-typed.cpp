@@ -111,7 +111,8 @@ std::vector<double> reference(const std::vector<float> & x, int64_t m, int64_t k
     return ref;
 }
 
-constexpr gemm_isa k_isas[] = {gemm_isa::GEMM_ISA_SCALAR, gemm_isa::GEMM_ISA_AVX2, gemm_isa::GEMM_ISA_AVX512,
+constexpr gemm_isa k_isas[] = {gemm_isa::GEMM_ISA_SCALAR, gemm_isa::GEMM_ISA_AVX2, gemm_isa::GEMM_ISA_AVX_VNNI,
+                                gemm_isa::GEMM_ISA_AVX512,
                                 gemm_isa::GEMM_ISA_AVX512_VNNI, gemm_isa::GEMM_ISA_AVX512_BF16,
                                 gemm_isa::GEMM_ISA_AMX, gemm_isa::GEMM_ISA_NEON};
 
@@ -222,6 +223,25 @@ TEST_P(typed_isa, rows_do_not_depend_on_the_row_count) {
                 << mb::weight_type_name(wt) << " isa " << mb::cpu::gemm_isa_name(isa) << " row " << i;
         }
     }
+}
+
+// AVX2 CPUs pack Q8_0 activations without AVX-512: the same bytes as the avx512-vnni packing
+TEST(cpu_typed, avx_vnni_packs_q8_0_as_avx512_vnni) {
+    if (!mb::cpu::gemm_isa_supported(gemm_isa::GEMM_ISA_AVX_VNNI) ||
+        !mb::cpu::gemm_isa_supported(gemm_isa::GEMM_ISA_AVX512_VNNI)) {
+        GTEST_SKIP() << "this CPU lacks avx-vnni or avx512-vnni";
+    }
+    const int64_t m = 5, k = 96;
+    auto          x = random_vec(size_t(m * k), 18);
+    x[7]            = 1e-39f;   // subnormal
+    x[k + 70]       = NAN;
+    for (int64_t c = 0; c < 32; ++c) x[size_t(2 * k + c)] = 0.0f;   // a block of zeros: d = 0
+    const int64_t n = mb::cpu::gemm_pack_bytes(m, k, weight_type::WEIGHT_Q8_0, gemm_isa::GEMM_ISA_AVX_VNNI);
+    ASSERT_EQ(n, mb::cpu::gemm_pack_bytes(m, k, weight_type::WEIGHT_Q8_0, gemm_isa::GEMM_ISA_AVX512_VNNI));
+    std::vector<uint8_t> a(size_t(n), 1), b(size_t(n), 2);
+    mb::cpu::gemm_pack(x.data(), m, k, k, weight_type::WEIGHT_Q8_0, gemm_isa::GEMM_ISA_AVX_VNNI, a.data());
+    mb::cpu::gemm_pack(x.data(), m, k, k, weight_type::WEIGHT_Q8_0, gemm_isa::GEMM_ISA_AVX512_VNNI, b.data());
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << "byte " << i;
 }
 
 // a NaN or inf in x gives NaN outputs on its row, as on the float path (int8 codes would hide it)

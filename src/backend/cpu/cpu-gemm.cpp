@@ -359,6 +359,70 @@ MB_AVX512_VNNI void block_q8(const uint8_t * xp, int64_t rb, const uint8_t * w, 
         for (int j = 0; j < NO; ++j) y[i * ldy + j] = hsum16(acc[i][j]) + (b ? b[j] : 0.0f);
 }
 
+// the same packed activations for AVX2 CPUs (no AVX-512 to pack with): the same bytes as pack_q8,
+// one block at a time (max, one division, products rounded to nearest even by the MXCSR default)
+MB_AVX2 void pack_q8_avx2(const float * x, int64_t m, int64_t ldx, int64_t k, uint8_t * xp) {
+    const int64_t rb = q8_row_bytes(k);
+    for (int64_t i = 0; i < m; ++i) {
+        const float * xr = x + i * ldx;
+        uint8_t *     q  = xp + i * rb;
+        float *       d  = reinterpret_cast<float *>(q + k);
+        for (int64_t c = 0; c < k; c += 32) {
+            float amax = 0.0f;
+            bool  bad  = false;
+            for (int64_t l = 0; l < 32; ++l) {
+                const float a = std::fabs(xr[c + l]);
+                bad |= !(a < INFINITY);
+                amax = std::max(amax, a);
+            }
+            const float   dq = bad ? NAN : amax / 127.0f;
+            const __m256  id = _mm256_set1_ps(dq != 0.0f && !bad ? 1.0f / dq : 0.0f);
+            alignas(32) int32_t t[32];
+            for (int64_t l = 0; l < 32; l += 8) {
+                _mm256_store_si256(reinterpret_cast<__m256i *>(t + l),
+                                   _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xr + c + l), id)));
+            }
+            for (int64_t l = 0; l < 32; ++l) q[c + l] = uint8_t(t[l] + 128);
+            float * dl = d + (c / 64) * 16 + ((c / 32) % 2) * 8;
+            for (int l = 0; l < 8; ++l) dl[l] = dq;
+        }
+        if (k % 64) std::fill(d + (k / 64) * 16 + 8, d + (k / 64) * 16 + 16, 0.0f);
+    }
+}
+
+// an NI × NO block on packed Q8_0 activations with 256-bit VEX vpdpbusd, one weight block a step and
+// one output column at a time (16 ymm registers: the x rows are re-read from L1 per column, each
+// weight block once); per lane Σ u·w − 128·Σ w = Σ q·w exactly in int32, as block_q8
+#define MB_AVX_VNNI __attribute__((target("avxvnni,avx2,fma,f16c")))
+template <int NI, int NO>
+MB_AVX_VNNI void block_q8_avx_vnni(const uint8_t * xp, int64_t rb, const uint8_t * w, int64_t wst, int64_t k,
+                                   const float * b, float * y, int64_t ldy, const uint8_t * pf) {
+    const __m256i k80 = _mm256_set1_epi8(char(0x80));
+    const __m256i zero = _mm256_setzero_si256();
+    for (int j = 0; j < NO; ++j) {
+        __m256 acc[NI];
+        for (int i = 0; i < NI; ++i) acc[i] = _mm256_setzero_ps();
+        const uint8_t * wr = w + j * wst;
+        for (int64_t c = 0; c < k; c += 32) {
+            const uint8_t * blk = wr + c / 32 * 34;
+            if (pf) _mm_prefetch((const char *) (pf + j * wst + c / 32 * 34), _MM_HINT_T1);
+            const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk + 2));
+            const __m256i ns = _mm256_sub_epi32(zero, _mm256_dpbusd_avx_epi32(zero, k80, wv));
+            uint16_t      h;
+            std::memcpy(&h, blk, 2);
+            const __m256 dw = _mm256_set1_ps(_cvtsh_ss(h));
+            for (int i = 0; i < NI; ++i) {
+                const uint8_t * xq = xp + i * rb;
+                const __m256i   xv = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xq + c));
+                const __m256i   s  = _mm256_dpbusd_avx_epi32(ns, xv, wv);
+                const __m256    dx = _mm256_loadu_ps(reinterpret_cast<const float *>(xq + k) + c / 64 * 16 + (c / 32) % 2 * 8);
+                acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dx, dw), acc[i]);
+            }
+        }
+        for (int i = 0; i < NI; ++i) y[i * ldy + j] = hsum(acc[i]) + (b ? b[j] : 0.0f);
+    }
+}
+
 // the dot kernels' column/row tiling, as gemm_nt_blocked's: x packed, rows xst bytes apart
 using dot_fn = void (*)(const uint8_t * xp, int64_t xst, const uint8_t * w, int64_t wst, int64_t k, const float * b,
                         float * y, int64_t ldy, const uint8_t * pf);
@@ -372,6 +436,9 @@ template <int NI, int NO> struct bf16_k {
 };
 template <int NI, int NO> struct q8_k {
     static constexpr dot_fn fn = block_q8<NI, NO>;
+};
+template <int NI, int NO> struct q8_avx_vnni_k {
+    static constexpr dot_fn fn = block_q8_avx_vnni<NI, NO>;
 };
 
 template <template <int, int> class K>
@@ -397,6 +464,15 @@ void gemm_dot(const uint8_t * xp, int64_t xst, int64_t m, int64_t k, const uint8
 
 namespace {
 
+bool has_avx_vnni() {
+#ifdef MB_GEMM_X86
+    return __builtin_cpu_supports("avxvnni") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           __builtin_cpu_supports("f16c");
+#else
+    return false;
+#endif
+}
+
 // the one place that reads CPU features (another architecture's levels go here)
 gemm_isa best_isa() {
     if (gemm_has_neon()) return gemm_isa::GEMM_ISA_NEON;
@@ -410,7 +486,7 @@ gemm_isa best_isa() {
         return gemm_isa::GEMM_ISA_AVX512;
     }
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
-        return gemm_isa::GEMM_ISA_AVX2;
+        return has_avx_vnni() ? gemm_isa::GEMM_ISA_AVX_VNNI : gemm_isa::GEMM_ISA_AVX2;
     }
 #endif
     return gemm_isa::GEMM_ISA_SCALAR;
@@ -421,10 +497,12 @@ gemm_isa cpu_best() {
     return isa;
 }
 
-// the level that runs: the one asked for, or the best below it that this CPU has
+// the level that runs: the one asked for, or the best below it that this CPU has (avx-vnni is an
+// AVX2 extension that AVX-512 CPUs before Sapphire Rapids lack: there it runs as avx2)
 gemm_isa effective(gemm_isa isa) {
     if (cpu_best() == gemm_isa::GEMM_ISA_NEON) return isa == gemm_isa::GEMM_ISA_SCALAR ? isa : gemm_isa::GEMM_ISA_NEON;
-    return std::min(isa, cpu_best());
+    isa = std::min(isa, cpu_best());
+    return isa == gemm_isa::GEMM_ISA_AVX_VNNI && !has_avx_vnni() ? gemm_isa::GEMM_ISA_AVX2 : isa;
 }
 
 // BF16 weights on AMX tiles (x packed into the tiles' layout)
@@ -436,7 +514,7 @@ bool on_tiles(weight_type wt, gemm_isa isa) {
 bool packs(weight_type wt, gemm_isa isa) {
     if (isa == gemm_isa::GEMM_ISA_NEON) return false;   // NEON widens the weights instead
     return (wt == weight_type::WEIGHT_BF16 && isa >= gemm_isa::GEMM_ISA_AVX512_BF16) ||
-           (wt == weight_type::WEIGHT_Q8_0 && isa >= gemm_isa::GEMM_ISA_AVX512_VNNI);
+           (wt == weight_type::WEIGHT_Q8_0 && (isa >= gemm_isa::GEMM_ISA_AVX512_VNNI || isa == gemm_isa::GEMM_ISA_AVX_VNNI));
 }
 
 // packed row stride in bytes
@@ -461,7 +539,7 @@ void gemm_typed(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_
         gemm_nt_blocked<W>(columns<W>::avx512, x, m, ldx, k, w, b, o0, o1, y, ldy);
         return;
     }
-    if (isa == gemm_isa::GEMM_ISA_AVX2) {
+    if (isa >= gemm_isa::GEMM_ISA_AVX2) {
         gemm_nt_blocked<W>(columns<W>::avx2, x, m, ldx, k, w, b, o0, o1, y, ldy);
         return;
     }
@@ -470,7 +548,8 @@ void gemm_typed(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_
     gemm_nt_scalar<W>(x, m, ldx, k, w, b, o0, o1, y, ldy);
 }
 
-constexpr gemm_isa k_all_isas[] = {gemm_isa::GEMM_ISA_SCALAR, gemm_isa::GEMM_ISA_AVX2, gemm_isa::GEMM_ISA_AVX512,
+constexpr gemm_isa k_all_isas[] = {gemm_isa::GEMM_ISA_SCALAR, gemm_isa::GEMM_ISA_AVX2, gemm_isa::GEMM_ISA_AVX_VNNI,
+                                   gemm_isa::GEMM_ISA_AVX512,
                                    gemm_isa::GEMM_ISA_AVX512_VNNI, gemm_isa::GEMM_ISA_AVX512_BF16,
                                    gemm_isa::GEMM_ISA_AMX, gemm_isa::GEMM_ISA_NEON};
 
@@ -480,6 +559,7 @@ const char * gemm_isa_name(gemm_isa isa) {
     switch (isa) {
         case gemm_isa::GEMM_ISA_SCALAR: return "scalar";
         case gemm_isa::GEMM_ISA_AVX2: return "avx2";
+        case gemm_isa::GEMM_ISA_AVX_VNNI: return "avx-vnni";
         case gemm_isa::GEMM_ISA_AVX512: return "avx512";
         case gemm_isa::GEMM_ISA_AVX512_VNNI: return "avx512-vnni";
         case gemm_isa::GEMM_ISA_AVX512_BF16: return "avx512-bf16";
@@ -517,7 +597,7 @@ gemm_isa gemm_isa_from_env() {
     gemm_isa isa;
     if (!gemm_isa_parse(v, isa)) {
         throw std::runtime_error(std::string("MB_CPU_ISA=") + v +
-                                 ": expected scalar, avx2, avx512, avx512-vnni, avx512-bf16, amx or neon");
+                                 ": expected scalar, avx2, avx-vnni, avx512, avx512-vnni, avx512-bf16, amx or neon");
     }
     if (!gemm_isa_supported(isa)) throw std::runtime_error(std::string("MB_CPU_ISA=") + v + ": this CPU has no " + v);
     return isa;
@@ -533,6 +613,7 @@ bool gemm_isa_supported(gemm_isa isa) {
     if (isa == gemm_isa::GEMM_ISA_NEON || cpu_best() == gemm_isa::GEMM_ISA_NEON) {
         return isa == gemm_isa::GEMM_ISA_SCALAR || isa == cpu_best();
     }
+    if (isa == gemm_isa::GEMM_ISA_AVX_VNNI) return has_avx_vnni();
     return isa <= cpu_best();
 }
 
@@ -555,6 +636,7 @@ void gemm_pack(const float * x, int64_t m, int64_t ldx, int64_t k, weight_type w
     if (!packs(wt, isa)) return;
 #ifdef MB_GEMM_X86
     if (wt == weight_type::WEIGHT_BF16) pack_bf16(x, m, ldx, k, static_cast<uint16_t *>(pack));
+    else if (isa == gemm_isa::GEMM_ISA_AVX_VNNI) pack_q8_avx2(x, m, ldx, k, static_cast<uint8_t *>(pack));
     else pack_q8(x, m, ldx, k, static_cast<uint8_t *>(pack));
 #else
     (void) x, (void) m, (void) ldx, (void) k, (void) pack;
@@ -576,7 +658,9 @@ void gemm_nt_packed(const float * x, int64_t m, int64_t ldx, int64_t k, const vo
         if (wt == weight_type::WEIGHT_BF16) {
             gemm_dot<bf16_k>(xp, pack_row_bytes(k, wt), m, k, wb, w_bf16::row_bytes(k), b, o0, o1, y, ldy);
         } else {
-            gemm_dot<q8_k>(xp, pack_row_bytes(k, wt), m, k, wb, w_q8_0::row_bytes(k), b, o0, o1, y, ldy);
+            const int64_t xst = pack_row_bytes(k, wt), wst = w_q8_0::row_bytes(k);
+            if (isa == gemm_isa::GEMM_ISA_AVX_VNNI) gemm_dot<q8_avx_vnni_k>(xp, xst, m, k, wb, wst, b, o0, o1, y, ldy);
+            else gemm_dot<q8_k>(xp, xst, m, k, wb, wst, b, o0, o1, y, ldy);
         }
         return;
     }

@@ -15,17 +15,19 @@ namespace mb::cpu {
 enum class gemm_isa : uint32_t {
     GEMM_ISA_SCALAR      = 0,    // portable loop
     GEMM_ISA_AVX2        = 1,    // 8-wide FMA, 3 × 4 blocks
-    GEMM_ISA_AVX512      = 2,    // 16-wide FMA, 4 × 4 blocks
-    GEMM_ISA_AVX512_VNNI = 3,    // + Q8_0 weights on int8-quantised activations (vpdpbusd)
-    GEMM_ISA_AVX512_BF16 = 4,    // + BF16 weights on bfloat16-rounded activations (vdpbf16ps)
-    GEMM_ISA_AMX         = 5,    // + BF16 weights on AMX-BF16 tiles (cpu-gemm-amx.cpp; Linux, where the
+    GEMM_ISA_AVX_VNNI    = 2,    // + Q8_0 weights on int8-quantised activations, 256-bit VEX vpdpbusd
+                                 // (AVX2 CPUs with AVX-VNNI; an AVX-512 CPU without it runs this level as avx2)
+    GEMM_ISA_AVX512      = 3,    // 16-wide FMA, 4 × 4 blocks
+    GEMM_ISA_AVX512_VNNI = 4,    // + Q8_0 weights on int8-quantised activations (512-bit vpdpbusd)
+    GEMM_ISA_AVX512_BF16 = 5,    // + BF16 weights on bfloat16-rounded activations (vdpbf16ps)
+    GEMM_ISA_AMX         = 6,    // + BF16 weights on AMX-BF16 tiles (cpu-gemm-amx.cpp; Linux, where the
                                  // kernel grants the tile state: else this level runs as avx512-bf16)
-    GEMM_ISA_NEON        = 6,    // ARM64 (outside the x86 levels: with scalar only), 4-wide FMA, 4 × 4 blocks
+    GEMM_ISA_NEON        = 7,    // ARM64 (outside the x86 levels: with scalar only), 4-wide FMA, 4 × 4 blocks
                                  // (cpu-gemm-neon.cpp)
 };
 
 // the best one this CPU has (avx512-bf16 measured slower than avx512-vnni's BF16: opt-in), or the one the
-// environment variable MB_CPU_ISA names (scalar, avx2, avx512, avx512-vnni, avx512-bf16, amx, neon: to run the
+// environment variable MB_CPU_ISA names (scalar, avx2, avx-vnni, avx512, avx512-vnni, avx512-bf16, amx, neon: to run the
 // test suites through each path); read once. Throws std::runtime_error for a name it does not know
 // or an ISA this CPU lacks
 gemm_isa    gemm_isa_default();
