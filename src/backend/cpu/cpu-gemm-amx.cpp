@@ -1,6 +1,7 @@
 #include "backend/cpu/cpu-gemm-amx.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #if defined(__x86_64__) && defined(__linux__)
@@ -176,7 +177,130 @@ MB_AMX void amx_bf16_gemm(const void * pack, int64_t m, int64_t k, const uint8_t
     _tile_release();
 }
 
+// ---- Q8_0 on AMX-INT8
+
+namespace {
+
+// the pack: per 16-row group and 32-value block, the B operand (8 rows of 16 × 4 signed codes:
+// [p][n][e] = q[16g + n, 32s + 4p + e]) and then the 16 rows' scales d_x (0 past m)
+constexpr int64_t k_q8_block = 8 * 64 + 16 * 4;
+
+#define MB_AMX_INT8 __attribute__((target("amx-tile,amx-int8,avx512f,f16c")))
+
+// tiles 0: int32 accumulator of one block (16 outputs × 16 rows); 1: weights (A, 16 × 32 bytes);
+// 2: packed x (B, 8 × 64 bytes)
+MB_AMX_INT8 void load_config_int8() {
+    alignas(64) tile_config c{};
+    c.palette  = 1;
+    c.colsb[0] = 64;
+    c.rows[0]  = 16;
+    c.colsb[1] = 32;
+    c.rows[1]  = 16;
+    c.colsb[2] = 64;
+    c.rows[2]  = 8;
+    _tile_loadconfig(&c);
+}
+
+} // namespace
+
+bool amx_int8_usable() {
+    return amx_bf16_usable() && __builtin_cpu_supports("amx-int8");
+}
+
+int64_t amx_q8_pack_bytes(int64_t m, int64_t k) {
+    return n_groups(m) * (k / 32) * k_q8_block;
+}
+
+void amx_q8_pack(const float * x, int64_t m, int64_t ldx, int64_t k, void * pack) {
+    auto *        out = static_cast<uint8_t *>(pack);
+    const int64_t ns  = k / 32;
+    for (int64_t g = 0; g < n_groups(m); ++g) {
+        for (int64_t s = 0; s < ns; ++s) {
+            uint8_t * blk = out + (g * ns + s) * k_q8_block;
+            float     d[16];
+            for (int64_t n = 0; n < 16; ++n) {
+                const int64_t i = 16 * g + n;
+                d[n]            = 0.0f;
+                if (i >= m) {
+                    for (int64_t c = 0; c < 32; ++c) blk[(c / 4) * 64 + n * 4 + c % 4] = 0;
+                    continue;
+                }
+                // as pack_q8: a NaN or inf makes d NaN (outputs NaN, not wrapped codes)
+                const float * xr   = x + i * ldx + 32 * s;
+                float         amax = 0.0f;
+                bool          bad  = false;
+                for (int64_t c = 0; c < 32; ++c) {
+                    const float a = std::fabs(xr[c]);
+                    bad |= !(a < INFINITY);
+                    amax = std::max(amax, a);
+                }
+                const float dq = bad ? NAN : amax / 127.0f;
+                const float id = dq != 0.0f && !bad ? 1.0f / dq : 0.0f;
+                for (int64_t c = 0; c < 32; ++c) {
+                    blk[(c / 4) * 64 + n * 4 + c % 4] = uint8_t(int8_t(std::nearbyint(xr[c] * id)));
+                }
+                d[n] = dq;
+            }
+            std::memcpy(blk + 8 * 64, d, sizeof d);
+        }
+    }
+}
+
+// 16 outputs at a time over every row group: per block one tile product into tile 0, stored, and
+// its 16 rows of int32 scaled by d_w (per output) · d_x (per row) into 16 float accumulators
+MB_AMX_INT8 void amx_q8_gemm(const void * pack, int64_t m, int64_t k, const uint8_t * w, const float * b, int64_t o0,
+                             int64_t o1, float * y, int64_t ldy) {
+    if (m <= 0 || o1 <= o0) return;
+    const auto *  xp  = static_cast<const uint8_t *>(pack);
+    const int64_t ns  = k / 32, wst = ns * 34;
+    alignas(64) uint8_t abuf[16 * 32];
+    alignas(64) int32_t cbuf[256];
+    alignas(64) float   fbuf[256];
+    load_config_int8();
+    for (int64_t o = o0; o < o1; o += 16) {
+        const int64_t nr = std::min<int64_t>(16, o1 - o);
+        for (int64_t g = 0; g < n_groups(m); ++g) {
+            __m512 acc[16];
+            for (int r = 0; r < 16; ++r) acc[r] = _mm512_setzero_ps();
+            for (int64_t s = 0; s < ns; ++s) {
+                const uint8_t * bx = xp + (g * ns + s) * k_q8_block;
+                const uint8_t * wa = w + o * wst + s * 34;
+                _tile_zero(0);
+                if (nr == 16) {
+                    _tile_loadd(1, wa + 2, wst);
+                } else {
+                    std::memset(abuf, 0, sizeof abuf);
+                    for (int64_t r = 0; r < nr; ++r) std::memcpy(abuf + r * 32, wa + r * wst + 2, 32);
+                    _tile_loadd(1, abuf, 32);
+                }
+                _tile_loadd(2, bx, 64);
+                _tile_dpbssd(0, 1, 2);
+                _tile_stored(0, cbuf, 64);
+                const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float *>(bx + 8 * 64));
+                for (int r = 0; r < 16; ++r) {
+                    uint16_t h = 0;
+                    if (r < nr) std::memcpy(&h, wa + r * wst, 2);
+                    const __m512 c = _mm512_maskz_cvtepi32_ps(0xffff, _mm512_load_si512(cbuf + r * 16));   // maskz: GCC 12 warns on the plain form
+                    acc[r]         = _mm512_fmadd_ps(c, _mm512_mul_ps(dx, _mm512_set1_ps(_cvtsh_ss(h))), acc[r]);
+                }
+            }
+            for (int r = 0; r < 16; ++r) _mm512_store_ps(fbuf + r * 16, acc[r]);
+            write_y(fbuf, m, g, o, o1, b, y, ldy);
+        }
+    }
+    _tile_release();
+}
+
 #else
+
+bool amx_int8_usable() {
+    return false;
+}
+int64_t amx_q8_pack_bytes(int64_t, int64_t) {
+    return 0;
+}
+void amx_q8_pack(const float *, int64_t, int64_t, int64_t, void *) {}
+void amx_q8_gemm(const void *, int64_t, int64_t, const uint8_t *, const float *, int64_t, int64_t, float *, int64_t) {}
 
 bool amx_bf16_usable() {
     return false;

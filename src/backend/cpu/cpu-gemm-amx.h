@@ -1,5 +1,5 @@
-// AMX tile kernel of the CPU GEMM (x86-64 with AMX-BF16, Linux): y = x·wᵀ (+ b) for BF16 weight
-// rows. The weights are the tiles' A operand, read from the bundle as they are (16 weight rows ×
+// AMX tile kernels of the CPU GEMM (x86-64 with AMX, Linux): y = x·wᵀ (+ b) for BF16 and Q8_0 weight
+// rows. BF16: The weights are the tiles' A operand, read from the bundle as they are (16 weight rows ×
 // 32 values a tile); x is packed once per op, rounded to bfloat16 (RNE), into the B operand's
 // pair-interleaved layout. Every output sums its products in the same order whatever m is, so
 // fused lanes equal single requests.
@@ -19,5 +19,14 @@ void    amx_bf16_pack(const float * x, int64_t m, int64_t ldx, int64_t k, void *
 // threads' column ranges on whole tiles)
 void amx_bf16_gemm(const void * pack, int64_t m, int64_t k, const uint8_t * w, const float * b, int64_t o0,
                    int64_t o1, float * y, int64_t ldy);
+
+// Q8_0 weight rows (ggml blocks of an F16 scale and 32 int8) on AMX-INT8 tiles: x quantised per 32
+// values as the avx512-vnni level does (d = max|x| / 127, codes rounded to nearest even), one tile
+// product per block (int32, exact), scaled by d_x·d_w into float sums block by block
+bool    amx_int8_usable();
+int64_t amx_q8_pack_bytes(int64_t m, int64_t k);                                    // k % 32 == 0
+void    amx_q8_pack(const float * x, int64_t m, int64_t ldx, int64_t k, void * pack);
+void    amx_q8_gemm(const void * pack, int64_t m, int64_t k, const uint8_t * w, const float * b, int64_t o0,
+                    int64_t o1, float * y, int64_t ldy);
 
 } // namespace mb::cpu

@@ -505,9 +505,10 @@ gemm_isa effective(gemm_isa isa) {
     return isa == gemm_isa::GEMM_ISA_AVX_VNNI && !has_avx_vnni() ? gemm_isa::GEMM_ISA_AVX2 : isa;
 }
 
-// BF16 weights on AMX tiles (x packed into the tiles' layout)
+// BF16 and Q8_0 weights on AMX tiles (x packed into the tiles' layout)
 bool on_tiles(weight_type wt, gemm_isa isa) {
-    return wt == weight_type::WEIGHT_BF16 && isa == gemm_isa::GEMM_ISA_AMX;
+    if (isa != gemm_isa::GEMM_ISA_AMX) return false;
+    return wt == weight_type::WEIGHT_BF16 || (wt == weight_type::WEIGHT_Q8_0 && amx_int8_usable());
 }
 
 // whether this type reads packed activations on this (effective) level
@@ -623,14 +624,15 @@ bool gemm_has_avx2() {
 
 int64_t gemm_pack_bytes(int64_t m, int64_t k, weight_type wt, gemm_isa isa) {
     isa = effective(isa);
-    if (on_tiles(wt, isa)) return amx_bf16_pack_bytes(m, k);
+    if (on_tiles(wt, isa)) return wt == weight_type::WEIGHT_BF16 ? amx_bf16_pack_bytes(m, k) : amx_q8_pack_bytes(m, k);
     return packs(wt, isa) ? m * pack_row_bytes(k, wt) : 0;
 }
 
 void gemm_pack(const float * x, int64_t m, int64_t ldx, int64_t k, weight_type wt, gemm_isa isa, void * pack) {
     isa = effective(isa);
     if (on_tiles(wt, isa)) {
-        amx_bf16_pack(x, m, ldx, k, pack);
+        if (wt == weight_type::WEIGHT_BF16) amx_bf16_pack(x, m, ldx, k, pack);
+        else amx_q8_pack(x, m, ldx, k, pack);
         return;
     }
     if (!packs(wt, isa)) return;
@@ -649,7 +651,8 @@ void gemm_nt_packed(const float * x, int64_t m, int64_t ldx, int64_t k, const vo
     isa                = effective(isa);
     const auto * wb    = static_cast<const uint8_t *>(w);
     if (on_tiles(wt, isa)) {
-        amx_bf16_gemm(pack, m, k, wb, b, o0, o1, y, ldy);
+        if (wt == weight_type::WEIGHT_BF16) amx_bf16_gemm(pack, m, k, wb, b, o0, o1, y, ldy);
+        else amx_q8_gemm(pack, m, k, wb, b, o0, o1, y, ldy);
         return;
     }
 #ifdef MB_GEMM_X86

@@ -20,8 +20,8 @@ enum class gemm_isa : uint32_t {
     GEMM_ISA_AVX512      = 3,    // 16-wide FMA, 4 × 4 blocks
     GEMM_ISA_AVX512_VNNI = 4,    // + Q8_0 weights on int8-quantised activations (512-bit vpdpbusd)
     GEMM_ISA_AVX512_BF16 = 5,    // + BF16 weights on bfloat16-rounded activations (vdpbf16ps)
-    GEMM_ISA_AMX         = 6,    // + BF16 weights on AMX-BF16 tiles (cpu-gemm-amx.cpp; Linux, where the
-                                 // kernel grants the tile state: else this level runs as avx512-bf16)
+    GEMM_ISA_AMX         = 6,    // + BF16 weights on AMX-BF16 tiles, Q8_0 on AMX-INT8 (cpu-gemm-amx.cpp; Linux,
+                                 // where the kernel grants the tile state: else this level runs as avx512-bf16)
     GEMM_ISA_NEON        = 7,    // ARM64 (outside the x86 levels: with scalar only), 4-wide FMA, 4 × 4 blocks
                                  // (cpu-gemm-neon.cpp)
 };
