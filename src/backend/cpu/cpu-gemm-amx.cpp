@@ -1,4 +1,5 @@
 #include "backend/cpu/cpu-gemm-amx.h"
+#include "backend/cpu/q8-quantise.h"
 
 #include <algorithm>
 #include <cmath>
@@ -119,7 +120,7 @@ __attribute__((target("avx512f,avx512bf16"))) void amx_bf16_pack(const float * x
 }
 
 // columns in blocks of 64 (4 accumulators), every row group over them while the block's weights
-// (64 rows) stay in L2; the tile numbers are immediates, hence the spelled-out four
+// (64 rows) stay in L2; the tile numbers are immediates, hence a macro for the four steps
 MB_AMX void amx_bf16_gemm(const void * pack, int64_t m, int64_t k, const uint8_t * w, const float * b, int64_t o0,
                           int64_t o1, float * y, int64_t ldy) {
     if (m <= 0 || o1 <= o0) return;
@@ -147,25 +148,19 @@ MB_AMX void amx_bf16_gemm(const void * pack, int64_t m, int64_t k, const uint8_t
                     }
                 }
                 _tile_loadd(6, xp + (g * ns + s) * k_block, 64);
-                int64_t         st;
-                const uint8_t * a = a_source(w, wst, k, o, o1, 32 * s, abuf, st);
-                _tile_loadd(4, a, st);
-                _tile_dpbf16ps(0, 4, 6);
-                if (nj > 1) {
-                    a = a_source(w, wst, k, o + 16, o1, 32 * s, abuf, st);
-                    _tile_loadd(5, a, st);
-                    _tile_dpbf16ps(1, 5, 6);
-                }
-                if (nj > 2) {
-                    a = a_source(w, wst, k, o + 32, o1, 32 * s, abuf, st);
-                    _tile_loadd(4, a, st);
-                    _tile_dpbf16ps(2, 4, 6);
-                }
-                if (nj > 3) {
-                    a = a_source(w, wst, k, o + 48, o1, 32 * s, abuf, st);
-                    _tile_loadd(5, a, st);
-                    _tile_dpbf16ps(3, 5, 6);
-                }
+                // accumulator J from weight rows o + 16·J through A tile T (4 and 5 alternate)
+#define MB_AMX_STEP(J, T)                                                                  \
+    if (nj > J) {                                                                          \
+        int64_t         st;                                                                \
+        const uint8_t * a = a_source(w, wst, k, o + 16 * (J), o1, 32 * s, abuf, st);       \
+        _tile_loadd(T, a, st);                                                             \
+        _tile_dpbf16ps(J, T, 6);                                                           \
+    }
+                MB_AMX_STEP(0, 4)
+                MB_AMX_STEP(1, 5)
+                MB_AMX_STEP(2, 4)
+                MB_AMX_STEP(3, 5)
+#undef MB_AMX_STEP
             }
             _tile_stored(0, cbuf[0], 64);
             _tile_stored(1, cbuf[1], 64);
@@ -211,7 +206,7 @@ int64_t amx_q8_pack_bytes(int64_t m, int64_t k) {
     return n_groups(m) * (k / 32) * k_q8_block;
 }
 
-void amx_q8_pack(const float * x, int64_t m, int64_t ldx, int64_t k, void * pack) {
+__attribute__((target("avx2"))) void amx_q8_pack(const float * x, int64_t m, int64_t ldx, int64_t k, void * pack) {
     auto *        out = static_cast<uint8_t *>(pack);
     const int64_t ns  = k / 32;
     for (int64_t g = 0; g < n_groups(m); ++g) {
@@ -225,21 +220,9 @@ void amx_q8_pack(const float * x, int64_t m, int64_t ldx, int64_t k, void * pack
                     for (int64_t c = 0; c < 32; ++c) blk[(c / 4) * 64 + n * 4 + c % 4] = 0;
                     continue;
                 }
-                // as pack_q8: a NaN or inf makes d NaN (outputs NaN, not wrapped codes)
-                const float * xr   = x + i * ldx + 32 * s;
-                float         amax = 0.0f;
-                bool          bad  = false;
-                for (int64_t c = 0; c < 32; ++c) {
-                    const float a = std::fabs(xr[c]);
-                    bad |= !(a < INFINITY);
-                    amax = std::max(amax, a);
-                }
-                const float dq = bad ? NAN : amax / 127.0f;
-                const float id = dq != 0.0f && !bad ? 1.0f / dq : 0.0f;
-                for (int64_t c = 0; c < 32; ++c) {
-                    blk[(c / 4) * 64 + n * 4 + c % 4] = uint8_t(int8_t(std::nearbyint(xr[c] * id)));
-                }
-                d[n] = dq;
+                int8_t q[32];
+                d[n] = quantise_q8_block(x + i * ldx + 32 * s, q);
+                for (int64_t c = 0; c < 32; ++c) blk[(c / 4) * 64 + n * 4 + c % 4] = uint8_t(q[c]);
             }
             std::memcpy(blk + 8 * 64, d, sizeof d);
         }

@@ -3,6 +3,7 @@
 #include "backend/cpu/cpu-gemm-amx.h"
 #include "backend/cpu/cpu-gemm-neon.h"
 #include "backend/cpu/gemm-panels.h"
+#include "backend/cpu/q8-quantise.h"
 #include "backend/cpu/weight-rows.h"
 
 #include <algorithm>
@@ -287,33 +288,48 @@ int64_t q8_row_bytes(int64_t k) {
     return k + (k + 63) / 64 * 64;
 }
 
-MB_AVX512_VNNI void pack_q8(const float * x, int64_t m, int64_t ldx, int64_t k, uint8_t * xp) {
+// the packed rows, each 32 values through Quantise(x, q) → d (codes + 128 into q)
+template <float (*Quantise)(const float *, uint8_t *)>
+void pack_q8_rows(const float * x, int64_t m, int64_t ldx, int64_t k, uint8_t * xp) {
     const int64_t rb = q8_row_bytes(k);
     for (int64_t i = 0; i < m; ++i) {
         const float * xr = x + i * ldx;
         uint8_t *     q  = xp + i * rb;
         float *       d  = reinterpret_cast<float *>(q + k);
         for (int64_t c = 0; c < k; c += 32) {
-            const __m512 a    = _mm512_loadu_ps(xr + c), bv = _mm512_loadu_ps(xr + c + 16);
-            const __m512 aa = _mm512_abs_ps(a), ab = _mm512_abs_ps(bv);
-            const __m512 inf = _mm512_set1_ps(INFINITY);
-            // a NaN or inf makes d NaN, so the outputs are NaN as on the float path (not wrapped codes)
-            const bool   bad  = (_mm512_cmp_ps_mask(aa, inf, _CMP_NLT_UQ) | _mm512_cmp_ps_mask(ab, inf, _CMP_NLT_UQ)) != 0;
-            alignas(64) float t[16];
-            _mm512_store_ps(t, _mm512_maskz_max_ps(0xffff, aa, ab));
-            const float amax = *std::max_element(t, t + 16);
-            const float  dq   = bad ? NAN : amax / 127.0f;
-            const float  id   = dq != 0.0f && !bad ? 1.0f / dq : 0.0f;
-            const __m512i off = _mm512_set1_epi32(128);
-            const __m512i qa  = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(0xffff, _mm512_mul_ps(a, _mm512_set1_ps(id))), off);
-            const __m512i qb  = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(0xffff, _mm512_mul_ps(bv, _mm512_set1_ps(id))), off);
-            _mm_storeu_si128(reinterpret_cast<__m128i *>(q + c), _mm512_maskz_cvtepi32_epi8(0xffff, qa));
-            _mm_storeu_si128(reinterpret_cast<__m128i *>(q + c + 16), _mm512_maskz_cvtepi32_epi8(0xffff, qb));
-            float * dl = d + (c / 64) * 16 + ((c / 32) % 2) * 8;
+            const float dq = Quantise(xr + c, q + c);
+            float *     dl = d + (c / 64) * 16 + ((c / 32) % 2) * 8;
             for (int l = 0; l < 8; ++l) dl[l] = dq;
         }
         if (k % 64) std::fill(d + (k / 64) * 16 + 8, d + (k / 64) * 16 + 16, 0.0f);
     }
+}
+
+MB_AVX512_VNNI float quantise_avx512(const float * x, uint8_t * q) {
+    const __m512 a = _mm512_loadu_ps(x), bv = _mm512_loadu_ps(x + 16);
+    const __m512 aa = _mm512_abs_ps(a), ab = _mm512_abs_ps(bv);
+    const __m512 inf = _mm512_set1_ps(INFINITY);
+    // a NaN or inf makes d NaN, so the outputs are NaN as on the float path (not wrapped codes)
+    const bool bad = (_mm512_cmp_ps_mask(aa, inf, _CMP_NLT_UQ) | _mm512_cmp_ps_mask(ab, inf, _CMP_NLT_UQ)) != 0;
+    alignas(64) float t[16];
+    _mm512_store_ps(t, _mm512_maskz_max_ps(0xffff, aa, ab));
+    const float   amax = *std::max_element(t, t + 16);
+    const float   dq   = bad ? NAN : amax / 127.0f;
+    const float   id   = dq != 0.0f && !bad ? 1.0f / dq : 0.0f;
+    const __m512i off  = _mm512_set1_epi32(128);
+    const __m512i qa   = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(0xffff, _mm512_mul_ps(a, _mm512_set1_ps(id))), off);
+    const __m512i qb   = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(0xffff, _mm512_mul_ps(bv, _mm512_set1_ps(id))), off);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(q), _mm512_maskz_cvtepi32_epi8(0xffff, qa));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(q + 16), _mm512_maskz_cvtepi32_epi8(0xffff, qb));
+    return dq;
+}
+
+// the same bytes without AVX-512 (AVX2 CPUs; tested equal)
+MB_AVX2 float quantise_avx2(const float * x, uint8_t * q) {
+    int8_t     s[32];
+    const float d = quantise_q8_block(x, s);
+    for (int l = 0; l < 32; ++l) q[l] = uint8_t(s[l]) ^ 0x80u;
+    return d;
 }
 
 // an NI × NO block on packed Q8_0 activations, two weight blocks per step: per lane
@@ -357,37 +373,6 @@ MB_AVX512_VNNI void block_q8(const uint8_t * xp, int64_t rb, const uint8_t * w, 
     }
     for (int i = 0; i < NI; ++i)
         for (int j = 0; j < NO; ++j) y[i * ldy + j] = hsum16(acc[i][j]) + (b ? b[j] : 0.0f);
-}
-
-// the same packed activations for AVX2 CPUs (no AVX-512 to pack with): the same bytes as pack_q8,
-// one block at a time (max, one division, products rounded to nearest even by the MXCSR default)
-MB_AVX2 void pack_q8_avx2(const float * x, int64_t m, int64_t ldx, int64_t k, uint8_t * xp) {
-    const int64_t rb = q8_row_bytes(k);
-    for (int64_t i = 0; i < m; ++i) {
-        const float * xr = x + i * ldx;
-        uint8_t *     q  = xp + i * rb;
-        float *       d  = reinterpret_cast<float *>(q + k);
-        for (int64_t c = 0; c < k; c += 32) {
-            float amax = 0.0f;
-            bool  bad  = false;
-            for (int64_t l = 0; l < 32; ++l) {
-                const float a = std::fabs(xr[c + l]);
-                bad |= !(a < INFINITY);
-                amax = std::max(amax, a);
-            }
-            const float   dq = bad ? NAN : amax / 127.0f;
-            const __m256  id = _mm256_set1_ps(dq != 0.0f && !bad ? 1.0f / dq : 0.0f);
-            alignas(32) int32_t t[32];
-            for (int64_t l = 0; l < 32; l += 8) {
-                _mm256_store_si256(reinterpret_cast<__m256i *>(t + l),
-                                   _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xr + c + l), id)));
-            }
-            for (int64_t l = 0; l < 32; ++l) q[c + l] = uint8_t(t[l] + 128);
-            float * dl = d + (c / 64) * 16 + ((c / 32) % 2) * 8;
-            for (int l = 0; l < 8; ++l) dl[l] = dq;
-        }
-        if (k % 64) std::fill(d + (k / 64) * 16 + 8, d + (k / 64) * 16 + 16, 0.0f);
-    }
 }
 
 // an NI × NO block on packed Q8_0 activations with 256-bit VEX vpdpbusd, one weight block a step and
@@ -638,8 +623,8 @@ void gemm_pack(const float * x, int64_t m, int64_t ldx, int64_t k, weight_type w
     if (!packs(wt, isa)) return;
 #ifdef MB_GEMM_X86
     if (wt == weight_type::WEIGHT_BF16) pack_bf16(x, m, ldx, k, static_cast<uint16_t *>(pack));
-    else if (isa == gemm_isa::GEMM_ISA_AVX_VNNI) pack_q8_avx2(x, m, ldx, k, static_cast<uint8_t *>(pack));
-    else pack_q8(x, m, ldx, k, static_cast<uint8_t *>(pack));
+    else if (isa == gemm_isa::GEMM_ISA_AVX_VNNI) pack_q8_rows<quantise_avx2>(x, m, ldx, k, static_cast<uint8_t *>(pack));
+    else pack_q8_rows<quantise_avx512>(x, m, ldx, k, static_cast<uint8_t *>(pack));
 #else
     (void) x, (void) m, (void) ldx, (void) k, (void) pack;
 #endif
