@@ -351,13 +351,13 @@ public:
         if (wt.type != weight_type::WEIGHT_F32) check_typed(wt.type, c_in * k);
         const cpu::fp_flush_scope fp;
         const float * x    = raw(xb);
-        const float * w    = static_cast<const float *>(wt.p);   // F32 only where OpenBLAS reads it
         const float * b    = raw(bb);
         float *       y    = raw(yb);
         const int64_t half = (k - 1) / 2;
         const int64_t ck   = c_in * k;
 #if MB_HAVE_OPENBLAS
         if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) {
+            const float * w = static_cast<const float *>(wt.p);   // F32: check_typed refuses other types here
             for (int64_t l = 0; l < n_batch; ++l) conv1d_blas(x + l * c_in * t, c_in, t, w, b, c_out, k, dilation, y + l * c_out * t);
             return;
         }
