@@ -698,12 +698,17 @@ bool conv1d_col_fits(int64_t c_in, int64_t t, int64_t k, int64_t capacity) {
     return c_in * k % 4 == 0 && t * c_in * k <= capacity;
 }
 
-void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
-                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s) {
+void im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, float * col, int64_t n_batch,
+            cudaStream_t s) {
     const int64_t total = n_batch * t * c_in * k;
-    im2col_kernel<<<(unsigned) std::min<int64_t>((total + 255) / 256, 2048), 256, 0, s>>>(
+    im2col_kernel<<<(unsigned) std::min<int64_t>((total + 255) / 256, 8192), 256, 0, s>>>(
         x, (int) c_in, (int) t, (int) k, (int) dilation, col, (int) n_batch);
     check_launch("im2col");
+}
+
+void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
+                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s) {
+    im2col(x, c_in, t, k, dilation, col, n_batch, s);
     const conv_geom g{(int) t, (int) k, (int) dilation};
     if (w_bf16) {
         skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, static_cast<const __nv_bfloat16 *>(w_bf16), b, c_out, y,
