@@ -174,6 +174,7 @@ def main(argv=None):
     finally:
         os.chdir(cwd)
     setup_s = time.perf_counter() - t0
+    configured = torch.get_float32_matmul_precision()     # what upstream's hparams set
 
     case = np.load(a.case)
     cpu_in = [torch.from_numpy(case[k]) for k in ("in_global_root_values", "in_has_global_root_values",
@@ -191,6 +192,7 @@ def main(argv=None):
               "device": device, "gpu": torch.cuda.get_device_name(0) if device == "cuda" else "cpu",
               "torch": torch.__version__, "stand_ins": [s["package"] for s in env["stand_ins"]],
               "tensors_copied": copied, "upstream_setup_s": round(setup_s, 1), "precision_ours": a.precision,
+              "upstream_matmul_precision": configured,
               "runs": []}
     for label, n in (("%d tokens" % n_case, n_case), ("predicted", None)):
         # 18 (upstream's MASKED_NUM_TOKENS): the root planner chooses the count
@@ -203,11 +205,17 @@ def main(argv=None):
             tokens = torch.full([1], n, dtype=torch.int32)
             return ours.predict(*inputs, tokens, config=dict(config), info={}, allowed_pred_num_tokens=None)
 
+        # upstream as its hparams configure torch (matmul_precision), then in strict float32
+        torch.set_float32_matmul_precision(configured)
         (up_poses, up_n), t_up = timed(run_up, a.iterations, a.warmup, sync)
+        torch.set_float32_matmul_precision("highest")
+        (up32_poses, _), t_up32 = timed(run_up, a.iterations, a.warmup, sync)
+        torch.set_float32_matmul_precision(configured)
         (our_poses, our_n), t_ours = timed(run_ours, a.iterations, a.warmup, sync)
         nu, no = int(up_n.reshape(-1)[0]), int(our_n.reshape(-1)[0])
-        row = {"request": label, "upstream": t_up, "ours": t_ours,
+        row = {"request": label, "upstream": t_up, "upstream_f32": t_up32, "ours": t_ours,
                "speedup": t_up["median_ms"] / t_ours["median_ms"],
+               "speedup_vs_upstream_f32": t_up32["median_ms"] / t_ours["median_ms"],
                "tokens_upstream": nu, "tokens_ours": no,
                "frames_per_s_upstream": 4 * nu * 1e3 / t_up["median_ms"],
                "frames_per_s_ours": 4 * no * 1e3 / t_ours["median_ms"]}
@@ -215,6 +223,8 @@ def main(argv=None):
             f = 4 * nu
             d = (up_poses[0, :f].float().cpu() - our_poses[0, :f].float().cpu()).abs()
             row["max_abs_feature_diff"] = float(d.max())
+            d32 = (up32_poses[0, :f].float().cpu() - our_poses[0, :f].float().cpu()).abs()
+            row["max_abs_feature_diff_vs_upstream_f32"] = float(d32.max())
         report["runs"].append(row)
     text = json.dumps(report, indent=1)
     print(text)

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -192,7 +193,14 @@ std::unique_ptr<predict_state> motion_model::create_state(int64_t lanes) const {
 }
 
 int64_t motion_model::batch_lanes() const {
-    return p_->device == backend_device::BACKEND_DEVICE_CUDA ? 256 : 64;
+    if (p_->device != backend_device::BACKEND_DEVICE_CUDA) return 64;
+    // MB_CUDA_BATCH_LANES=N (64..4096): another chunk size, to compare throughput
+    static const int64_t cuda_lanes = [] {
+        const char * v = std::getenv("MB_CUDA_BATCH_LANES");
+        const long   n = v ? std::atol(v) : 0;
+        return n >= 64 && n <= 4096 ? int64_t(n) : int64_t(256);
+    }();
+    return cuda_lanes;
 }
 
 namespace {
