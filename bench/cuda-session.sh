@@ -113,6 +113,15 @@ if [ "$plan" = quick ]; then
         mbb cuda-$p-4096 25 "$mb" bench --model "$full" --device cuda --precision $p --batch 4096 --iterations 3 --warmup 1
     done
     mbb cuda-f32-cublas 15 MB_CUDA_F32_CUBLAS=1 "$mb" bench --model "$full" --device cuda --precision f32 --batch 256,1024 $big
+    # variants (same bits or, for TF32 / BF16, the same bounds): fused chunks of other sizes,
+    # programmatic dependent launch at batch one
+    for lanes in ${MB_SESSION_LANES:-}; do
+        for p in f32 tf32; do
+            mbb cuda-$p-lanes$lanes 30 MB_CUDA_BATCH_LANES=$lanes "$mb" bench --model "$full" --device cuda --precision $p \
+                --batch 1024,4096 --iterations 3 --warmup 1
+        done
+    done
+    [ -n "${MB_SESSION_PDL:-}" ] && mbb cuda-f32-pdl 8 MB_CUDA_PDL=1 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
     upstream=${MB_UPSTREAM_DIR:-}
     if [ -n "$upstream" ] && time_for 60 "upstream PyTorch same-run comparison"; then
         MOTIONBRICKS_LIBRARY=$(find "$build/src/capi" -name 'libmotionbricks.so' | head -1) PYTHONUNBUFFERED=1 \
