@@ -153,6 +153,7 @@ PY
     san tiled memcheck 60 "$build/tests/backend/test-cuda-backend" --gtest_filter='backends.linear_every_path:backends.f32_sums*:backends.reduced_precision*'
     san tiled racecheck 90 "$build/tests/backend/test-cuda-backend" --gtest_filter='backends.linear_every_path:backends.f32_sums*'
     san ops memcheck 60 "$build/tests/backend/test-backend-ops" --gtest_filter='*cuda*'
+    san ops racecheck 60 "$build/tests/backend/test-backend-ops" --gtest_filter='*cuda*'
 else
     mbb cpu16 60 "$mb" bench --model "$full" --device cpu --batch 1 --iterations 21
     mbb cuda-f32 20 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1,8,64

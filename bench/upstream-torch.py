@@ -205,12 +205,15 @@ def main(argv=None):
             tokens = torch.full([1], n, dtype=torch.int32)
             return ours.predict(*inputs, tokens, config=dict(config), info={}, allowed_pred_num_tokens=None)
 
-        # upstream as its hparams configure torch (matmul_precision), then in strict float32
+        # upstream as its hparams configure torch (matmul_precision; cuDNN convolutions in TF32 by
+        # torch's default), then in strict float32
         torch.set_float32_matmul_precision(configured)
         (up_poses, up_n), t_up = timed(run_up, a.iterations, a.warmup, sync)
         torch.set_float32_matmul_precision("highest")
+        conv_tf32, torch.backends.cudnn.allow_tf32 = torch.backends.cudnn.allow_tf32, False
         (up32_poses, _), t_up32 = timed(run_up, a.iterations, a.warmup, sync)
         torch.set_float32_matmul_precision(configured)
+        torch.backends.cudnn.allow_tf32 = conv_tf32
         (our_poses, our_n), t_ours = timed(run_ours, a.iterations, a.warmup, sync)
         nu, no = int(up_n.reshape(-1)[0]), int(our_n.reshape(-1)[0])
         row = {"request": label, "upstream": t_up, "upstream_f32": t_up32, "ours": t_ours,

@@ -17,6 +17,7 @@
 #include "motion/skeleton-fk.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cmath>
@@ -241,7 +242,12 @@ predict_result motion_model::predict(const predict_request & req, const trace_fn
 
 void motion_model::predict_batch(std::span<const predict_request> reqs, std::span<predict_result> out,
                                  size_t * failed) const {
-    impl & m = *p_;
+    impl &       m     = *p_;
+    const size_t lanes = size_t(batch_lanes());
+    if (m.device == backend_device::BACKEND_DEVICE_CUDA && reqs.size() > lanes && reqs.size() == out.size()) {
+        predict_batch_two_states(reqs, out, failed);
+        return;
+    }
     with_pooled_state(*this, m.pool_mutex, m.batch_pool, batch_lanes(), [&](predict_state & st) {
         predict_batch(st, reqs, out, failed);
         return 0;
@@ -713,6 +719,68 @@ predict_result motion_model::predict(predict_state & state, const predict_reques
     res.timings.prepare_ms += validate_ms;
     res.timings.total_ms += validate_ms;
     return res;
+}
+
+// more than one chunk on a GPU: two pooled states take the chunks in turn from two threads, so
+// that one chunk's host steps and meetings with the host overlap the other's device work (each
+// state has its own stream). Every request is validated before any runs; the lowest failing
+// request is named
+void motion_model::predict_batch_two_states(std::span<const predict_request> reqs, std::span<predict_result> out,
+                                            size_t * failed) const {
+    impl & m = *p_;
+    if (failed) *failed = SIZE_MAX;
+    for (size_t i = 0; i < reqs.size(); ++i) {
+        const std::string problem = validate(reqs[i]);
+        if (!problem.empty()) {
+            if (failed) *failed = i;
+            throw mb::error(mb::status::invalid_argument, problem);
+        }
+    }
+    const size_t lanes = size_t(batch_lanes()), n_chunks = (reqs.size() + lanes - 1) / lanes;
+    with_pooled_state(*this, m.pool_mutex, m.batch_pool, int64_t(lanes), [&](predict_state & st0) {
+        with_pooled_state(*this, m.pool_mutex, m.batch_pool, int64_t(lanes), [&](predict_state & st1) {
+            const uint64_t      mode = cpu::fp_mode_control();
+            std::atomic<size_t> next{0};
+            std::atomic<bool>   stop{false};
+            std::mutex          mu;
+            size_t              first = SIZE_MAX;     // lowest failing request (SIZE_MAX: none named)
+            bool                any   = false;
+            std::exception_ptr  err;
+            const auto work = [&](predict_state & st) {
+                for (size_t c; !stop.load() && (c = next.fetch_add(1)) < n_chunks;) {
+                    const size_t c0 = c * lanes, nb = std::min(lanes, reqs.size() - c0);
+                    size_t       lane = SIZE_MAX;
+                    try {
+                        predict_batch(st, reqs.subspan(c0, nb), out.subspan(c0, nb), &lane);
+                    } catch (...) {
+                        std::lock_guard lock(mu);
+                        const size_t at = lane == SIZE_MAX ? SIZE_MAX : c0 + lane;
+                        if (!any || at < first) {
+                            first = at;
+                            err   = std::current_exception();
+                        }
+                        any = true;
+                        stop.store(true);
+                    }
+                }
+            };
+            std::thread other;
+            try {
+                other = std::thread([&] {
+                    cpu::fp_mode_set(mode);
+                    work(st1);
+                });
+            } catch (const std::system_error &) {
+                // no second thread: this one takes every chunk
+            }
+            work(st0);
+            if (other.joinable()) other.join();
+            if (err) {
+                if (failed) *failed = first;
+                std::rethrow_exception(err);
+            }
+        });
+    });
 }
 
 void motion_model::predict_batch(predict_state & state, std::span<const predict_request> reqs,

@@ -251,7 +251,12 @@ public:
         if (n > cuda::k_skinny_max_rows && (precision_ != backend_precision::BACKEND_PRECISION_F32 || f32_blas_) &&
             blas_ok()) {
             const void * h = bf16_of(w.p);
-            void *       xb = h && n * n_in * 2 <= k_col_floats * int64_t(sizeof(float)) ? col_->base() : nullptr;
+            // x rounded to bfloat16: the conv scratch of a batch state (reserve_conv1d) holds the
+            // largest batched product's x; the im2col scratch the others'
+            void * xb = !h ? nullptr
+                        : xh_ && n * n_in <= xh_floats_                    ? xh_->base()
+                        : n * n_in * 2 <= k_col_floats * int64_t(sizeof(float)) ? col_->base()
+                                                                             : nullptr;
             blas_->linear(x.p, n, n_in, w.p, xb ? h : nullptr, xb, n_out, y.p);
             if (b) cuda::add_bias_rows(y.p, b.p, n, n_out, s_);
         } else if (precision_ == backend_precision::BACKEND_PRECISION_TF32 && tf32_ok_ && n >= 32 &&
