@@ -10,6 +10,7 @@
 # usage: bench/cuda-session.sh [BUILD_DIR] [SHARED_DIR]
 #   MB_SESSION=quick       tests and the main timings only (for a short lease)
 #   MB_SESSION_SECONDS=N   steps that would start after N seconds are skipped, saying so
+#   MB_SESSION_SKIP="L …"  bench labels to leave out (e.g. cuda-f32-4096)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-cuda-out}
@@ -77,6 +78,7 @@ echo "== tests done ($(elapsed) s)"
 
 mbb() {     # label seconds env... -- args...
     local label=$1 need=$2; shift 2
+    case " ${MB_SESSION_SKIP:-} " in *" $label "*) echo "== skipped (MB_SESSION_SKIP): bench $label"; return 0 ;; esac
     time_for "$need" "bench $label" || return 0
     # device memory of the bench process, sampled every 100 ms (the largest is printed)
     nvidia-smi --query-compute-apps=used_memory --format=csv,noheader,nounits -lms 100 > "$log/mem-$label.txt" 2>/dev/null &

@@ -430,9 +430,11 @@ __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, i
     for (int j = threadIdx.x; j < d; j += blockDim.x) xr[j] = ((row[j] - mf) * inv) * g[j] + b[j];
 }
 
-// one block per (head, lane), one warp per query row (rows warp, warp + 4, …): the warp keeps its
-// query's n scores in shared memory, so a block reads its lane's keys and values for all of its
-// queries (a block per query made 65,536 tiny blocks per layer at 256 lanes of 16 tokens)
+// one block per (head, lane, group of queries), one warp per query row (rows 4z + warp, then
+// 4·gridDim.z further): the warp keeps its query's n scores in shared memory, so a block reads its
+// lane's keys and values for several queries (a block per query made 65,536 tiny blocks per
+// layer at 256 lanes of 16 tokens). Small batches split the queries over more blocks (z); a
+// query's arithmetic is the same either way
 constexpr int k_attn_warps = 4;
 
 __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const float * __restrict__ qkv, int n, int d,
@@ -448,7 +450,7 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const floa
     const int   lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     float *     sc    = sc_all + warp * n;
     const float scale = 1.0f / sqrtf((float) dh);
-    for (int i = warp; i < n; i += k_attn_warps) {
+    for (int i = blockIdx.z * k_attn_warps + warp; i < n; i += k_attn_warps * gridDim.z) {
         const float * q = qkv + (size_t) i * 3 * d + h * dh;
         for (int j = 0; j < n; ++j) {
             if (key_mask && key_mask[j]) {
@@ -749,7 +751,9 @@ void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const floa
 
 void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask, float * out,
                int64_t n_batch, cudaStream_t s) {
-    const dim3 grid((unsigned) n_head, (unsigned) n_batch);
+    // one warp per query where heads × lanes give fewer than 512 blocks (batch one)
+    const int64_t groups = n_head * n_batch >= 512 ? 1 : (n + k_attn_warps - 1) / k_attn_warps;
+    const dim3    grid((unsigned) n_head, (unsigned) n_batch, (unsigned) groups);
     attention_kernel<<<grid, 32 * k_attn_warps, (size_t) k_attn_warps * n * sizeof(float), s>>>(
         qkv, (int) n, (int) d, (int) (d / n_head), key_mask, out);
     check_launch("attention");
