@@ -201,6 +201,16 @@ TEST(ServePhysics, PdTrackingToggleOnAndOff) {
     auto h = o.c.wait_for("frame", k_wait, [](const json & f) { return f["physics"] == true; });
     ASSERT_TRUE(h.has_value());
     EXPECT_LT((*h)["physics_time"].get<double>(), 0.2);
+    // a reset keeps physics on and restarts it at the new epoch's first pose
+    auto late = o.c.wait_for("frame", k_wait, [](const json & f) { return f["physics_time"].get<double>() > 0.5; });
+    ASSERT_TRUE(late.has_value());
+    const int64_t rs = o.send({{"type", "reset"}});
+    ASSERT_TRUE(o.ack(rs).has_value());
+    auto k = o.c.wait_for("frame", k_wait, [&](const json & f) { return f["epoch"] != (*late)["epoch"]; });
+    ASSERT_TRUE(k.has_value());
+    EXPECT_EQ((*k)["physics"], true);
+    EXPECT_LT((*k)["physics_time"].get<double>(), 0.2);
+    EXPECT_EQ((*k)["fallen"], false);
 
     // a spectator gets the shapes too, and cannot toggle
     ws_client spec;
