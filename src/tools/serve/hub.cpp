@@ -716,8 +716,9 @@ void hub::on_physics(uint64_t id, const client_message & m) {
     emit_frame();
 }
 
-// one physics tick in the loop (a policy tick takes a few ms, substeps well under one); a failure
-// stops the simulation, not the clock
+// one physics tick in the loop (measured on the loaded 2-core VM: PD tracking up to 15 ms, a SONIC
+// tick 12 ms, the first 29 ms; the clock catches up to 4 ticks per wake); a failure stops the
+// simulation, not the clock
 void hub::step_physics() {
     const auto        t0  = clock::now();
     const std::string why = opt_.physics->step(timeline_, tick_, revision_);
