@@ -16,7 +16,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <sys/wait.h>
 
 namespace {
 
@@ -103,6 +105,21 @@ TEST(ServePhysics, UnavailableIsSaidAndTheToggleRejected) {
     ASSERT_TRUE(f.has_value());
     EXPECT_EQ((*f)["physics"], false);
     EXPECT_FALSE(f->contains("physical"));
+}
+
+// physics asked for (--sonic, --physics-*) that cannot load is an error at start, in every build
+TEST(ServePhysics, ExplicitPhysicsThatCannotLoadExitsTwo) {
+    MB_REQUIRE_SERVE_ASSETS();
+    const auto &      a   = mb::test::get_serve_assets();
+    const std::string log = a.dir + "/explicit-physics.log";
+    // (a server that started anyway is ended by timeout: 124)
+    const std::string cmd = std::string("timeout 60 '") + MB_CLI_PATH + "' serve --model '" + a.bundle + "' --styles '" + a.styles_dir +
+                            "' --listen 127.0.0.1:0 --threads 1 --sonic '" + a.dir + "/no-such-sonic.gguf' > '" + log + "' 2>&1";
+    const int rc = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(rc));
+    EXPECT_EQ(WEXITSTATUS(rc), 2);
+    const std::string out = mb::test::slurp(log);
+    EXPECT_NE(out.find("motionbricks serve: physics: "), std::string::npos) << out;
 }
 
 TEST(ServePhysics, PdTrackingToggleOnAndOff) {
