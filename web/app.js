@@ -9,6 +9,7 @@ import { forward_kinematics, rest_offsets } from './skeleton-fk.js';
 import { CameraFollow, OrbitRig } from './camera-follow.js';
 import { CommandState, KeyboardInput } from './controls.js';
 import { SkeletonView } from './skeleton-view.js';
+import { CollisionGeometry } from './collision-geometry.js';
 import { ActionPanel } from './actions.js';
 import { start_playback } from './playback.js';
 
@@ -20,6 +21,9 @@ const debug = {
     ready: false, connection: 'connecting', owner: null, frames_received: 0, frames_rendered: 0,
     invalid: 0, fps: 0, pelvis: null, buffer_state: 'empty', planning: false, paused: false, frame_error: null, plan_ms: null,
     ghosts: 0, sent: 0, acks: {}, errors: [], notices: [],
+    // live physics: what the server offers, what the frames say, what is drawn
+    physics_available: false, physics_control: null, physics: false, fallen: false, contacts: 0, physical_drawn: false,
+    collision_shapes: 0, collision_visible: 0, scene_meshes: 0,
 };
 window.motionbricks = debug;
 
@@ -64,7 +68,10 @@ function main(meta) {
     sun.position.set(3, 6, 2);
     scene.add(sun);
     const camera = new THREE.PerspectiveCamera(45, 1, 0.05, 200);
-    const view = new SkeletonView(scene, meta.parents);
+    const view = new SkeletonView(scene, meta.parents);   // the reference (cyan)
+    let physical_view = null;                              // the simulated robot (green), made when its parents arrive
+    let physical_parents = '';
+    const collision = new CollisionGeometry(scene);
 
     const resize = () => {
         const w = canvas.clientWidth, h = canvas.clientHeight;
@@ -141,6 +148,13 @@ function main(meta) {
                 debug.owner = m.owner;
                 if (m.buffer_seconds) buffer.delay = m.buffer_seconds;
                 command.forget_sent();
+                debug.physics_available = m.physics_available === true;
+                debug.physics_control = m.physics_control ?? null;
+                $('physics-mode').textContent = debug.physics_available ? debug.physics_control ?? '' : 'unavailable';
+                break;
+            case 'collision_shapes':
+                collision.set_shapes(r.shapes);
+                debug.collision_shapes = r.shapes.shapes.length;
                 break;
             case 'frame':
                 if (!buffer.push(m)) {
@@ -187,6 +201,36 @@ function main(meta) {
         return poses;
     }
 
+    // live physics: the owner toggles it; the checkbox follows what the frames say
+    const physics_box = $('physics'), collision_box = $('collision');
+    physics_box.addEventListener('change', () => {
+        if (client.owner) client.send({ type: 'physics', enabled: physics_box.checked });
+        physics_box.blur();
+    });
+    collision_box.addEventListener('change', () => collision_box.blur());
+
+    // the physical robot of a frame: green bodies from `physical` with the frame's `parents`
+    function draw_physical(pose) {
+        const f = pose?.frame;
+        const on = !!(f && f.physics && pose.physical && Array.isArray(f.parents));
+        if (on && f.parents.join() !== physical_parents) {
+            physical_parents = f.parents.join();
+            if (physical_view) physical_view.visible = false;
+            physical_view = new SkeletonView(scene, f.parents, { color: 0x34c759, joint_color: 0xc8f7d0, ground: false });
+        }
+        if (physical_view) {
+            physical_view.visible = on;
+            if (on) physical_view.set_pose(pose.physical);
+        }
+        collision.update(f?.physics ? f.collision_transforms : null, collision_box.checked);
+        debug.physical_drawn = on;
+        debug.collision_visible = collision.visible_count;
+        debug.physics = !!f?.physics;
+        debug.fallen = !!f?.fallen;
+        debug.contacts = typeof f?.contacts === 'number' ? f.contacts : 0;
+        if (document.activeElement !== physics_box) physics_box.checked = debug.physics;
+    }
+
     new KeyboardInput(window, command);
     actions = new ActionPanel({ client, debug, $ });
     client.connect();
@@ -211,6 +255,7 @@ function main(meta) {
             debug.style = pose.frame.style ?? null;
             debug.frame_error = pose.frame.error ?? null;
         }
+        draw_physical(pose);
         debug.buffer_state = buffer.state;
 
         camera.position.fromArray(orbit.eye(anchor));
@@ -239,6 +284,9 @@ function main(meta) {
             debug.camera_forward = orbit.forward();
             debug.camera = { eye: camera.position.toArray(), anchor: [...anchor] };
             if (pose) debug.positions = Array.from(positions);
+            let meshes = 0;
+            scene.traverseVisible((o) => { if (o.isMesh) meshes++; });
+            debug.scene_meshes = meshes;
             update_status();
         }
         renderer.render(scene, camera);
@@ -257,6 +305,7 @@ function main(meta) {
         parts.push(`${debug.fps} frames/s`);
         if (debug.plan_ms !== null) parts.push(`plan ${debug.plan_ms.toFixed(0)} ms`);
         if (debug.style) parts.push(`style ${debug.style}`);
+        if (debug.physics) parts.push(`physics (${debug.physics_control ?? 'on'}) · ${debug.contacts} contacts${debug.fallen ? ' · fallen' : ''}`);
         $('status').textContent = parts.join(' · ');
         // the big notice in the middle: why the robot is not moving, when it is not
         const error = debug.frame_error;
@@ -264,7 +313,8 @@ function main(meta) {
             : error ? `Simulation stopped: ${error}`
                 : debug.connection !== 'open' ? 'Connecting to the server…'
                     : debug.planning ? 'Waiting for motion planner'
-                        : debug.paused ? 'Simulation paused' : '';
+                        : debug.paused ? 'Simulation paused'
+                            : debug.physics && debug.fallen ? 'The simulated robot fell (physics goes on; toggle it or reset to stand it up)' : '';
         $('notice').textContent = notice;
         $('notice').hidden = notice === '';
         if (notice && !debug.notices.includes(notice)) debug.notices.push(notice);
@@ -272,6 +322,8 @@ function main(meta) {
         document.body.classList.toggle('spectator', debug.owner === false);
         // only the owner steers
         select.disabled = $('stop').disabled = debug.owner !== true;
+        $('physics').disabled = debug.owner !== true || !debug.physics_available;
+        $('physics').title = debug.physics_available ? '' : 'physics is not available on this server';
         actions?.update_enabled();
     }
 

@@ -11,6 +11,9 @@ export const MAX_COLLISION_TRANSFORMS = 1024;  // bodies, 7 numbers each
 export const MAX_TARGET_FRAMES = 16;
 export const TICK_RATE = 50;                  // server clock, ticks per second (time = tick / 50)
 export const MAX_SERVER_MESSAGE = 1 << 20;     // bytes of one server message we agree to parse
+export const MAX_SHAPES_MESSAGE = 16 << 20;    // ... except collision_shapes (hull meshes: 1.5 MB for the G1)
+export const MAX_SHAPE_VALUES = 4 << 20;       // vertex coordinates and indices over all shapes
+export const SHAPE_TYPES = new Set(['sphere', 'capsule', 'ellipsoid', 'cylinder', 'box', 'mesh']);
 export const ACK_STATES = new Set(['received', 'scheduled', 'applied', 'superseded', 'duplicate', 'rejected']);
 
 const is_int = (v) => Number.isSafeInteger(v);
@@ -81,7 +84,24 @@ export function validate_frame(m, n_joints = N_JOINTS) {
         if (c.length > MAX_COLLISION_TRANSFORMS * 7) return 'collision_transforms has too many bodies';
         e = check_coords(c, undefined, 'collision_transforms');
         if (e) return e;
+        for (let i = 0; i < c.length; i += 7) {
+            const n = Math.hypot(c[i + 3], c[i + 4], c[i + 5], c[i + 6]);
+            if (Math.abs(n - 1) > QUAT_NORM_TOLERANCE) return `collision_transforms quaternion ${i / 7} has norm ${n.toFixed(4)}`;
+        }
     }
+    if (m.parents !== undefined && m.parents !== null) {
+        // the physical bodies' tree: -1 for the pelvis, else an earlier body
+        const p = m.parents;
+        if (!Array.isArray(p) || p.length !== N_PHYSICAL) return `parents is not a list of ${N_PHYSICAL}`;
+        for (let i = 0; i < p.length; ++i) {
+            if (!is_int(p[i]) || (i === 0 ? p[i] !== -1 : p[i] < 0 || p[i] >= i)) return `parents[${i}] is invalid`;
+        }
+    }
+    // contacts: a count (this server), or a list (other servers)
+    if (m.contacts !== undefined && !(Array.isArray(m.contacts) ? m.contacts.length <= 4096 : is_int(m.contacts) && m.contacts >= 0)) {
+        return 'contacts is neither a count nor a list';
+    }
+    if (m.physics_time !== undefined && !(is_num(m.physics_time) && m.physics_time >= 0)) return 'physics_time is not a non-negative number';
     for (const k of ['paused', 'holding', 'planning', 'fallen', 'physics']) {
         e = optional(m, k, is_bool);
         if (e) return e;
@@ -162,7 +182,50 @@ export function validate_hello(m) {
     if (m.buffer_seconds !== undefined && !(is_num(m.buffer_seconds) && m.buffer_seconds > 0 && m.buffer_seconds <= 5)) {
         return 'hello buffer_seconds is out of range';
     }
+    if (m.physics_available !== undefined && !is_bool(m.physics_available)) return 'hello physics_available is not a boolean';
+    if (m.physics_control !== undefined && !(is_str(m.physics_control) && m.physics_control.length <= 64)) {
+        return 'hello physics_control is not a short string';
+    }
     return null;
+}
+
+// a `collision_shapes` event, normalised: {id, shapes: [{type, name, size: [3], vertices: Float32Array |
+// null, indices: Uint32Array | null}]} or {error}. sizes and vertices are in the geom's frame (m);
+// every index must name a vertex, every mesh be whole triangles
+export function read_collision_shapes(m) {
+    if (m === null || typeof m !== 'object' || m.type !== 'collision_shapes') return { error: 'not a collision_shapes event' };
+    if (!is_str(m.id) || !/^[0-9a-f]{64}$/.test(m.id)) return { error: 'collision_shapes id is not a SHA-256 hex digest' };
+    if (!Array.isArray(m.shapes) || m.shapes.length > MAX_COLLISION_TRANSFORMS) return { error: 'collision_shapes has no short list of shapes' };
+    const shapes = [];
+    let budget = MAX_SHAPE_VALUES;
+    for (let i = 0; i < m.shapes.length; ++i) {
+        const s = m.shapes[i];
+        const what = `collision shape ${i}`;
+        if (s === null || typeof s !== 'object' || Array.isArray(s)) return { error: `${what} is not an object` };
+        if (!SHAPE_TYPES.has(s.type)) return { error: `${what} has unknown type ${JSON.stringify(s.type)}` };
+        if (s.name !== undefined && !(is_str(s.name) && s.name.length <= 256)) return { error: `${what} name is not a short string` };
+        let e = check_coords(s.size, 3, `${what} size`, 100);
+        if (e) return { error: e };
+        if (s.size.some((v) => v < 0)) return { error: `${what} size is negative` };
+        const out = { type: s.type, name: s.name ?? '', size: s.size.slice(), vertices: null, indices: null };
+        if (s.type === 'mesh') {
+            if (!Array.isArray(s.vertices) || !Array.isArray(s.indices)) return { error: `${what} is a mesh without vertices and indices` };
+            budget -= s.vertices.length + s.indices.length;
+            if (budget < 0) return { error: 'collision_shapes has too many vertices' };
+            if (s.vertices.length % 3 !== 0 || s.indices.length % 3 !== 0) return { error: `${what} is not whole vertices and triangles` };
+            e = check_coords(s.vertices, undefined, `${what} vertices`, 10);
+            if (e) return { error: e };
+            const n = s.vertices.length / 3;
+            for (let k = 0; k < s.indices.length; ++k) {
+                const v = s.indices[k];
+                if (!is_int(v) || v < 0 || v >= n) return { error: `${what} index ${k} names no vertex` };
+            }
+            out.vertices = Float32Array.from(s.vertices);
+            out.indices = Uint32Array.from(s.indices);
+        }
+        shapes.push(out);
+    }
+    return { id: m.id, shapes };
 }
 
 export function validate_ack(m) {
@@ -180,7 +243,8 @@ export function validate_ack(m) {
 // (the caller ignores them), so nothing unchecked reaches the renderer
 export function parse_server_message(text, n_joints = N_JOINTS) {
     if (typeof text !== 'string') return { error: 'binary message' };
-    if (text.length > MAX_SERVER_MESSAGE) return { error: 'message too large' };
+    const limit = text.startsWith('{"type":"collision_shapes"') ? MAX_SHAPES_MESSAGE : MAX_SERVER_MESSAGE;
+    if (text.length > limit) return { error: 'message too large' };
     let m;
     try {
         m = JSON.parse(text);
@@ -200,7 +264,11 @@ export function parse_server_message(text, n_joints = N_JOINTS) {
     case 'ack': e = validate_ack(m); break;
     case 'error': e = is_str(m.error) ? null : 'error event without text'; break;
     case 'pong': break;
-    case 'collision_shapes': e = Array.isArray(m.shapes) ? null : 'collision_shapes without shapes'; break;
+    case 'collision_shapes': {
+        const c = read_collision_shapes(m);
+        if (c.error) return { error: c.error };
+        return { msg: m, shapes: c };
+    }
     default: e = `unknown message type ${JSON.stringify(m.type)}`;
     }
     return e ? { error: e } : { msg: m };

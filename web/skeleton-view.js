@@ -37,14 +37,16 @@ function ground_grid(half, step) {
 }
 
 export class SkeletonView {
-    constructor(scene, parents, { color = 0x35d0e0 } = {}) {
+    // ground: the grid, the root's trail and the target ghosts (the reference robot has them; the
+    // physical robot drawn beside it does not)
+    constructor(scene, parents, { color = 0x35d0e0, joint_color = 0xe8f7fa, ground = true } = {}) {
         this.scene = scene;
         this.parents = parents;
         const n = parents.length;
 
         // ground grid, moved in whole metres to stay under the robot
-        this.grid = ground_grid(20, 0.5);
-        scene.add(this.grid);
+        this.grid = ground ? ground_grid(20, 0.5) : null;
+        if (this.grid) scene.add(this.grid);
 
         // skeleton
         this.root = new THREE.Group();
@@ -52,7 +54,7 @@ export class SkeletonView {
         const bone_geo = new THREE.CylinderGeometry(BONE_RADIUS, BONE_RADIUS, 1, 10, 1);
         bone_geo.translate(0, 0.5, 0);   // unit bone from its parent (origin) to its child (+Y)
         const bone_mat = new THREE.MeshStandardMaterial({ color, roughness: 0.45, metalness: 0.1 });
-        const joint_mat = new THREE.MeshStandardMaterial({ color: 0xe8f7fa, roughness: 0.6 });
+        const joint_mat = new THREE.MeshStandardMaterial({ color: joint_color, roughness: 0.6 });
         const joint_geo = new THREE.SphereGeometry(JOINT_RADIUS, 12, 8);
         this.bones = [];
         this.joints = [];
@@ -68,8 +70,13 @@ export class SkeletonView {
             }
         }
 
-        // placed targets: stick figures plus a diamond at the root
         this.ghosts = [];
+        this.tmp_a = new THREE.Vector3();
+        this.tmp_b = new THREE.Vector3();
+        this.trail = null;
+        if (!ground) return;
+
+        // placed targets: stick figures plus a diamond at the root
         const pairs = (n - 1) * 2;
         for (let g = 0; g < GHOST_COLORS.length; ++g) {
             const geo = new THREE.BufferGeometry();
@@ -94,9 +101,14 @@ export class SkeletonView {
         this.trail.frustumCulled = false;
         this.trail_count = 0;
         scene.add(this.trail);
+    }
 
-        this.tmp_a = new THREE.Vector3();
-        this.tmp_b = new THREE.Vector3();
+    set visible(v) {
+        this.root.visible = v;
+    }
+
+    get visible() {
+        return this.root.visible;
     }
 
     // world joint positions [n*3]
@@ -110,11 +122,13 @@ export class SkeletonView {
             mesh.scale.set(1, Math.max(len, 1e-4), 1);
             if (len > 1e-6) mesh.quaternion.setFromUnitVectors(Y_AXIS, d.multiplyScalar(1 / len));
         }
+        if (!this.grid) return;
         this.add_trail_point(pos[0], pos[2]);
         this.grid.position.set(Math.round(pos[0]), 0, Math.round(pos[2]));
     }
 
     add_trail_point(x, z) {
+        if (!this.trail) return;
         const k = this.trail_count;
         if (k > 0) {
             const px = this.trail_positions[3 * (k - 1)], pz = this.trail_positions[3 * (k - 1) + 2];
@@ -133,6 +147,7 @@ export class SkeletonView {
     }
 
     clear_trail() {
+        if (!this.trail) return;
         this.trail_count = 0;
         this.trail.geometry.setDrawRange(0, 0);
     }

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-    parse_server_message, read_meta, read_targets, validate_frame, validate_hello, flatten_numbers,
+    parse_server_message, read_collision_shapes, read_meta, read_targets, validate_frame, validate_hello, flatten_numbers,
 } from '../../web/protocol.js';
 
 const identity = () => Array.from({ length: 34 }, () => [0, 0, 0, 1]).flat();
@@ -16,7 +16,79 @@ export const good_frame = (over = {}) => ({
 test('a well-formed frame passes', () => {
     assert.equal(validate_frame(good_frame()), null);
     assert.equal(validate_frame(good_frame({ physical: new Array(90).fill(0.1) })), null);
-    assert.equal(validate_frame(good_frame({ collision_transforms: new Array(14).fill(0) })), null);
+    assert.equal(validate_frame(good_frame({ collision_transforms: [0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0.6, 0, 0.8] })), null);
+});
+
+// a physics frame as `motionbricks serve` sends it
+const parents = [-1, ...Array.from({ length: 29 }, (_, i) => Math.floor(i / 2))];
+const physics_frame = (over = {}) => good_frame({
+    physics: true, physical: new Array(90).fill(0.2), parents, collision_transforms: [0, 1, 0, 0, 0, 0, 1], contacts: 4,
+    physics_time: 1.5, fallen: false, ...over,
+});
+
+test('physics frames: bodies, parents, transforms, contacts, physics time', () => {
+    assert.equal(validate_frame(physics_frame()), null);
+    assert.equal(validate_frame(physics_frame({ fallen: true, error: 'physics: compute failed' })), null);
+    assert.equal(validate_frame(physics_frame({ contacts: [] })), null);   // a list from other servers
+    const bad = {
+        'physical NaN': physics_frame({ physical: [NaN, ...new Array(89).fill(0)] }),
+        'physical far': physics_frame({ physical: [2e4, ...new Array(89).fill(0)] }),
+        'parents short': physics_frame({ parents: parents.slice(1) }),
+        'parents root': physics_frame({ parents: [0, ...parents.slice(1)] }),
+        'parents forward': physics_frame({ parents: [-1, 5, ...parents.slice(2)] }),
+        'parents fractional': physics_frame({ parents: [-1, 0.5, ...parents.slice(2)] }),
+        'transform quaternion': physics_frame({ collision_transforms: [0, 1, 0, 0, 0, 0, 2] }),
+        'contacts negative': physics_frame({ contacts: -1 }),
+        'contacts string': physics_frame({ contacts: '3' }),
+        'physics_time negative': physics_frame({ physics_time: -1 }),
+        'fallen number': physics_frame({ fallen: 1 }),
+        'physics string': physics_frame({ physics: 'yes' }),
+    };
+    for (const [name, f] of Object.entries(bad)) assert.notEqual(validate_frame(f), null, name);
+});
+
+const shapes_event = (over = {}) => ({
+    type: 'collision_shapes', id: 'a'.repeat(64),
+    shapes: [
+        { type: 'box', name: 'left_ankle_roll_link:0', size: [0.085, 0.03, 0.005] },
+        { type: 'mesh', name: 'pelvis:1', size: [0.1, 0.1, 0.1], vertices: [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1], indices: [0, 1, 2, 0, 2, 3] },
+    ],
+    ...over,
+});
+
+test('collision shapes: typed, sized, meshes of whole triangles over their own vertices', () => {
+    const r = read_collision_shapes(shapes_event());
+    assert.equal(r.error, undefined);
+    assert.equal(r.shapes.length, 2);
+    assert.ok(r.shapes[1].vertices instanceof Float32Array && r.shapes[1].indices instanceof Uint32Array);
+    assert.equal(r.shapes[0].vertices, null);
+    const parsed = parse_server_message(JSON.stringify(shapes_event()));
+    assert.equal(parsed.shapes.shapes[1].indices.length, 6);
+    const mesh = shapes_event().shapes[1];
+    const bad = {
+        'id short': shapes_event({ id: 'abc' }),
+        'id upper': shapes_event({ id: 'A'.repeat(64) }),
+        'shapes missing': shapes_event({ shapes: null }),
+        'type unknown': shapes_event({ shapes: [{ type: 'plane', size: [1, 1, 1] }] }),
+        'size short': shapes_event({ shapes: [{ type: 'box', size: [1, 1] }] }),
+        'size negative': shapes_event({ shapes: [{ type: 'box', size: [1, -1, 1] }] }),
+        'size NaN': shapes_event({ shapes: [{ type: 'sphere', size: [NaN, 0, 0] }] }),
+        'mesh without indices': shapes_event({ shapes: [{ ...mesh, indices: undefined }] }),
+        'index beyond': shapes_event({ shapes: [{ ...mesh, indices: [0, 1, 4] }] }),
+        'index negative': shapes_event({ shapes: [{ ...mesh, indices: [0, 1, -1] }] }),
+        'partial triangle': shapes_event({ shapes: [{ ...mesh, indices: [0, 1] }] }),
+        'partial vertex': shapes_event({ shapes: [{ ...mesh, vertices: [0, 0] }] }),
+        'vertex far': shapes_event({ shapes: [{ ...mesh, vertices: [0, 0, 0, 100, 0, 0, 0, 1, 0, 0, 0, 1] }] }),
+        'name long': shapes_event({ shapes: [{ type: 'box', name: 'x'.repeat(300), size: [1, 1, 1] }] }),
+    };
+    for (const [name, m] of Object.entries(bad)) {
+        assert.ok(read_collision_shapes(m).error, name);
+        assert.ok(parse_server_message(JSON.stringify(m)).error, name);
+    }
+    // the shapes may exceed the 1 MiB of other messages, up to 16 MiB
+    const big = shapes_event({ shapes: [{ ...mesh, name: 'x', vertices: new Array(3 * 120000).fill(0.123), indices: [0, 1, 2] }] });
+    assert.ok(JSON.stringify(big).length > (1 << 20));
+    assert.equal(parse_server_message(JSON.stringify(big)).error, undefined);
 });
 
 test('frames with wrong shapes, bad numbers or bad quaternions are rejected', () => {
@@ -55,6 +127,13 @@ test('parse_server_message checks JSON, object shape and type', () => {
     assert.deepEqual(parse_server_message('{"type":"pong"}').msg, { type: 'pong' });
     assert.ok(parse_server_message('{"type":"error"}').error);
     assert.equal(parse_server_message('{"type":"error","error":"command queue full"}').msg.error, 'command queue full');
+});
+
+test('hello: physics_available and physics_control are typed', () => {
+    const hello = { type: 'hello', version: 1, owner: false, last_seq: 0, epoch: 0, buffer_seconds: 0.15 };
+    assert.equal(validate_hello({ ...hello, physics_available: true, physics_control: 'PD tracking' }), null);
+    assert.ok(validate_hello({ ...hello, physics_available: 'yes' }));
+    assert.ok(validate_hello({ ...hello, physics_available: true, physics_control: 7 }));
 });
 
 test('hello: version 1 only, owner needs a hex token', () => {

@@ -6,6 +6,7 @@
 //   node tests/web/serve-e2e.mjs --bin MOTIONBRICKS --work DIR fk-parity
 //   node tests/web/serve-e2e.mjs --bin MOTIONBRICKS --work DIR client      (StreamClient, no browser)
 //   node tests/web/serve-e2e.mjs --bin MOTIONBRICKS --work DIR clips       (upload, play, jump, download)
+//   node tests/web/serve-e2e.mjs --bin MOTIONBRICKS --work DIR physics [--screenshot PNG]  (live physics, PD tracking)
 //   node tests/web/serve-e2e.mjs --work DIR --python PY prepare     (bundle + styles, once)
 //
 // exit 0 pass, 1 fail, 77 skipped (browser missing, as browser-e2e.mjs says).
@@ -25,9 +26,9 @@ const opt = (name, fallback = null) => {
 const bin = opt('--bin') && resolve(opt('--bin'));
 const work = opt('--work') && resolve(opt('--work'));
 const python = opt('--python', '/usr/bin/python3');
-const mode = ['prepare', 'browser', 'fk-parity', 'client', 'clips'].find((m) => args.includes(m));
+const mode = ['prepare', 'browser', 'fk-parity', 'client', 'clips', 'physics'].find((m) => args.includes(m));
 if (!work || !mode || (mode !== 'prepare' && !bin)) {
-    console.error('usage: serve-e2e.mjs --bin MOTIONBRICKS --work DIR (prepare | browser [--screenshot PNG] | fk-parity | client | clips)');
+    console.error('usage: serve-e2e.mjs --bin MOTIONBRICKS --work DIR (prepare | browser [--screenshot PNG] | fk-parity | client | clips | physics)');
     process.exit(2);
 }
 const bundle = join(work, 'bundle'), styles = join(work, 'styles');
@@ -108,6 +109,11 @@ try {
     if (mode === 'browser') {
         const screenshot = opt('--screenshot', join(work, 'viewer-serve.png'));
         const r = spawnSync(process.execPath, [join(here, 'browser-e2e.mjs'), '--url', server.url, '--screenshot', screenshot],
+            { stdio: 'inherit', cwd: source });
+        rc = r.status ?? 1;
+    } else if (mode === 'physics') {
+        const shot = opt('--screenshot', join(work, 'viewer-physics.png'));
+        const r = spawnSync(process.execPath, [join(here, 'physics-e2e.mjs'), '--url', server.url, '--screenshot', shot],
             { stdio: 'inherit', cwd: source });
         rc = r.status ?? 1;
     } else if (mode === 'clips') {

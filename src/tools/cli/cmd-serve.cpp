@@ -4,6 +4,7 @@
 // (untrained weights: the motion means nothing; the log and /api/meta say so)
 #include "tools/cli/commands.h"
 #include "tools/serve/clips.h"
+#include "tools/serve/live-physics.h"
 #include "tools/serve/replay-recorder.h"
 #include "tools/serve/replay-server.h"
 #include "tools/cli/serve-robot.h"
@@ -28,6 +29,7 @@ namespace fs = std::filesystem;
 int usage() {
     std::fprintf(stderr, "usage: motionbricks serve [--model DIR] [--styles DIR] [--listen 127.0.0.1:8080] %s "
                          "[--web DIR] [--max-peers N] [--max-connections N] [--allow-host NAME ...] [--spectator-idle-seconds 60] [--clips DIR] [--record FILE.mbreplay] %s\n"
+                         "       [--sonic FILE.gguf] [--physics-scene scene_43dof.xml] [--physics-config FILE.mbphysics]\n"
                          "       motionbricks serve --replay FILE.mbreplay | --comparison REPORT.json [--listen ...] [--web DIR] [--allow-host NAME ...]\n",
                  tools::k_model_options_usage, serve_robot_usage());
     return 2;
@@ -63,6 +65,42 @@ int run_py(const std::string & args) {
     return std::system(cmd.c_str());
 }
 
+// the G1 scene of the shared data directory, beside the working directory or the source tree
+std::string default_scene() {
+    for (const std::string & base : {std::string(".."), std::string(MB_SOURCE_DIR) + "/.."}) {
+        const fs::path p = fs::path(base) / "shared/data/upstream/mjcf/scene_43dof.xml";
+        if (fs::is_regular_file(p)) return p.string();
+    }
+    return "";
+}
+
+// live physics when this build has MuJoCo and the scene loads; asked for explicitly (--sonic,
+// --physics-scene, --physics-config) it must load, else it is announced as unavailable
+int open_physics(serve::live_physics_options o, bool explicit_ask, std::unique_ptr<serve::live_physics> & out) {
+    if (o.scene.empty()) o.scene = default_scene();
+    if (o.scene.empty()) {
+        if (explicit_ask) {
+            std::fprintf(stderr, "motionbricks serve: no physics scene: pass --physics-scene scene_43dof.xml\n");
+            return 2;
+        }
+        std::fprintf(stderr, "serve: physics unavailable: no G1 scene (../shared/data/upstream/mjcf/scene_43dof.xml; --physics-scene)\n");
+        return 0;
+    }
+    try {
+        out = std::make_unique<serve::live_physics>(o);
+    } catch (const std::exception & e) {
+        if (explicit_ask) {
+            std::fprintf(stderr, "motionbricks serve: physics: %s\n", e.what());
+            return 2;
+        }
+        std::fprintf(stderr, "serve: physics unavailable: %s\n", e.what());
+        return 0;
+    }
+    std::fprintf(stderr, "serve: physics available (MuJoCo %s, %s, %u collision shapes, %zu bytes of shapes)\n", out->version().c_str(),
+                 out->control(), unsigned(out->shape_count()), out->shapes()->size());
+    return 0;
+}
+
 } // namespace
 
 namespace {
@@ -96,6 +134,7 @@ int cmd_serve(int argc, char ** argv) {
     serve::server_options opt;
     tools::model_options mopt;
     serve_robot_options robot;
+    serve::live_physics_options physics_opt;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -132,6 +171,12 @@ int cmd_serve(int argc, char ** argv) {
             comparison_path = v;
         } else if (a == "--record") {
             record_path = v;
+        } else if (a == "--sonic") {
+            physics_opt.sonic = v;
+        } else if (a == "--physics-scene") {
+            physics_opt.scene = v;
+        } else if (a == "--physics-config") {
+            physics_opt.config = v;
         } else if (a == "--max-peers") {
             if (!parse_int(v, 1, 4096, n)) {
                 std::fprintf(stderr, "motionbricks serve: --max-peers must be an integer 1..4096\n");
@@ -178,8 +223,9 @@ int cmd_serve(int argc, char ** argv) {
             std::fprintf(stderr, "motionbricks serve: --replay and --comparison exclude each other\n");
             return 2;
         }
-        if (!model_dir.empty() || !styles_dir.empty() || !record_path.empty() || !clips_dir.empty()) {
-            std::fprintf(stderr, "motionbricks serve: --replay and --comparison load no model (drop --model/--styles/--record/--clips)\n");
+        if (!model_dir.empty() || !styles_dir.empty() || !record_path.empty() || !clips_dir.empty() || !physics_opt.sonic.empty() ||
+            !physics_opt.scene.empty() || !physics_opt.config.empty()) {
+            std::fprintf(stderr, "motionbricks serve: --replay and --comparison load no model (drop --model/--styles/--record/--clips/--sonic/--physics-*)\n");
             return 2;
         }
         serve::playback_options po;
@@ -280,6 +326,10 @@ int cmd_serve(int argc, char ** argv) {
         std::fprintf(stderr, "motionbricks serve: %s\n", e.what());
         return 2;
     }
+    std::unique_ptr<serve::live_physics> physics;   // outlives the server, whose hub steps it
+    const bool ask = !physics_opt.sonic.empty() || !physics_opt.scene.empty() || !physics_opt.config.empty();
+    if (const int rc = open_physics(physics_opt, ask, physics); rc != 0) return rc;
+    opt.hub.physics = physics.get();
     serve::server srv(opt, *pl);
     try {
         srv.start();

@@ -123,8 +123,8 @@ std::variant<http_response, file_response> handle_http(const http_request & req,
         if (path == "/api/health") return make_response(req, http::status::ok, ctx.health ? ctx.health() : "{\"ok\":true}", "application/json");
         if (path == "/api/meta") return make_response(req, http::status::ok, ctx.meta_json, "application/json");
         if (path == "/api/stream") {
-            const nlohmann::json j = {{"available", true}, {"version", k_protocol_version}, {"physics", false},
-                                      {"mujoco_version", ""}};
+            const nlohmann::json j = {{"available", true}, {"version", k_protocol_version}, {"physics", !ctx.mujoco_version.empty()},
+                                      {"mujoco_version", ctx.mujoco_version}};
             return make_response(req, http::status::ok, j.dump(), "application/json");
         }
         if (path == "/api/stream/socket") return make_http_error(req, http::status::upgrade_required, "WebSocket upgrade required");

@@ -30,6 +30,7 @@ struct route_context {
     clip_library *  clips   = nullptr;      // /api/clips, uploads (clip-routes.cpp); none: not found
     frame_history * history = nullptr;      // /api/motion/recent
     std::function<bool(const std::string &)> owner_token;   // is this the owner's token (uploads)
+    std::string mujoco_version;             // non-empty: physics is available (/api/stream)
 };
 
 // the largest request body: a GLB upload (16 MiB) on its own route, 16 KiB elsewhere

@@ -26,6 +26,7 @@ namespace mb::serve {
 
 class clip_library;
 class frame_history;
+class live_physics;
 class replay_recorder;
 
 struct hub_options {
@@ -35,6 +36,7 @@ struct hub_options {
     clip_library *  clips   = nullptr;    // play_clip's clips (none: play_clip is rejected); outlives the hub
     frame_history * history = nullptr;    // receives every frame the clock passes (downloads); outlives the hub
     replay_recorder * recorder = nullptr; // serve --record: told each frame shown and each plan (borrowed)
+    live_physics *  physics = nullptr;    // the simulated robot the `physics` message toggles (none: rejected); outlives the hub
     // after every 50 Hz tick, on the hub thread (robot-tap.h: serve --zmq / --record-qpos); may be empty
     std::function<void(const timeline & tl, int64_t tick, uint64_t epoch)> on_tick;
 };
@@ -43,6 +45,8 @@ struct hub_stats {
     uint64_t ticks = 0, slow_ticks = 0, plans = 0, plan_failures = 0, stalls = 0;
     double   last_planner_ms = 0;
     size_t   viewers = 0;
+    uint64_t physics_ticks = 0;            // physics steps run in the 50 Hz loop
+    double   physics_last_ms = 0, physics_max_ms = 0;
 };
 
 class hub {
@@ -130,6 +134,8 @@ private:
     bool        paused_ = false;
     bool        stalled_ = false;            // the clock waits for a late plan
     std::string failed_;                     // planner failure: resume rejected until reset
+    bool        physics_on_ = false;         // the `physics` toggle
+    std::string physics_error_;              // the simulation stopped (the kinematic stream goes on) until reset or physics off
     clock::time_point deadline_{};
     clock::time_point last_sent_{};
 
@@ -172,6 +178,9 @@ private:
     void share_owner_token();
     void reset_world();
     void emit_frame();
+    void on_physics(uint64_t id, const client_message & m);
+    void step_physics();
+    bool physics_running() const { return physics_on_ && physics_error_.empty(); }
     bool holding_now() const;
     void send_to(uint64_t id, const std::string & text);
     void broadcast_reliable(const message_ptr & m);

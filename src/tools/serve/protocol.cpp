@@ -156,11 +156,12 @@ void append_floats(std::string & out, const float * v, size_t n) {
     out += ']';
 }
 
-std::string make_hello(bool owner, const std::string & token, int64_t last_seq, uint64_t epoch) {
+std::string make_hello(bool owner, const std::string & token, int64_t last_seq, uint64_t epoch, const std::string & physics_control) {
     json j = {{"type", "hello"},      {"version", k_protocol_version}, {"owner", owner},
-              {"last_seq", last_seq}, {"epoch", epoch},                {"physics_available", false},
+              {"last_seq", last_seq}, {"epoch", epoch},                {"physics_available", !physics_control.empty()},
               {"buffer_seconds", k_buffer_seconds}};
     if (owner) j["token"] = token;
+    if (!physics_control.empty()) j["physics_control"] = physics_control;
     return j.dump();
 }
 

@@ -46,7 +46,9 @@ parse_result parse_client_message(const std::string & text);
 const char * msg_type_name(msg_type t);
 
 // server → client events (compact JSON text)
-std::string make_hello(bool owner, const std::string & token, int64_t last_seq, uint64_t epoch);
+// physics_control: "" without physics, else how the robot is driven ("PD tracking", "SONIC policy"),
+// sent as physics_control with physics_available true
+std::string make_hello(bool owner, const std::string & token, int64_t last_seq, uint64_t epoch, const std::string & physics_control = "");
 std::string make_ack(int64_t seq, const char * state, const std::string & error, uint64_t epoch);
 std::string make_ack_scheduled(int64_t seq, uint64_t epoch, double at, double planner_ms);
 std::string make_ack_applied(int64_t seq, uint64_t epoch, double time);

@@ -1,5 +1,6 @@
 // motionbricks serve: listener and HTTP connections
 #include "tools/serve/server.h"
+#include "tools/serve/live-physics.h"
 
 #include "tools/serve/http-routes.h"
 
@@ -321,12 +322,15 @@ struct server::impl {
         st.routes.clips       = opt.hub.clips;
         st.routes.history     = opt.hub.history;
         st.routes.owner_token = [this](const std::string & t) { return h.is_owner_token(t); };
+        if (opt.hub.physics) st.routes.mujoco_version = opt.hub.physics->version();
         st.routes.health    = [this] {
             const hub_stats s = h.stats();
             const nlohmann::json j = {{"ok", true},          {"demo", opt.demo},       {"viewers", s.viewers},
                                       {"ticks", s.ticks},    {"slow_ticks", s.slow_ticks}, {"plans", s.plans},
                                       {"plan_failures", s.plan_failures}, {"last_planner_ms", s.last_planner_ms},
-                                      {"connections", st.conns.size()}, {"accept_pauses", accept_pauses.load()}};
+                                      {"connections", st.conns.size()}, {"accept_pauses", accept_pauses.load()},
+                                      {"physics", opt.hub.physics != nullptr}, {"physics_ticks", s.physics_ticks},
+                                      {"physics_last_ms", s.physics_last_ms}, {"physics_max_ms", s.physics_max_ms}};
             return j.dump();
         };
         st.routes.metrics = [this] {
