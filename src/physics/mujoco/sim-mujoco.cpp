@@ -384,6 +384,7 @@ void robot::save(snapshot & s) const {
     s.qpos.assign(d->qpos, d->qpos + m->nq);
     s.qvel.assign(d->qvel, d->qvel + m->nv);
     s.act.assign(d->act, d->act + m->na);
+    s.warmstart.assign(d->qacc_warmstart, d->qacc_warmstart + m->nv);
     s.time = d->time;
 }
 
@@ -398,6 +399,10 @@ void robot::restore(const snapshot & s) {
     d->time = s.time;
     char error[512] = {0};
     if (mbph_forward(m, d, error, sizeof error) != 0) fail(status::compute_failed, std::string("MuJoCo mj_forward: ") + error);
+    // after the forward pass, which stores its own solution as the next warm start and renormalises
+    // the free joint's quaternion in qpos (an ulp off the saved one)
+    if (s.warmstart.size() == size_t(m->nv)) std::copy(s.warmstart.begin(), s.warmstart.end(), d->qacc_warmstart);
+    std::copy(s.qpos.begin(), s.qpos.end(), d->qpos);
 }
 
 void robot::kinematics(const double * qpos, double * xyz) const {
