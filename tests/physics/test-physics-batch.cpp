@@ -5,6 +5,7 @@
 #include "format/error.h"
 #include "physics/mujoco/batch.h"
 #include "physics/mujoco/session.h"
+#include "physics-test-scene.h"
 
 #include <gtest/gtest.h>
 
@@ -19,15 +20,7 @@ namespace ph = mb::physics;
 
 namespace {
 
-std::string scene_path() {
-    return std::string(MB_SHARED) + "/data/upstream/mjcf/scene_43dof.xml";
-}
-
-#define NEED_SCENE()                                                                                          \
-    do {                                                                                                      \
-        if (!ph::engine_available()) GTEST_SKIP() << "this build has no MuJoCo";                              \
-        if (!std::filesystem::exists(scene_path())) GTEST_SKIP() << scene_path() << " is absent (../shared)"; \
-    } while (0)
+using mb::physics::test::scene_path;
 
 // small actions that depend on every observation value (so history and timeline matter); row
 // `nan_row` of a decode gets a NaN action while armed
