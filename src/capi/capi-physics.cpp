@@ -492,8 +492,6 @@ MB_API mb_status mb_physics_get_scene(const mb_physics * physics, uint32_t * nq,
     });
 }
 
-} // extern "C"
-
 MB_API mb_status mb_physics_set_controller_flags(mb_physics * physics, uint32_t flags, char * error, uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {
         core_of(physics);
@@ -515,3 +513,5 @@ MB_API mb_status mb_physics_get_controller_flags(const mb_physics * physics, uin
         return MB_OK;
     });
 }
+
+} // extern "C"
