@@ -10,6 +10,7 @@
 # usage: bench/cuda-session.sh [BUILD_DIR] [SHARED_DIR]
 #   MB_SESSION=quick       tests and the main timings only (for a short lease)
 #   MB_SESSION_SECONDS=N   steps that would start after N seconds are skipped, saying so
+#   MB_SESSION_SKIP="L …"  bench labels to leave out (e.g. cuda-f32-4096)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-cuda-out}
@@ -77,9 +78,16 @@ echo "== tests done ($(elapsed) s)"
 
 mbb() {     # label seconds env... -- args...
     local label=$1 need=$2; shift 2
+    case " ${MB_SESSION_SKIP:-} " in *" $label "*) echo "== skipped (MB_SESSION_SKIP): bench $label"; return 0 ;; esac
     time_for "$need" "bench $label" || return 0
-    timeout 90 env "$@" --tokens 10,0 > "$log/bench-$label.json" 2> "$log/bench-$label.err" ||
-        { echo "bench $label failed: $(tail -3 "$log/bench-$label.err")"; return 0; }
+    # device memory of the bench process, sampled every 100 ms (the largest is printed)
+    nvidia-smi --query-compute-apps=used_memory --format=csv,noheader,nounits -lms 100 > "$log/mem-$label.txt" 2>/dev/null &
+    local smi=$!
+    timeout 90 env "$@" --tokens 10,0 > "$log/bench-$label.json" 2> "$log/bench-$label.err"
+    local rc=$?
+    kill "$smi" 2>/dev/null; wait "$smi" 2>/dev/null
+    echo "$label: device memory max $(sort -n "$log/mem-$label.txt" | tail -1) MiB"
+    [ "$rc" = 0 ] || { echo "bench $label failed: $(tail -3 "$log/bench-$label.err")"; return 0; }
     python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))" "$log/bench-$label.json" >> "$out/bench.jsonl"
     python3 - "$label" "$log/bench-$label.json" <<'PY'
 import json, sys
@@ -97,29 +105,57 @@ echo "== bench ($(elapsed) s)"
 mb="$build/motionbricks"
 big="--iterations 5 --warmup 1"
 if [ "$plan" = quick ]; then
+    # the issue's table: B = 1 (10 tokens and predicted), then frames/s at B = 8 … 4,096 per precision
     mbb cuda-f32 10 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
-    mbb cuda-f32-batch 25 "$mb" bench --model "$full" --device cuda --precision f32 --batch 8,64,256,1024 $big
-    mbb cuda-f32-cublas 15 MB_CUDA_F32_CUBLAS=1 "$mb" bench --model "$full" --device cuda --precision f32 --batch 64,256,1024 $big
-    mbb cuda-tf32-batch 12 "$mb" bench --model "$full" --device cuda --precision tf32 --batch 256,1024 $big
-    # batch one with other row tiles of the skinny kernel, and the tiled kernel from 17 rows on
-    # (the same bits: only the speed differs)
-    mbb cuda-f32-pdl 8 MB_CUDA_PDL=1 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
-    if time_for 30 "parity suites with MB_CUDA_PDL=1"; then
-        (cd "$build" && MB_CUDA_PDL=1 ctest -R 'cuda\.test-(root-planner|pose-planner|vq-decoder|predict|predict-batch)$' -j4 \
-            --timeout 60) > "$log/ctest-pdl.log" 2>&1
-        echo "MB_CUDA_PDL=1: $(grep -E 'tests passed|tests failed' "$log/ctest-pdl.log")"
-        grep -E "\*\*\*Failed|Failure" "$log/ctest-pdl.log" | head -5
+    mbb cuda-f32-batch 30 "$mb" bench --model "$full" --device cuda --precision f32 --batch 8,64,256,1024 $big
+    mbb cuda-f32-4096 30 "$mb" bench --model "$full" --device cuda --precision f32 --batch 4096 --iterations 3 --warmup 1
+    for p in tf32 bf16; do
+        mbb cuda-$p 10 "$mb" bench --model "$full" --device cuda --precision $p --batch 1
+        mbb cuda-$p-batch 25 "$mb" bench --model "$full" --device cuda --precision $p --batch 8,64,256,1024 $big
+        mbb cuda-$p-4096 25 "$mb" bench --model "$full" --device cuda --precision $p --batch 4096 --iterations 3 --warmup 1
+    done
+    mbb cuda-f32-cublas 15 MB_CUDA_F32_CUBLAS=1 "$mb" bench --model "$full" --device cuda --precision f32 --batch 256,1024 $big
+    # variants (same bits or, for TF32 / BF16, the same bounds): fused chunks of other sizes,
+    # programmatic dependent launch at batch one
+    for lanes in ${MB_SESSION_LANES:-}; do
+        for p in f32 tf32; do
+            mbb cuda-$p-lanes$lanes 30 MB_CUDA_BATCH_LANES=$lanes "$mb" bench --model "$full" --device cuda --precision $p \
+                --batch 1024,4096 --iterations 3 --warmup 1
+        done
+    done
+    [ -n "${MB_SESSION_PDL:-}" ] && mbb cuda-f32-pdl 8 MB_CUDA_PDL=1 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
+    upstream=${MB_UPSTREAM_DIR:-}
+    if [ -n "$upstream" ] && time_for 60 "upstream PyTorch same-run comparison"; then
+        MOTIONBRICKS_LIBRARY=$(find "$build/src/capi" -name 'libmotionbricks.so' | head -1) PYTHONUNBUFFERED=1 \
+            timeout 120 python3 bench/upstream-torch.py --upstream "$upstream" --bundle "$full" --seed 1 \
+            --case "$shared/fixtures/reference-small/cases/walk_fwd_fixed10_argmax.npz" --iterations 21 \
+            --out "$out/upstream.json" > "$log/upstream.log" 2>&1 ||
+            echo "upstream comparison failed: $(tail -5 "$log/upstream.log")"
+        [ -f "$out/upstream.json" ] && python3 - "$out/upstream.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("upstream %s (torch %s, matmul precision %s, stand-ins %s, %d tensors copied) vs ours %s:" % (r["gpu"],
+      r["torch"], r["upstream_matmul_precision"], ",".join(r["stand_ins"]) or "none", r["tensors_copied"],
+      r["precision_ours"]))
+for x in r["runs"]:
+    print("  %-10s upstream %.3f ms (p95 %.3f), upstream highest %.3f ms, ours %.3f ms (p95 %.3f): x%.1f / x%.1f;"
+          " tokens %d/%d; features max %s / vs highest %s" % (
+        x["request"], x["upstream"]["median_ms"], x["upstream"]["p95_ms"], x["upstream_f32"]["median_ms"],
+        x["ours"]["median_ms"], x["ours"]["p95_ms"], x["speedup"], x["speedup_vs_upstream_f32"],
+        x["tokens_upstream"], x["tokens_ours"], x.get("max_abs_feature_diff"),
+        x.get("max_abs_feature_diff_vs_upstream_f32")))
+PY
     fi
-    mbb cuda-f32-r32 8 MB_CUDA_SKINNY_ROWS=32 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
-    mbb cuda-f32-r4 8 MB_CUDA_SKINNY_ROWS=4 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
-    mbb cuda-f32-r8 8 MB_CUDA_SKINNY_ROWS=8 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
-    mbb cuda-f32-t17 10 MB_CUDA_TILED_ROWS=17 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1,8
-    mbb cuda-f32-4096 25 "$mb" bench --model "$full" --device cuda --precision f32 --batch 4096 --iterations 3 --warmup 1
-    if time_for 40 "compute-sanitizer memcheck on linear_every_path"; then
-        timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/backend/test-cuda-backend" \
-            --gtest_filter='backends.linear_every_path' > "$log/san-linear-memcheck.log" 2>&1
-        echo "linear_every_path memcheck exit $?: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$log/san-linear-memcheck.log" | head -3 | tr '\n' ' ')"
-    fi
+    san() {     # name tool seconds program args...
+        local name=$1 tool=$2 secs=$3; shift 3
+        time_for "$secs" "compute-sanitizer $name $tool" || return 0
+        timeout "$secs" compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" > "$log/san-$name-$tool.log" 2>&1
+        echo "$name $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$log/san-$name-$tool.log" | head -3 | tr '\n' ' ')"
+    }
+    san tiled memcheck 60 "$build/tests/backend/test-cuda-backend" --gtest_filter='backends.linear_every_path:backends.f32_sums*:backends.reduced_precision*'
+    san tiled racecheck 90 "$build/tests/backend/test-cuda-backend" --gtest_filter='backends.linear_every_path:backends.f32_sums*'
+    san ops memcheck 60 "$build/tests/backend/test-backend-ops" --gtest_filter='*cuda*'
+    san ops racecheck 60 "$build/tests/backend/test-backend-ops" --gtest_filter='*cuda*'
 else
     mbb cpu16 60 "$mb" bench --model "$full" --device cpu --batch 1 --iterations 21
     mbb cuda-f32 20 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1,8,64

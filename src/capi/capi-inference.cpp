@@ -2,6 +2,7 @@
 // mb_model_infer and mb_model_infer_batch
 #include "capi/capi-error.h"
 #include "capi/handles.h"
+#include "capi/lane-parallel.h"
 
 #include "motion/boundary-poses.h"
 #include "motion/predict.h"
@@ -368,18 +369,19 @@ MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference
         require(requests, "requests");
 
         // validate every lane before any runs
-        std::vector<mb::predict_request> lanes;
-        lanes.reserve(size_t(count));
         for (uint64_t i = 0; i < count; ++i) {
             if (requests[i] == nullptr) {
                 fail(MB_INVALID_ARGUMENT, "requests[" + std::to_string(i) + "] is NULL");
             }
+        }
+        std::vector<mb::predict_request> lanes(static_cast<size_t>(count));
+        mb::capi::for_each_request(lanes.size(), [&](size_t i) {
             try {
-                lanes.push_back(to_predict_request(*model, *requests[i]));
+                lanes[i] = to_predict_request(*model, *requests[i]);
             } catch (const mb::error & e) {
                 fail(e.code(), "requests[" + std::to_string(i) + "]: " + e.what());
             }
-        }
+        });
 
         // fused lanes (chunks of batch_lanes()); nothing is published unless all succeed
         std::vector<mb::predict_result> results(lanes.size());
@@ -395,13 +397,13 @@ MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference
             fail(MB_COMPUTE_FAILED, lane_text() + "inference failed: " + e.what());
         }
         std::vector<std::unique_ptr<mb_motion>> motions(static_cast<size_t>(count));
-        for (size_t i = 0; i < results.size(); ++i) {
+        mb::capi::for_each_request(results.size(), [&](size_t i) {
             try {
                 motions[i] = mb::capi::motion_from_result(std::move(results[i]));
             } catch (const mb::error & e) {
                 fail(e.code(), "requests[" + std::to_string(i) + "]: " + e.what());
             }
-        }
+        });
         for (size_t i = 0; i < motions.size(); ++i) {
             outputs[i] = motions[i].release();
         }

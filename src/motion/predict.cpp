@@ -7,6 +7,8 @@
 //   5. local → global, start transform re-applied, FK
 #include "motion/predict.h"
 
+#include "backend/cpu/fp-mode.h"
+#include "backend/cpu/thread-pool.h"
 #include "format/error.h"
 #include "model/pose-planner.h"
 #include "model/root-planner.h"
@@ -15,12 +17,17 @@
 #include "motion/skeleton-fk.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
+#include <thread>
 
 namespace mb {
 
@@ -88,6 +95,9 @@ struct predict_state::impl {
     const motion_model::impl * model = nullptr;   // the model this state was made for
     int64_t                    lanes = 1;         // requests fused per chunk
     std::unique_ptr<backend>   be;
+    // the host steps of a fused chunk (normalisation, conditions, FK) split over lanes: states
+    // of many lanes on a GPU backend (the CPU backend's own threads have the cores)
+    std::unique_ptr<cpu::thread_pool> host;
     root_planner_state         root_st;
     pose_planner_state         pose_st;
     vq_decoder_state           vq_st;
@@ -166,6 +176,10 @@ std::unique_ptr<predict_state> motion_model::create_state(int64_t lanes) const {
     s.tokens.assign(L * k_max_tokens * k_token_heads, 0);
     s.bucket.reserve(L);
     s.done.assign(L, 0);
+    if (lanes > 1 && std::string(s.be->name()) != "cpu") {
+        const unsigned hw = std::thread::hardware_concurrency();
+        if (hw > 1) s.host = std::make_unique<cpu::thread_pool>(int(std::min(hw, 16u)));
+    }
     if (lanes > 1) {
         s.b_pose_cond.assign(L * F * k_pose_feat_dim, 0.0f);
         s.b_root_cond.assign(L * F * 4, 0.0f);
@@ -180,7 +194,14 @@ std::unique_ptr<predict_state> motion_model::create_state(int64_t lanes) const {
 }
 
 int64_t motion_model::batch_lanes() const {
-    return p_->device == backend_device::BACKEND_DEVICE_CUDA ? 256 : 64;
+    if (p_->device != backend_device::BACKEND_DEVICE_CUDA) return 64;
+    // MB_CUDA_BATCH_LANES=N (64..4096): another chunk size, to compare throughput
+    static const int64_t cuda_lanes = [] {
+        const char * v = std::getenv("MB_CUDA_BATCH_LANES");
+        const long   n = v ? std::atol(v) : 0;
+        return n >= 64 && n <= 4096 ? int64_t(n) : int64_t(256);
+    }();
+    return cuda_lanes;
 }
 
 namespace {
@@ -221,7 +242,15 @@ predict_result motion_model::predict(const predict_request & req, const trace_fn
 
 void motion_model::predict_batch(std::span<const predict_request> reqs, std::span<predict_result> out,
                                  size_t * failed) const {
-    impl & m = *p_;
+    impl &       m     = *p_;
+    const size_t lanes = size_t(batch_lanes());
+    // GPU 0 only: the CUDA backend does not make its GPU current on a thread that did not create
+    // it, and a new thread starts on GPU 0
+    if (m.device == backend_device::BACKEND_DEVICE_CUDA && m.ordinal == 0 && reqs.size() > lanes &&
+        reqs.size() == out.size()) {
+        predict_batch_two_states(reqs, out, failed);
+        return;
+    }
     with_pooled_state(*this, m.pool_mutex, m.batch_pool, batch_lanes(), [&](predict_state & st) {
         predict_batch(st, reqs, out, failed);
         return 0;
@@ -363,11 +392,47 @@ namespace {
 
 using lane_fn = std::function<void(int64_t lane)>;
 
-// `f(l)` for every lane, naming the lane that throws in *failed
-void each_lane(int64_t B, int64_t * failed, const lane_fn & f) {
-    for (int64_t l = 0; l < B; ++l) {
-        *failed = l;
-        f(l);
+// fewer lanes than this run their host steps on the calling thread
+constexpr int64_t k_pool_min_lanes = 16;
+
+// `f(l)` for every lane, naming the lane that throws in *failed (the lowest such lane). With a
+// pool, lanes run in chunks on its threads, each in the caller's floating-point mode (the
+// pool's workers flush subnormals; a lane's host steps must give the bits they give alone)
+void each_lane(cpu::thread_pool * pool, int64_t B, int64_t * failed, const lane_fn & f) {
+    if (!pool || B < k_pool_min_lanes) {
+        for (int64_t l = 0; l < B; ++l) {
+            *failed = l;
+            f(l);
+        }
+        *failed = -1;
+        return;
+    }
+    const uint64_t     mode     = cpu::fp_mode_control();
+    const int          n_chunks = int(std::min<int64_t>(B, int64_t(pool->size()) * 4));
+    std::mutex         m;
+    int64_t            first = B;
+    std::exception_ptr err;
+    pool->run(n_chunks, [&](int c) {
+        const uint64_t saved = cpu::fp_mode_get();
+        if (saved != mode) cpu::fp_mode_set(mode);
+        const int64_t l1 = B * (c + 1) / n_chunks;
+        for (int64_t l = B * c / n_chunks; l < l1; ++l) {
+            try {
+                f(l);
+            } catch (...) {
+                std::lock_guard lock(m);
+                if (l < first) {
+                    first = l;
+                    err   = std::current_exception();
+                }
+                break;
+            }
+        }
+        if (cpu::fp_mode_get() != saved) cpu::fp_mode_set(saved);
+    });
+    if (err) {
+        *failed = first;
+        std::rethrow_exception(err);
     }
     *failed = -1;
 }
@@ -387,7 +452,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
     *failed                 = -1;
 
     // step 1: recentre (x, z − start; heading unchanged) and normalise  [8, 5] [8, 4] [8, 304]
-    each_lane(B, failed, [&](int64_t l) {
+    each_lane(st.host.get(), B, failed, [&](int64_t l) {
         const predict_request & r = req[l];
         float * g  = st.global_root_u.data() + l * FM * 5;     // scratch: recentred [8, 5]
         float * gn = st.gn.data() + l * S * 5;
@@ -433,7 +498,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         *failed = st.root_st.failed_lane;
         throw;
     }
-    each_lane(B, failed, [&](int64_t l) {
+    each_lane(st.host.get(), B, failed, [&](int64_t l) {
         const predict_request & r  = req[l];
         const root_result &     rr = st.rr[size_t(l)];
         const int64_t           n = rr.n, F = n * k_frames_per_token;
@@ -458,7 +523,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
 
     // step 3: pose tokens. dense keyframe condition: context at frames 0..3, target at 4n−4..4n−1
     t0 = clock_type::now();
-    each_lane(B, failed, [&](int64_t l) {
+    each_lane(st.host.get(), B, failed, [&](int64_t l) {
         const predict_request & r  = req[l];
         const root_result &     rr = st.rr[size_t(l)];
         const int64_t           n = rr.n, F = n * k_frames_per_token;
@@ -523,14 +588,15 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
             opt.uniforms      = argmax ? nullptr : uniforms_of(l0);
             tokens_out        = st.tokens.data() + l0 * k_max_tokens * H;
         } else {
-            for (int64_t i = 0; i < Bk; ++i) {
+            int64_t none = -1;
+            each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
                 const int64_t l = st.bucket[size_t(i)];
                 std::copy_n(st.root_cond.begin() + l * FM * 4, F * 4, st.b_root_cond.begin() + i * F * 4);
                 std::copy_n(st.pose_cond.begin() + l * FM * k_pose_feat_dim, F * k_pose_feat_dim,
                             st.b_pose_cond.begin() + i * F * k_pose_feat_dim);
                 std::copy_n(st.has_pose_cond.begin() + l * FM, F, st.b_has_pose_cond.begin() + i * F);
                 if (!argmax) std::copy_n(uniforms_of(l), per_u, st.b_uniforms.begin() + i * per_u);
-            }
+            });
             pin.root_cond     = st.b_root_cond.data();
             pin.pose_cond     = st.b_pose_cond.data();
             pin.has_pose_cond = st.b_has_pose_cond.data();
@@ -540,13 +606,14 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         *failed = Bk == 1 ? l0 : -1;
         m.pose.decode(*st.be, st.pose_st, pin, opt, tokens_out, trace, Bk);
         if (Bk > 1) {
-            for (int64_t i = 0; i < Bk; ++i) {
+            int64_t none = -1;
+            each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
                 std::copy_n(st.b_tokens.begin() + i * n * H, n * H,
                             st.tokens.begin() + st.bucket[size_t(i)] * k_max_tokens * H);
-            }
+            });
         }
     }
-    each_lane(B, failed, [&](int64_t l) {
+    each_lane(st.host.get(), B, failed, [&](int64_t l) {
         const int64_t   n   = st.rr[size_t(l)].n;
         const int32_t * tok = st.tokens.data() + l * k_max_tokens * H;
         tap_host(trace, "pred_pose_tokens", tok, {n, H});
@@ -557,7 +624,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
     // step 4: decode. external condition: normalised local vx, vz; target condition: the keyframes
     // (context only with skip_ending_target_cond)
     t0 = clock_type::now();
-    each_lane(B, failed, [&](int64_t l) {
+    each_lane(st.host.get(), B, failed, [&](int64_t l) {
         const int64_t   F   = st.rr[size_t(l)].n * k_frames_per_token;
         const float *   lr  = st.local_root.data() + l * FM * k_local_root_dim;
         const uint8_t * hpc = st.has_pose_cond.data() + l * FM;
@@ -590,26 +657,27 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
                         st.recon.data() + l0 * FM * k_local_dim, trace);
             continue;
         }
-        for (int64_t i = 0; i < Bk; ++i) {
+        int64_t none = -1;
+        each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
             const int64_t l = st.bucket[size_t(i)];
             std::copy_n(st.tokens.begin() + l * k_max_tokens * H, n * H, st.b_tokens.begin() + i * n * H);
             std::copy_n(st.ext.begin() + l * FM * 2, F * 2, st.b_ext.begin() + i * F * 2);
             std::copy_n(st.pose_cond.begin() + l * FM * k_pose_feat_dim, F * k_pose_feat_dim,
                         st.b_pose_cond.begin() + i * F * k_pose_feat_dim);
             std::copy_n(st.has_tgt.begin() + l * FM, F, st.b_has_tgt.begin() + i * F);
-        }
+        });
         m.vq.decode(*st.be, st.vq_st, st.b_tokens.data(), n, st.b_ext.data(), st.b_pose_cond.data(),
                     st.b_has_tgt.data(), st.b_recon.data(), trace, Bk);
-        for (int64_t i = 0; i < Bk; ++i) {
+        each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
             std::copy_n(st.b_recon.begin() + i * F * k_local_dim, F * k_local_dim,
                         st.recon.begin() + st.bucket[size_t(i)] * FM * k_local_dim);
-        }
+        });
     }
     tm.decoder_ms = ms_since(t0);
 
     // step 5: unnormalise, integrate the root from 0, re-apply the start transform, FK
     t0 = clock_type::now();
-    each_lane(B, failed, [&](int64_t l) {
+    each_lane(st.host.get(), B, failed, [&](int64_t l) {
         const int64_t    F  = st.rr[size_t(l)].n * k_frames_per_token;
         const float *    rf = st.ref.data() + l * 3;
         const float *    rc = st.recon.data() + l * FM * k_local_dim;
@@ -654,6 +722,68 @@ predict_result motion_model::predict(predict_state & state, const predict_reques
     res.timings.prepare_ms += validate_ms;
     res.timings.total_ms += validate_ms;
     return res;
+}
+
+// more than one chunk on a GPU: two pooled states take the chunks in turn from two threads, so
+// that one chunk's host steps and meetings with the host overlap the other's device work (each
+// state has its own stream). Every request is validated before any runs; the lowest failing
+// request is named
+void motion_model::predict_batch_two_states(std::span<const predict_request> reqs, std::span<predict_result> out,
+                                            size_t * failed) const {
+    impl & m = *p_;
+    if (failed) *failed = SIZE_MAX;
+    for (size_t i = 0; i < reqs.size(); ++i) {
+        const std::string problem = validate(reqs[i]);
+        if (!problem.empty()) {
+            if (failed) *failed = i;
+            throw mb::error(mb::status::invalid_argument, problem);
+        }
+    }
+    const size_t lanes = size_t(batch_lanes()), n_chunks = (reqs.size() + lanes - 1) / lanes;
+    with_pooled_state(*this, m.pool_mutex, m.batch_pool, int64_t(lanes), [&](predict_state & st0) {
+        with_pooled_state(*this, m.pool_mutex, m.batch_pool, int64_t(lanes), [&](predict_state & st1) {
+            const uint64_t      mode = cpu::fp_mode_control();
+            std::atomic<size_t> next{0};
+            std::atomic<bool>   stop{false};
+            std::mutex          mu;
+            size_t              first = SIZE_MAX;     // lowest failing request (SIZE_MAX: none named)
+            bool                any   = false;
+            std::exception_ptr  err;
+            const auto work = [&](predict_state & st) {
+                for (size_t c; !stop.load() && (c = next.fetch_add(1)) < n_chunks;) {
+                    const size_t c0 = c * lanes, nb = std::min(lanes, reqs.size() - c0);
+                    size_t       lane = SIZE_MAX;
+                    try {
+                        predict_batch(st, reqs.subspan(c0, nb), out.subspan(c0, nb), &lane);
+                    } catch (...) {
+                        std::lock_guard lock(mu);
+                        const size_t at = lane == SIZE_MAX ? SIZE_MAX : c0 + lane;
+                        if (!any || at < first) {
+                            first = at;
+                            err   = std::current_exception();
+                        }
+                        any = true;
+                        stop.store(true);
+                    }
+                }
+            };
+            std::thread other;
+            try {
+                other = std::thread([&] {
+                    cpu::fp_mode_set(mode);
+                    work(st1);
+                });
+            } catch (const std::system_error &) {
+                // no second thread: this one takes every chunk
+            }
+            work(st0);
+            if (other.joinable()) other.join();
+            if (err) {
+                if (failed) *failed = first;
+                std::rethrow_exception(err);
+            }
+        });
+    });
 }
 
 void motion_model::predict_batch(predict_state & state, std::span<const predict_request> reqs,

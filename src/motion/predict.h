@@ -167,6 +167,8 @@ public:
     struct impl;
 private:
     explicit motion_model(std::unique_ptr<impl> p);
+    void predict_batch_two_states(std::span<const predict_request> reqs, std::span<predict_result> out,
+                                  size_t * failed) const;
     std::unique_ptr<impl> p_;
 };
 

@@ -127,20 +127,27 @@ TEST_F(backends, f32_sums_do_not_depend_on_the_row_count) {
         EXPECT_EQ(differ, 0) << s.n << "x" << s.n_in << " → " << s.n_out << ": outputs differing from the row alone, max "
                              << worst;
     }
-    const int64_t c_in = 512, t = 64, c_out = 413, k = 3, lanes = 3;
-    auto x = random_vec(lanes * c_in * t, 600), w = random_vec(c_out * c_in * k, 601), b = random_vec(c_out, 602);
-    const auto wd = gpu->in(w), bd = gpu->in(b);
-    auto       y  = gpu->in(poisoned(lanes * c_out * t));
-    gpu->be->conv1d(gpu->in(x), c_in, t, wd, bd, c_out, k, 1, y, lanes);
-    const std::vector<float> all = gpu->get(y, lanes * c_out * t);
-    for (int64_t l = 0; l < lanes; ++l) {
-        const std::vector<float> xl(x.begin() + l * c_in * t, x.begin() + (l + 1) * c_in * t);
-        auto yl = gpu->in(poisoned(c_out * t));
-        gpu->be->conv1d(gpu->in(xl), c_in, t, wd, bd, c_out, k, 1, yl);
-        const std::vector<float> one = gpu->get(yl, c_out * t);
-        EXPECT_EQ(std::memcmp(all.data() + l * c_out * t, one.data(), one.size() * sizeof(float)), 0)
-            << "conv lane " << l << ": max diff "
-            << rel_err(std::vector<float>(all.begin() + l * c_out * t, all.begin() + (l + 1) * c_out * t), one);
+    // conv lanes: 3 (the skinny kernel on the explicit im2col), then 12 and 9 with scratch
+    // reserved for 5 lanes (one product per chunk of 5 lanes on the tiled kernel: conv1d_gemm)
+    struct conv { int64_t c_in, t, c_out, k, dil, lanes, reserve; };
+    for (const conv & c : {conv{512, 64, 413, 3, 1, 3, 0}, conv{512, 64, 413, 3, 1, 12, 5}, conv{512, 40, 512, 3, 9, 9, 5}}) {
+        device g(mb::backend_device::BACKEND_DEVICE_CUDA);
+        if (c.reserve) g.be->reserve_conv1d(c.c_in, c.reserve * c.t, c.c_out, c.k);
+        auto x = random_vec(c.lanes * c.c_in * c.t, 600), w = random_vec(c.c_out * c.c_in * c.k, 601),
+             b = random_vec(c.c_out, 602);
+        const auto wd = g.in(w), bd = g.in(b);
+        auto       y  = g.in(poisoned(c.lanes * c.c_out * c.t));
+        g.be->conv1d(g.in(x), c.c_in, c.t, wd, bd, c.c_out, c.k, c.dil, y, c.lanes);
+        const std::vector<float> all = g.get(y, c.lanes * c.c_out * c.t);
+        for (int64_t l = 0; l < c.lanes; ++l) {
+            const std::vector<float> xl(x.begin() + l * c.c_in * c.t, x.begin() + (l + 1) * c.c_in * c.t);
+            auto yl = g.in(poisoned(c.c_out * c.t));
+            g.be->conv1d(g.in(xl), c.c_in, c.t, wd, bd, c.c_out, c.k, c.dil, yl);
+            const std::vector<float> one = g.get(yl, c.c_out * c.t);
+            EXPECT_EQ(std::memcmp(all.data() + l * c.c_out * c.t, one.data(), one.size() * sizeof(float)), 0)
+                << "conv lane " << l << " of " << c.lanes << ": max diff "
+                << rel_err(std::vector<float>(all.begin() + l * c.c_out * c.t, all.begin() + (l + 1) * c.c_out * c.t), one);
+        }
     }
 }
 
@@ -174,6 +181,26 @@ TEST_F(backends, reduced_precision_linear_and_conv) {
             EXPECT_LT(e, bf16 ? 2e-2 : 5e-3) << (bf16 ? "bf16 " : "tf32 ") << s.n << "x" << s.n_in << " → " << s.n_out;
             std::printf("%s linear %lldx%lld → %lld: max rel err vs CPU F32 %.3g\n", bf16 ? "bf16" : "tf32",
                         (long long) s.n, (long long) s.n_in, (long long) s.n_out, e);
+        }
+        {
+            // 8 lanes of 40 frames with scratch reserved: one cuBLAS product (conv1d_gemm)
+            const int64_t lanes = 8, t = 40;
+            auto x = random_vec(lanes * 512 * t, 9), w = random_vec(512 * 512 * 3, 10), b = random_vec(512, 11);
+            std::vector<float> out[3];
+            for (int i = 0; i < 3; ++i) {
+                device & d = i == 0 ? rp : i == 1 ? *gpu : *cpu;
+                d.be->reserve_conv1d(512, lanes * t, 512, 3);
+                d.bufs.push_back(d.be->alloc_from_host(w.data(), w.size() * sizeof(float)));
+                const mb::bptr<const float> wd = d.bufs.back()->as<const float>();
+                auto y = d.in(poisoned(lanes * 512 * t));
+                d.be->conv1d(d.in(x), 512, t, wd, d.in(b), 512, 3, 3, y, lanes);
+                out[i] = d.get(y, lanes * 512 * t);
+            }
+            const double e = rel_err(out[0], out[2]);
+            EXPECT_GT(rel_err(out[0], out[1]), 0.0) << (bf16 ? "bf16" : "tf32") << " batched conv ran in F32";
+            EXPECT_LT(e, bf16 ? 2e-2 : 5e-3) << (bf16 ? "bf16" : "tf32") << " batched conv";
+            EXPECT_LT(rel_err(out[1], out[2]), 2e-6) << "f32 batched conv";
+            std::printf("%s conv 8 lanes x 40 frames 512 → 512: max rel err vs CPU F32 %.3g\n", bf16 ? "bf16" : "tf32", e);
         }
         if (!bf16) continue;
         auto x = random_vec(512 * 64, 7), w = random_vec(413 * 512 * 3, 8);

@@ -938,6 +938,23 @@ static void test_batch(const mb_model * model) {
     for (uint64_t i = 0; i < n_many; ++i) {
         mb_motion_free(outs_many[i]);
     }
+    /* two bad requests among n_many (converted on several threads): the lower index is named and
+     * every output stays NULL */
+    mb_inference_request * bad = NULL;
+    CHECK(mb_inference_request_create(&bad, E) == MB_OK);
+    many[n_many - 4] = bad;
+    many[n_many - 20] = bad;
+    CHECK_STATUS(mb_model_infer_batch(model, many, n_many, outs_many, E), MB_INVALID_ARGUMENT);
+    char want[32];
+    snprintf(want, sizeof want, "requests[%llu]", (unsigned long long) (n_many - 20));
+    CHECK(strstr(g_err, want) != NULL);
+    int all_null = 1;
+    for (uint64_t i = 0; i < n_many; ++i) {
+        all_null = all_null && outs_many[i] == NULL;
+    }
+    CHECK(all_null);
+    many[n_many - 4] = many[n_many - 20] = reqs[0];
+    mb_inference_request_free(bad);
     for (int i = 0; i < 3; ++i) {
         mb_inference_request_free(reqs[i]);
     }

@@ -113,7 +113,7 @@ class cuda_backend final : public backend {
 public:
     cuda_backend(int ordinal, backend_precision precision)
         : ordinal_(ordinal), precision_(precision), ops_(make_ops(ordinal)), s_(ops_->stream()),
-          col_(device_alloc(k_col_floats * sizeof(float)), k_col_floats * sizeof(float)) {}
+          col_(std::make_unique<cuda_buffer>(device_alloc(k_col_floats * sizeof(float)), k_col_floats * sizeof(float))) {}
 
     ~cuda_backend() override {
         cudaSetDevice(ordinal_);
@@ -251,7 +251,12 @@ public:
         if (n > cuda::k_skinny_max_rows && (precision_ != backend_precision::BACKEND_PRECISION_F32 || f32_blas_) &&
             blas_ok()) {
             const void * h = bf16_of(w.p);
-            void *       xb = h && n * n_in * 2 <= k_col_floats * int64_t(sizeof(float)) ? col_.base() : nullptr;
+            // x rounded to bfloat16: the conv scratch of a batch state (reserve_conv1d) holds the
+            // largest batched product's x; the im2col scratch the others'
+            void * xb = !h ? nullptr
+                        : xh_ && n * n_in <= xh_floats_                    ? xh_->base()
+                        : n * n_in * 2 <= k_col_floats * int64_t(sizeof(float)) ? col_->base()
+                                                                             : nullptr;
             blas_->linear(x.p, n, n_in, w.p, xb ? h : nullptr, xb, n_out, y.p);
             if (b) cuda::add_bias_rows(y.p, b.p, n, n_out, s_);
         } else if (precision_ == backend_precision::BACKEND_PRECISION_TF32 && tf32_ok_ && n >= 32 &&
@@ -274,13 +279,16 @@ public:
     void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bptr<const float> w, bptr<const float> b,
                 int64_t c_out, int64_t k, int64_t dilation, bptr<float> y, int64_t n_batch) override {
         if (t <= 0 || c_out <= 0 || n_batch <= 0) return;
+        if (n_batch * t >= k_conv_gemm_rows && conv1d_gemm(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p, n_batch)) {
+            return;
+        }
         if (cuda::conv1d_col_fits(c_in, t, k, k_col_floats)) {
             // lanes in chunks whose im2col fits the scratch (all of them at batch one)
             const int64_t per = std::max<int64_t>(1, k_col_floats / (t * c_in * k));
             for (int64_t l0 = 0; l0 < n_batch; l0 += per) {
                 const int64_t nb = std::min(per, n_batch - l0);
                 cuda::conv1d_col(x.p + l0 * c_in * t, c_in, t, w.p, bf16_of(w.p), b.p, c_out, k, dilation,
-                                 y.p + l0 * c_out * t, col_.as<float>().p, nb, s_);
+                                 y.p + l0 * c_out * t, col_->as<float>().p, nb, s_);
             }
         } else if (const void * h = bf16_of(w.p)) {
             cuda::conv1d_skinny_bf16(x.p, c_in, t, h, b.p, c_out, k, dilation, y.p, n_batch, s_);
@@ -297,7 +305,60 @@ public:
         cuda::remask_lowest(prob.p, m, n_mask, mask_id, tokens.p, n_batch, s_);
     }
 
+    // the im2col and product scratch of conv1d_gemm for every lane of the largest conv at once
+    void reserve_conv1d(int64_t c_in, int64_t t, int64_t c_out, int64_t k) override {
+        const int64_t col = std::min(c_in * k * t, k_conv_max_floats), yt = std::min(t * c_out, k_conv_max_floats);
+        if (col <= col_floats_ && yt <= yt_floats_ &&
+            (precision_ != backend_precision::BACKEND_PRECISION_BF16 || col <= xh_floats_)) {
+            return;
+        }
+        // recordings hold the old scratch's addresses
+        check(cudaStreamSynchronize(s_), "reserve_conv1d");
+        for (auto & kv : graphs_) cudaGraphExecDestroy(kv.second);
+        graphs_.clear();
+        if (col > col_floats_) {
+            col_        = std::make_unique<cuda_buffer>(device_alloc(size_t(col) * sizeof(float)), size_t(col) * sizeof(float));
+            col_floats_ = col;
+        }
+        if (yt > yt_floats_) {
+            yt_        = std::make_unique<cuda_buffer>(device_alloc(size_t(yt) * sizeof(float)), size_t(yt) * sizeof(float));
+            yt_floats_ = yt;
+        }
+        if (precision_ == backend_precision::BACKEND_PRECISION_BF16 && col > xh_floats_) {
+            xh_        = std::make_unique<cuda_buffer>(device_alloc(size_t(col) * 2), size_t(col) * 2);
+            xh_floats_ = col;
+        }
+    }
+
 private:
+    // conv1d of many lanes as one product per chunk of lanes: im2col, then the linear product
+    // (F32: the tiled kernel, which sums as the skinny kernel on the explicit im2col does, so a
+    // lane keeps the bits of its conv alone; TF32 / BF16: cuBLAS), then y[lane] = ytᵀ (NCW).
+    // Without the reserved scratch (fewer than 2 lanes' rows fit) it declines: false
+    bool conv1d_gemm(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
+                     int64_t k, int64_t dilation, float * y, int64_t n_batch) {
+        const int64_t K   = c_in * k;
+        const int64_t per = std::min({n_batch, col_floats_ / (t * K), yt_ ? yt_floats_ / (t * c_out) : 0});
+        if (per * t < k_conv_gemm_rows) return false;
+        const bool    f32 = precision_ == backend_precision::BACKEND_PRECISION_F32 && !f32_blas_;
+        if (!f32 && !blas_ok()) return false;
+        float * col = col_->as<float>().p, * yt = yt_->as<float>().p;
+        for (int64_t l0 = 0; l0 < n_batch; l0 += per) {
+            const int64_t nb = std::min(per, n_batch - l0), rows = nb * t;
+            cuda::im2col(x + l0 * c_in * t, c_in, t, k, dilation, col, nb, s_);
+            if (f32) {
+                cuda::linear_f32(col, rows, K, w, b, c_out, yt, s_);
+            } else {
+                const void * h  = bf16_of(w);
+                void *       xb = h && xh_ && rows * K <= xh_floats_ ? xh_->base() : nullptr;
+                blas_->linear(col, rows, K, w, xb ? h : nullptr, xb, c_out, yt);
+                if (b) cuda::add_bias_rows(yt, b, rows, c_out, s_);
+            }
+            cuda::transpose(yt, t, c_out, y + l0 * c_out * t, nb, s_);
+        }
+        return true;
+    }
+
     // cuBLAS, opened and given a handle the first time it is wanted
     bool blas_ok() {
         if (!blas_tried_) {
@@ -329,7 +390,14 @@ private:
     // conv1d's im2col scratch, made with the object (a recording may hold no allocation); the
     // networks' convolutions need at most 64 frames × 512 channels × 3 taps
     static constexpr int64_t          k_col_floats = int64_t(1) << 20;
-    cuda_buffer                       col_;
+    // convs of at least this many rows (lanes × frames) run as one product (conv1d_gemm); a
+    // batch-one plan's convs (≤ 64 frames) keep the skinny kernel
+    static constexpr int64_t          k_conv_gemm_rows  = 256;
+    static constexpr int64_t          k_conv_max_floats = int64_t(1) << 28;    // 1 GiB of scratch at most
+    std::unique_ptr<cuda_buffer>      col_;
+    int64_t                           col_floats_ = k_col_floats;
+    std::unique_ptr<cuda_buffer>      yt_, xh_;     // conv1d_gemm's product [rows, c_out]; BF16 x
+    int64_t                           yt_floats_ = 0, xh_floats_ = 0;
     bool                              blas_tried_ = false;
     std::unique_ptr<cuda::blas>       blas_;
 };

@@ -365,17 +365,6 @@ __device__ double block_sum_d(double v, double * scratch) {
     return t;
 }
 
-__device__ float block_reduce_f(float v, float * scratch, bool is_max) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warp = blockDim.x >> 5;
-    v = is_max ? warp_max(v) : warp_sum(v);
-    __syncthreads();
-    if (lane == 0) scratch[warp] = v;
-    __syncthreads();
-    float t = scratch[0];
-    for (int i = 1; i < n_warp; ++i) t = is_max ? fmaxf(t, scratch[i]) : t + scratch[i];
-    return t;
-}
-
 // one warp a row for d ≤ 512: the row stays in registers and the sums meet in shuffles, with
 // no block barrier (the root planner's and decoder's rows: 0.72 → 0.59 ms and 0.45 → 0.28 ms per
 // stage on the H200, with the decoder's im2col). Wider rows keep the block kernel: a warp of
@@ -441,46 +430,57 @@ __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, i
     for (int j = threadIdx.x; j < d; j += blockDim.x) xr[j] = ((row[j] - mf) * inv) * g[j] + b[j];
 }
 
-// one block per (head, query row of a lane); scores of the lane's n keys in shared memory
-__global__ void attention_kernel(const float * __restrict__ qkv, int n, int d, int dh,
-                                 const uint8_t * __restrict__ key_mask, float * __restrict__ out) {
+// one block per (head, lane, group of queries), one warp per query row (rows 4z + warp, then
+// 4·gridDim.z further): the warp keeps its query's n scores in shared memory, so a block reads its
+// lane's keys and values for several queries (a block per query made 65,536 tiny blocks per
+// layer at 256 lanes of 16 tokens). Small batches split the queries over more blocks (z); a
+// query's arithmetic is the same either way
+constexpr int k_attn_warps = 4;
+
+__global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const float * __restrict__ qkv, int n, int d,
+                                                                      int dh, const uint8_t * __restrict__ key_mask,
+                                                                      float * __restrict__ out) {
     pdl_trigger();
-    extern __shared__ float sc[];
-    __shared__ float scratch[32];
-    const int   h = blockIdx.x, i = blockIdx.y;
-    const size_t l = blockIdx.z;
+    extern __shared__ float sc_all[];
+    const int    h = blockIdx.x;
+    const size_t l = blockIdx.y;
     qkv += l * n * 3 * d;
     out += l * n * d;
     if (key_mask) key_mask += l * n;
-    const int   lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warp = blockDim.x >> 5;
+    const int   lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    float *     sc    = sc_all + warp * n;
     const float scale = 1.0f / sqrtf((float) dh);
-    const float * q   = qkv + (size_t) i * 3 * d + h * dh;
-    for (int j = warp; j < n; j += n_warp) {
-        if (key_mask && key_mask[j]) {
-            if (lane == 0) sc[j] = -INFINITY;
-            continue;
+    for (int i = blockIdx.z * k_attn_warps + warp; i < n; i += k_attn_warps * gridDim.z) {
+        const float * q = qkv + (size_t) i * 3 * d + h * dh;
+        for (int j = 0; j < n; ++j) {
+            if (key_mask && key_mask[j]) {
+                if (lane == 0) sc[j] = -INFINITY;
+                continue;
+            }
+            const float * k   = qkv + (size_t) j * 3 * d + d + h * dh;
+            float         acc = 0.0f;
+            for (int c = lane; c < dh; c += 32) acc = fmaf(q[c], k[c], acc);
+            acc = warp_sum(acc);
+            if (lane == 0) sc[j] = acc * scale;
         }
-        const float * k   = qkv + (size_t) j * 3 * d + d + h * dh;
-        float         acc = 0.0f;
-        for (int c = lane; c < dh; c += 32) acc = fmaf(q[c], k[c], acc);
-        acc = warp_sum(acc);
-        if (lane == 0) sc[j] = acc * scale;
-    }
-    __syncthreads();
-    float mx = -INFINITY;
-    for (int j = threadIdx.x; j < n; j += blockDim.x) mx = fmaxf(mx, sc[j]);
-    mx = block_reduce_f(mx, scratch, true);
-    float sum = 0.0f;
-    for (int j = threadIdx.x; j < n; j += blockDim.x) {
-        const float e = sc[j] == -INFINITY ? 0.0f : expf(sc[j] - mx);
-        sc[j]         = e;
-        sum += e;
-    }
-    sum = block_reduce_f(sum, scratch, false);   // its barriers also publish sc
-    for (int c = threadIdx.x; c < dh; c += blockDim.x) {
-        float o = 0.0f;
-        for (int j = 0; j < n; ++j) o += (sc[j] / sum) * qkv[(size_t) j * 3 * d + 2 * d + h * dh + c];
-        out[(size_t) i * d + h * dh + c] = o;
+        __syncwarp();
+        float mx = -INFINITY;
+        for (int j = lane; j < n; j += 32) mx = fmaxf(mx, sc[j]);
+        mx        = warp_max(mx);
+        float sum = 0.0f;
+        for (int j = lane; j < n; j += 32) {
+            const float e = sc[j] == -INFINITY ? 0.0f : expf(sc[j] - mx);
+            sc[j]         = e;
+            sum += e;
+        }
+        sum = warp_sum(sum);
+        __syncwarp();
+        for (int c = lane; c < dh; c += 32) {
+            float o = 0.0f;
+            for (int j = 0; j < n; ++j) o += (sc[j] / sum) * qkv[(size_t) j * 3 * d + 2 * d + h * dh + c];
+            out[(size_t) i * d + h * dh + c] = o;
+        }
+        __syncwarp();    // the next query's scores overwrite sc
     }
 }
 
@@ -698,12 +698,17 @@ bool conv1d_col_fits(int64_t c_in, int64_t t, int64_t k, int64_t capacity) {
     return c_in * k % 4 == 0 && t * c_in * k <= capacity;
 }
 
-void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
-                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s) {
+void im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, float * col, int64_t n_batch,
+            cudaStream_t s) {
     const int64_t total = n_batch * t * c_in * k;
-    im2col_kernel<<<(unsigned) std::min<int64_t>((total + 255) / 256, 2048), 256, 0, s>>>(
+    im2col_kernel<<<(unsigned) std::min<int64_t>((total + 255) / 256, 8192), 256, 0, s>>>(
         x, (int) c_in, (int) t, (int) k, (int) dilation, col, (int) n_batch);
     check_launch("im2col");
+}
+
+void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
+                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s) {
+    im2col(x, c_in, t, k, dilation, col, n_batch, s);
     const conv_geom g{(int) t, (int) k, (int) dilation};
     if (w_bf16) {
         skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, static_cast<const __nv_bfloat16 *>(w_bf16), b, c_out, y,
@@ -746,9 +751,11 @@ void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const floa
 
 void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask, float * out,
                int64_t n_batch, cudaStream_t s) {
-    const dim3 grid((unsigned) n_head, (unsigned) n, (unsigned) n_batch);
-    attention_kernel<<<grid, 128, (size_t) n * sizeof(float), s>>>(qkv, (int) n, (int) d, (int) (d / n_head),
-                                                                   key_mask, out);
+    // one warp per query where heads × lanes give fewer than 512 blocks (batch one)
+    const int64_t groups = n_head * n_batch >= 512 ? 1 : (n + k_attn_warps - 1) / k_attn_warps;
+    const dim3    grid((unsigned) n_head, (unsigned) n_batch, (unsigned) groups);
+    attention_kernel<<<grid, 32 * k_attn_warps, (size_t) k_attn_warps * n * sizeof(float), s>>>(
+        qkv, (int) n, (int) d, (int) (d / n_head), key_mask, out);
     check_launch("attention");
 }
 

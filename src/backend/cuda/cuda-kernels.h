@@ -74,6 +74,9 @@ void conv1d_skinny(const float * x, int64_t c_in, int64_t t, const float * w, co
 // n_batch·t: c_in·k % 4 == 0 and t·c_in·k ≤ capacity floats), so that x is read with 16-byte loads
 // like linear's; w_bf16 (may be null) is the BF16 copy of w
 bool conv1d_col_fits(int64_t c_in, int64_t t, int64_t k, int64_t capacity);
+// col[n_batch·t, c_in·k] ← the im2col of x[n_batch, c_in, t] (row r: position r mod t of lane r / t)
+void im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, float * col, int64_t n_batch,
+            cudaStream_t s);
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s);
 void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w, const float * b, int64_t c_out,
