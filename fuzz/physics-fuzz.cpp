@@ -64,6 +64,10 @@ static void fuzz_step(const uint8_t * d, size_t n) {
         if (n > 0) std::memcpy(targets, d, std::min<size_t>(n, sizeof targets));
         mb_physics_set_action_override(p, targets, (op & 4) ? 29 : uint64_t(counts % 40), nullptr, 0);
     }
+    if (op & 16) {  // controller flags: unknown bits must be refused, known ones change nothing here
+        const mb_status fs = mb_physics_set_controller_flags(p, counts % 8, nullptr, 0);
+        if ((fs == MB_OK) != (counts % 8 < 4)) __builtin_trap();
+    }
     std::vector<float> floats(n / 4);
     if (floats.empty()) return;
     std::memcpy(floats.data(), d, floats.size() * 4);
@@ -79,6 +83,19 @@ static void fuzz_step(const uint8_t * d, size_t n) {
         const float * rot   = floats.data() + std::min<size_t>(floats.size(), size_t(frames * 3));
         if (!(counts & 1) && frames * 139 > floats.size()) return;
         st = mb_physics_step(p, roots, rc, rot, qc, frames, t, actual, 90, reference, (counts & 4) ? 89 : 90, nullptr, 0);
+    } else if (op & 32) {   // a batch of the session (twice when counts & 8: refused before anything moves)
+        uint64_t frames = floats.size() / 36;
+        if (counts & 1) frames = uint64_t(1) << (21 + counts % 40);
+        if (!(counts & 1) && frames * 36 > floats.size()) return;
+        mb_physics *  ps[2]     = {p, p};
+        const float * clips[2]  = {floats.data(), floats.data()};
+        uint64_t      fr[2]     = {frames, frames};
+        double        times[2]  = {t, t};
+        const uint64_t count    = (counts & 8) ? 2 : 1;
+        float          both[180];
+        st = mb_physics_step_batch(ps, count, clips, fr, times, both, 90 * count, nullptr, 0);
+        if (count == 2 && st != MB_INVALID_ARGUMENT) __builtin_trap();
+        std::memcpy(actual, both, sizeof actual);
     } else {        // qpos clip
         uint64_t frames = floats.size() / 36;
         if (counts & 1) frames = uint64_t(1) << (21 + counts % 40);

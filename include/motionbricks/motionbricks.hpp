@@ -1,4 +1,5 @@
-// motionbricks.hpp — header-only C++17 wrapper over the C ABI (motionbricks.h, inference.h).
+// motionbricks.hpp — header-only C++17 wrapper over the C ABI (motionbricks.h, inference.h, sonic.h,
+// physics.h).
 //
 // RAII handles (move-only, freed in the destructor) and exceptions: every failing C call throws
 // motionbricks::error carrying the mb_status and the library's message. Nothing here reaches past
@@ -26,6 +27,7 @@
 
 #include <motionbricks/inference.h>
 #include <motionbricks/batch.h>
+#include <motionbricks/sonic.h>
 
 #include <array>
 #include <cstdint>
@@ -671,6 +673,231 @@ inline void write_sonic_folder(const float * qpos, uint64_t frames, const std::s
     detail::check([&](char * e, uint64_t n) {
         return mb_qpos_write_sonic_folder(qpos, frames, directory.c_str(), mjcf.empty() ? nullptr : mjcf.c_str(), e, n);
     });
+}
+
+// ---- SONIC policy (sonic.h) --------------------------------------------------------------------
+
+class sonic {
+public:
+    // a SONIC GGUF; options may be null (defaults)
+    static sonic load(const std::string & gguf_file, const runtime_options * options = nullptr) {
+        mb_sonic * p = nullptr;
+        detail::check([&](char * e, uint64_t n) { return mb_sonic_load(gguf_file.c_str(), options ? options->get() : nullptr, &p, e, n); });
+        return sonic(p);
+    }
+
+    // batch_size rows of 1762 observations → batch_size · 64 tokens (every row one mode)
+    std::vector<float> encode(const float * obs, uint32_t batch_size = 1) {
+        std::vector<float> tokens(size_t(batch_size) * MB_SONIC_TOKENS);
+        detail::check([&](char * e, uint64_t n) {
+            return mb_sonic_encode_batch(p_.get(), obs, uint64_t(batch_size) * MB_SONIC_ENCODER_OBS, batch_size, tokens.data(),
+                                         tokens.size(), e, n);
+        });
+        return tokens;
+    }
+    // batch_size rows of 994 observations → batch_size · 29 actions (Isaac Lab order)
+    std::vector<float> decode(const float * obs, uint32_t batch_size = 1) {
+        std::vector<float> actions(size_t(batch_size) * MB_SONIC_ACTIONS);
+        detail::check([&](char * e, uint64_t n) {
+            return mb_sonic_decode_batch(p_.get(), obs, uint64_t(batch_size) * MB_SONIC_DECODER_OBS, batch_size, actions.data(),
+                                         actions.size(), e, n);
+        });
+        return actions;
+    }
+    // a layer of the last encode (encoder true) or decode call, [batch, width] pre-activation
+    std::vector<float> layer(bool encoder, uint32_t index) const {
+        uint64_t count = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_sonic_layer(p_.get(), encoder ? 1 : 0, index, nullptr, 0, &count, e, n); });
+        std::vector<float> v(count);
+        detail::check([&](char * e, uint64_t n) { return mb_sonic_layer(p_.get(), encoder ? 1 : 0, index, v.data(), v.size(), &count, e, n); });
+        return v;
+    }
+
+    const mb_sonic * get() const noexcept { return p_.get(); }
+    mb_sonic *       get() noexcept { return p_.get(); }
+
+private:
+    explicit sonic(mb_sonic * p) noexcept : p_(p) {}
+    detail::handle<mb_sonic, mb_sonic_free> p_;
+};
+
+// ---- simulated G1 (physics.h) ------------------------------------------------------------------
+
+// the 30 bodies [30, 3] in motion space
+using physics_bodies = std::array<float, 3 * MB_PHYSICS_BODIES>;
+
+class physics {
+public:
+    struct status_info {
+        double   time     = 0;       // simulated seconds
+        bool     fallen   = false;   // sticky until reset
+        uint32_t contacts = 0;
+    };
+    struct table {
+        std::array<float, MB_PHYSICS_JOINTS> kp{}, kd{}, default_angles{}, torque_limits{};
+    };
+    struct state {
+        std::vector<double> qpos, qvel;   // nq, nv
+    };
+    struct pose_value {
+        std::array<float, 3>   root{};
+        std::array<float, 136> local_xyzw{};   // [34, 4]
+    };
+    struct scene_info {
+        uint32_t    nq = 0, nv = 0, nu = 0;
+        std::string placeholders;   // newline-separated mesh files given boxes
+    };
+
+    // a session for scene_xml; policy borrowed (it must outlive the session; null: override only);
+    // config_file "" = the release's table
+    static physics create(sonic * policy, const std::string & scene_xml, const std::string & config_file = "") {
+        mb_physics * p = nullptr;
+        detail::check([&](char * e, uint64_t n) {
+            return mb_physics_create(policy ? policy->get() : nullptr, scene_xml.c_str(), config_file.empty() ? nullptr : config_file.c_str(), &p, e, n);
+        });
+        return physics(p);
+    }
+
+    static std::string engine_version() {
+        char v[64] = {0};
+        detail::check([&](char * e, uint64_t n) { return mb_physics_engine_version(v, sizeof v, e, n); });
+        return v;
+    }
+
+    void reset() {
+        detail::check([&](char * e, uint64_t n) { return mb_physics_reset(p_.get(), e, n); });
+    }
+    void start(const pose_value & pose) {
+        detail::check([&](char * e, uint64_t n) { return mb_physics_start(p_.get(), pose.root.data(), 3, pose.local_xyzw.data(), 136, e, n); });
+    }
+    void start_qpos(const std::array<float, MB_PHYSICS_QPOS> & qpos) {
+        detail::check([&](char * e, uint64_t n) { return mb_physics_start_qpos(p_.get(), qpos.data(), qpos.size(), e, n); });
+    }
+
+    // one tick towards a G1Skeleton34 clip (roots [frames, 3], local x y z w [frames, 34, 4], 30 FPS)
+    // at source_time; returns the physical bodies, and the reference's when `reference` is given
+    physics_bodies step(const float * roots, const float * rotations, uint64_t frames, double source_time,
+                        physics_bodies * reference = nullptr) {
+        physics_bodies actual{};
+        detail::check([&](char * e, uint64_t n) {
+            return mb_physics_step(p_.get(), roots, 3 * frames, rotations, 136 * frames, frames, source_time, actual.data(), actual.size(),
+                                   reference ? reference->data() : nullptr, reference ? reference->size() : 0, e, n);
+        });
+        return actual;
+    }
+    // the same towards a MuJoCo qpos clip [frames, 36] at 30 FPS
+    physics_bodies step_qpos(const float * qpos, uint64_t frames, double source_time, physics_bodies * reference = nullptr) {
+        physics_bodies actual{};
+        detail::check([&](char * e, uint64_t n) {
+            return mb_physics_step_qpos(p_.get(), qpos, MB_PHYSICS_QPOS * frames, frames, source_time, actual.data(), actual.size(),
+                                        reference ? reference->data() : nullptr, reference ? reference->size() : 0, e, n);
+        });
+        return actual;
+    }
+
+    // 29 joint targets (MuJoCo order, rad) instead of the policy; clear_action_override() goes back
+    void set_action_override(const std::array<float, MB_PHYSICS_JOINTS> & targets) {
+        detail::check([&](char * e, uint64_t n) { return mb_physics_set_action_override(p_.get(), targets.data(), targets.size(), e, n); });
+    }
+    void clear_action_override() {
+        detail::check([&](char * e, uint64_t n) { return mb_physics_set_action_override(p_.get(), nullptr, 0, e, n); });
+    }
+    void set_gains(const std::array<float, MB_PHYSICS_JOINTS> & kp, const std::array<float, MB_PHYSICS_JOINTS> & kd) {
+        detail::check([&](char * e, uint64_t n) { return mb_physics_set_gains(p_.get(), kp.data(), kd.data(), kp.size(), e, n); });
+    }
+    void restore_gains() {
+        detail::check([&](char * e, uint64_t n) { return mb_physics_set_gains(p_.get(), nullptr, nullptr, 0, e, n); });
+    }
+    // MB_PHYSICS_CONTROL_* bits
+    void set_controller_flags(uint32_t flags) {
+        detail::check([&](char * e, uint64_t n) { return mb_physics_set_controller_flags(p_.get(), flags, e, n); });
+    }
+    uint32_t controller_flags() const {
+        uint32_t f = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_physics_get_controller_flags(p_.get(), &f, e, n); });
+        return f;
+    }
+
+    status_info status() const {
+        status_info s;
+        uint32_t    fallen = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_physics_status(p_.get(), &s.time, &fallen, &s.contacts, e, n); });
+        s.fallen = fallen != 0;
+        return s;
+    }
+    table get_table() const {
+        table t;
+        detail::check([&](char * e, uint64_t n) {
+            return mb_physics_get_table(p_.get(), t.kp.data(), t.kd.data(), t.default_angles.data(), t.torque_limits.data(), MB_PHYSICS_JOINTS, e, n);
+        });
+        return t;
+    }
+    state get_state() const {
+        state    s;
+        uint64_t nq = 0, nv = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_physics_get_state(p_.get(), nullptr, 0, &nq, nullptr, 0, &nv, e, n); });
+        s.qpos.resize(nq);
+        s.qvel.resize(nv);
+        detail::check([&](char * e, uint64_t n) {
+            return mb_physics_get_state(p_.get(), s.qpos.data(), nq, &nq, s.qvel.data(), nv, &nv, e, n);
+        });
+        return s;
+    }
+    // the robot now, as mb_agent_set_context_qpos and mb_agent_set_context take it
+    std::array<float, MB_PHYSICS_QPOS> mujoco_qpos() const {
+        std::array<float, MB_PHYSICS_QPOS> q{};
+        detail::check([&](char * e, uint64_t n) { return mb_physics_get_mujoco_qpos(p_.get(), q.data(), q.size(), e, n); });
+        return q;
+    }
+    pose_value pose() const {
+        pose_value v;
+        detail::check([&](char * e, uint64_t n) { return mb_physics_get_pose(p_.get(), v.root.data(), 3, v.local_xyzw.data(), 136, e, n); });
+        return v;
+    }
+    scene_info scene() const {
+        scene_info s;
+        uint64_t   length = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_physics_get_scene(p_.get(), &s.nq, &s.nv, &s.nu, nullptr, 0, &length, e, n); });
+        std::vector<char> names(length + 1);
+        detail::check([&](char * e, uint64_t n) {
+            return mb_physics_get_scene(p_.get(), nullptr, nullptr, nullptr, names.data(), names.size(), &length, e, n);
+        });
+        s.placeholders.assign(names.data(), length);
+        return s;
+    }
+    // trace field MB_PHYSICS_TRACE_* of the last tick (empty when it did not run)
+    std::vector<double> trace(uint32_t field) const {
+        uint64_t count = 0;
+        detail::check([&](char * e, uint64_t n) { return mb_physics_trace(p_.get(), field, nullptr, 0, &count, e, n); });
+        std::vector<double> v(count);
+        if (count > 0) detail::check([&](char * e, uint64_t n) { return mb_physics_trace(p_.get(), field, v.data(), count, &count, e, n); });
+        return v;
+    }
+
+    const mb_physics * get() const noexcept { return p_.get(); }
+    mb_physics *       get() noexcept { return p_.get(); }
+
+private:
+    explicit physics(mb_physics * p) noexcept : p_(p) {}
+    detail::handle<mb_physics, mb_physics_free> p_;
+};
+
+// one tick of sessions[i] towards qpos clips[i] ([frames[i], 36] at 30 FPS) at source_times[i]
+// (1..64 sessions, one SONIC handle); returns [count, 30, 3] bodies. All or nothing: a failure throws
+// with every session as before the call
+inline std::vector<float> step_batch(const std::vector<physics *> & sessions, const std::vector<const float *> & clips,
+                                     const std::vector<uint64_t> & frames, const std::vector<double> & source_times) {
+    const size_t count = sessions.size();
+    if (clips.size() != count || frames.size() != count || source_times.size() != count) {
+        throw error(MB_INVALID_ARGUMENT, "step_batch: sessions, clips, frames and source_times differ in length");
+    }
+    std::vector<mb_physics *> handles(count);
+    for (size_t i = 0; i < count; ++i) handles[i] = sessions[i] ? sessions[i]->get() : nullptr;
+    std::vector<float> actual(count * 3 * MB_PHYSICS_BODIES);
+    detail::check([&](char * e, uint64_t n) {
+        return mb_physics_step_batch(handles.data(), count, clips.data(), frames.data(), source_times.data(), actual.data(), actual.size(), e, n);
+    });
+    return actual;
 }
 
 inline uint32_t abi_version() noexcept {

@@ -149,7 +149,8 @@ MB_API mb_status mb_physics_start_qpos(mb_physics * physics, const float * qpos,
  * of every policy-driven session go through one batched encoder and one batched decoder call. Under
  * overrides equal, bit for bit, to stepping the sessions one after another; under the policy within
  * the batched GEMMs' rounding. Every input is checked before any session moves; after a
- * MB_COMPUTE_FAILED every robot is back at its state before the call (the message names the session). */
+ * MB_COMPUTE_FAILED every robot is back at its state before the call, its controller too (history,
+ * previous action, reference timeline and heading; the message names the session). */
 MB_API mb_status mb_physics_step_batch(mb_physics * const * sessions, uint64_t count, const float * const * qpos,
                                        const uint64_t * frames, const double * source_times, float * actual_xyz,
                                        uint64_t actual_capacity, char * error, uint64_t error_capacity);
@@ -194,6 +195,27 @@ MB_API mb_status mb_physics_get_pose(const mb_physics * physics, float * root_xy
 MB_API mb_status mb_physics_get_scene(const mb_physics * physics, uint32_t * nq, uint32_t * nv, uint32_t * nu,
                                       char * names, uint64_t names_capacity, uint64_t * length, char * error,
                                       uint64_t error_capacity);
+
+/* mb_physics_set_controller_flags bits */
+#define MB_PHYSICS_CONTROL_IDLE_READAPT  UINT32_C(1)
+#define MB_PHYSICS_CONTROL_VELOCITY_STOP UINT32_C(2)
+
+/* (Not in the reference runtime.) Options of gear_sonic_deploy's controller that its simulation runs
+ * leave off (flags 0 at creation; kept by mb_physics_reset):
+ * MB_PHYSICS_CONTROL_IDLE_READAPT: the planner behind the reference is in its idle mode. While the
+ *   clip's last frame holds, its 12 lower-body joint targets move 2 % a tick toward the robot's angles
+ *   once their mean error exceeds 0.10 rad (until it falls below 0.05), and back toward the clip's own
+ *   angles while it is below 0.045 (g1_deploy_onnx_ref.cpp:3306-3367). A new clip starts afresh.
+ * MB_PHYSICS_CONTROL_VELOCITY_STOP: the real robot's safety stop (g1_deploy_onnx_ref.cpp:2832; the
+ *   deploy's sim mode disables it): a policy tick whose starting state has a body joint faster than
+ *   +35 rad/s (signed, as upstream compares) answers MB_COMPUTE_FAILED and changes nothing, so the
+ *   robot stays stopped until a reset, a start or an override.
+ * Errors: MB_INVALID_ARGUMENT (NULL, unknown bits). */
+MB_API mb_status mb_physics_set_controller_flags(mb_physics * physics, uint32_t flags, char * error, uint64_t error_capacity);
+
+/* (Not in the reference runtime.) The session's MB_PHYSICS_CONTROL_* bits. */
+MB_API mb_status mb_physics_get_controller_flags(const mb_physics * physics, uint32_t * flags, char * error,
+                                                 uint64_t error_capacity);
 
 #ifdef __cplusplus
 }

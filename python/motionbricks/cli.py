@@ -138,7 +138,7 @@ def main(argv=None):
             return 0
         if args.command == "random-sonic":
             from .sonic import write_random_sonic
-            sys.stderr.write("convert: %s\n" % write_random_sonic(args.out, args.seed, args.smpl, args.teleop))
+            sys.stderr.write("convert: %s\n" % write_random_sonic(args.out, args.seed, args.smpl, args.teleop, args.tame))
             return 0
         if args.command == "demo-styles":
             from .demo_styles import write_demo_styles

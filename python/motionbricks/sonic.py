@@ -76,12 +76,21 @@ def release_tensors(encoders):
     return out
 
 
-def write_random_sonic(out, seed, smpl, teleop):
+DECODER_OUTPUT = ("decoder.%d.weight" % (len(DECODER_WIDTHS) - 2), "decoder.%d.bias" % (len(DECODER_WIDTHS) - 2))
+
+
+def write_random_sonic(out, seed, smpl, teleop, tame=None):
+    """tame: multiply the decoder's output Linear by this factor (actions near 0: a robot under the
+    policy then PD-holds its default pose instead of being thrown about, for benchmarks)."""
+    if tame is not None and not (math.isfinite(tame) and 0.0 <= tame <= 1.0):
+        raise ConvertError("--tame must be in [0, 1], not %r" % tame)
     encoders = ["g1"] + (["teleop"] if teleop else []) + (["smpl"] if smpl else [])
     specs = release_tensors(encoders)
     tensors, digest, n_params = [], hashlib.sha256(), 0
     for gname, uname, shape, e in sorted(specs, key=lambda s: s[0]):
         values = weight_values(uname, shape, e, seed)
+        if tame is not None and gname in DECODER_OUTPUT:
+            values = values * np.float32(tame)
         digest.update(values.tobytes())
         n_params += values.size
         tensors.append(gguf.Tensor(gname, C.GGML_TYPE_F32, shape, lambda v=values: iter([v])))
@@ -93,7 +102,8 @@ def write_random_sonic(out, seed, smpl, teleop):
     if os.path.isdir(out):
         raise ConvertError("%s is a directory" % out)
     gguf.write_gguf(out, md, tensors)
-    return "%s: %s, %d tensors, %d parameters, seed %d" % (out, arch, len(tensors), n_params, seed)
+    return "%s: %s, %d tensors, %d parameters, seed %d%s" % (out, arch, len(tensors), n_params, seed,
+                                                             "" if tame is None else ", decoder output x %g" % tame)
 
 
 def add_parser(sub):
@@ -102,6 +112,9 @@ def add_parser(sub):
     r.add_argument("--out", required=True, metavar="FILE.gguf")
     r.add_argument("--smpl", action="store_true", help="include the SMPL encoder (mode 2)")
     r.add_argument("--teleop", action="store_true", help="include the teleop encoder (mode 1)")
+    r.add_argument("--tame", type=float, default=None, metavar="SCALE",
+                   help="multiply the decoder's output layer by SCALE in [0, 1] (e.g. 1e-3: actions near 0, "
+                        "the simulated robot PD-holds its pose; for benchmarks)")
 
 
 # ---- ONNX (the published nvidia/GEAR-SONIC model_encoder.onnx / model_decoder.onnx) --------------

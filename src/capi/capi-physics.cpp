@@ -5,6 +5,7 @@
 #include <motionbricks/physics.h>
 #include <motionbricks/sonic.h>
 
+#include "physics/mujoco/batch.h"
 #include "physics/mujoco/mbphysics.h"
 #include "physics/mujoco/session.h"
 
@@ -358,50 +359,9 @@ MB_API mb_status mb_physics_step_batch(mb_physics * const * sessions, uint64_t c
                 fail(MB_INVALID_ARGUMENT, at + e.what());
             }
         }
-        std::vector<ph::session::saved> saved(static_cast<size_t>(count));
-        for (uint64_t i = 0; i < count; ++i) sessions[i]->core->save(saved[size_t(i)]);
-        // the controller's observations of every policy-driven session, then one batched encoder and
-        // one batched decoder call for all of them, then the substeps
-        uint64_t           at = 0;   // the session being worked on, for the message
-        std::vector<int>   rows;     // sessions the policy drives
-        std::vector<float> enc, dec, tokens, actions;
-        try {
-            for (at = 0; at < count; ++at) {
-                ph::session & s  = *sessions[at]->core;
-                const bool    pc = !s.has_override();
-                const uint64_t id = pc ? ph::clip_hash(qpos[at], frames[at] * ph::k_qpos36, frames[at]) : 0;
-                if (s.prepare(qpos[at], frames[at], source_times[at], id)) rows.push_back(int(at));
-            }
-            const int n = int(rows.size());
-            if (n > 0) {
-                ph::policy & pol = *sessions[size_t(rows[0])]->core->controller();
-                enc.resize(size_t(n) * MB_SONIC_ENCODER_OBS);
-                dec.resize(size_t(n) * MB_SONIC_DECODER_OBS);
-                tokens.resize(size_t(n) * MB_SONIC_TOKENS);
-                actions.resize(size_t(n) * MB_SONIC_ACTIONS);
-                for (int r = 0; r < n; ++r) {
-                    const float * o = sessions[size_t(rows[size_t(r)])]->core->encoder_obs();
-                    std::copy(o, o + MB_SONIC_ENCODER_OBS, enc.begin() + ptrdiff_t(r) * MB_SONIC_ENCODER_OBS);
-                }
-                at = uint64_t(rows[0]);
-                pol.encode(enc.data(), n, tokens.data());
-                for (int r = 0; r < n; ++r) {
-                    ph::session & s = *sessions[size_t(rows[size_t(r)])]->core;
-                    s.with_tokens(tokens.data() + ptrdiff_t(r) * MB_SONIC_TOKENS);
-                    std::copy(s.decoder_obs(), s.decoder_obs() + MB_SONIC_DECODER_OBS, dec.begin() + ptrdiff_t(r) * MB_SONIC_DECODER_OBS);
-                }
-                pol.decode(dec.data(), n, actions.data());
-            }
-            size_t r = 0;
-            for (at = 0; at < count; ++at) {
-                const bool driven = r < rows.size() && rows[r] == int(at);
-                sessions[at]->core->finish(driven ? actions.data() + ptrdiff_t(r) * MB_SONIC_ACTIONS : nullptr);
-                r += driven;
-            }
-        } catch (const mb::error & e) {
-            for (uint64_t k = 0; k < count; ++k) sessions[k]->core->restore(saved[size_t(k)]);
-            fail(static_cast<mb_status>(e.code()), "session " + std::to_string(at) + ": " + e.what());
-        }
+        std::vector<ph::session *> cores(static_cast<size_t>(count));
+        for (uint64_t i = 0; i < count; ++i) cores[size_t(i)] = sessions[i]->core.get();
+        ph::step_batch(cores.data(), size_t(count), qpos, frames, source_times);
         for (uint64_t i = 0; actual_xyz && i < count; ++i) {
             std::copy(sessions[i]->core->actual().begin(), sessions[i]->core->actual().end(), actual_xyz + 90 * i);
         }
@@ -528,6 +488,28 @@ MB_API mb_status mb_physics_get_scene(const mb_physics * physics, uint32_t * nq,
         require(names, "names");
         if (names_capacity < list.size() + 1) fail(MB_INVALID_ARGUMENT, "names_capacity is below " + std::to_string(list.size() + 1));
         std::memcpy(names, list.c_str(), list.size() + 1);
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_physics_set_controller_flags(mb_physics * physics, uint32_t flags, char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        core_of(physics);
+        const uint32_t known = MB_PHYSICS_CONTROL_IDLE_READAPT | MB_PHYSICS_CONTROL_VELOCITY_STOP;
+        if (flags & ~known) fail(MB_INVALID_ARGUMENT, "unknown controller flags " + std::to_string(flags & ~known));
+        static_assert(MB_PHYSICS_CONTROL_IDLE_READAPT == ph::k_control_idle_readapt);
+        static_assert(MB_PHYSICS_CONTROL_VELOCITY_STOP == ph::k_control_velocity_stop);
+        physics->core->set_controller_flags(flags);
+        return MB_OK;
+    });
+}
+
+MB_API mb_status mb_physics_get_controller_flags(const mb_physics * physics, uint32_t * flags, char * error,
+                                                 uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        const ph::session & s = core_of(physics);
+        require(flags, "flags");
+        *flags = s.controller_flags();
         return MB_OK;
     });
 }

@@ -21,6 +21,19 @@ void action_to_targets(const float * action /* [29], Isaac order */, float * q_t
 void pd_torques(const float * q_target /* [29] */, const double * hand_target /* [14] */, const double * qpos,
                 const double * qvel, double * tau /* [43], scene order */);
 
+// the real robot's safety stop (g1_deploy_onnx_ref.cpp:2826-2836, GatherRobotStateToLogger): a body
+// joint faster than 35 rad/s stops the control loop before the state is logged. Signed, as upstream
+// compares (body_dq[i] > 35: a joint at −40 rad/s passes); deploy.sh:384-386 disables it in simulation
+constexpr double k_velocity_stop = 35.0;   // rad/s
+
+// the Isaac index of the first joint (Isaac order, as the deploy loops) whose velocity in dq_mujoco
+// [29] (MuJoCo order) exceeds 35 rad/s, or −1
+inline int velocity_stop_joint(const double * dq_mujoco) {
+    for (int i = 0; i < k_body_joints; ++i)
+        if (dq_mujoco[k_mujoco_of_isaac[i]] > k_velocity_stop) return i;
+    return -1;
+}
+
 // fall detection: sticky, true once the pelvis has been below 0.2 m since the last reset (false)
 inline bool fall_update(bool & fallen, double pelvis_z) {
     if (pelvis_z < k_fall_height) fallen = true;   // NaN leaves it as is; the sim reports instability itself

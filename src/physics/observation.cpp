@@ -74,12 +74,16 @@ void build_encoder_obs(const timeline & t, const quat & base_quat, float * out) 
             out[k_enc_q + k_body_joints * k + j]  = static_cast<float>(r.q[j]);
             out[k_enc_dq + k_body_joints * k + j] = t.play ? static_cast<float>(r.dq[j]) : 0.0f;
         }
-        // GatherMotionAnchorOrientationMutiFrame mode 0 (:612-690): conj(base) · offset · ref root
-        const quat ref = quat_mul(offset, {r.root_quat[0], r.root_quat[1], r.root_quat[2], r.root_quat[3]});
-        const std::array<double, 9> R = quat_to_matrix(quat_mul(quat_conjugate(base_quat), ref));
-        const double six[6] = {R[0], R[1], R[3], R[4], R[6], R[7]};
-        for (int i = 0; i < 6; ++i) out[k_enc_anchor + 6 * k + i] = static_cast<float>(six[i]);
+        anchor_orientation_6d(r, offset, base_quat, out + k_enc_anchor + 6 * k);
     }
+}
+
+void anchor_orientation_6d(const ref_frame & r, const quat & offset, const quat & base_quat, float * out) {
+    // GatherMotionAnchorOrientationMutiFrame mode 0 (:612-690): conj(base) · offset · ref root
+    const quat ref = quat_mul(offset, {r.root_quat[0], r.root_quat[1], r.root_quat[2], r.root_quat[3]});
+    const std::array<double, 9> R = quat_to_matrix(quat_mul(quat_conjugate(base_quat), ref));
+    const double six[6] = {R[0], R[1], R[3], R[4], R[6], R[7]};
+    for (int i = 0; i < 6; ++i) out[i] = static_cast<float>(six[i]);
 }
 
 }  // namespace mb::physics

@@ -77,6 +77,11 @@ void history_set_action(history & h, const float * action /* [29], Isaac order *
 // gravity (0, −0, 1)); computed in double and rounded to float once, as the deploy does
 void build_decoder_obs(const history & h, const float * tokens /* [64] */, float * out /* [994] */);
 
+// the anchor orientation of reference frame r for a robot at base_quat, heading offset `offset`:
+// R(conj(base) · offset · r.root)[:, :2] row-wise, 6 floats (GatherMotionAnchorOrientationMutiFrame
+// mode 0, g1_deploy_onnx_ref.cpp:612-690)
+void anchor_orientation_6d(const ref_frame & r, const quat & offset, const quat & base_quat, float * out /* [6] */);
+
 // the encoder observation [1762] of mode 0 at the timeline's cursor for a robot whose pelvis is at
 // base_quat; the caller ran timeline_update_heading this tick. Needs a reference (t.length > 0)
 void build_encoder_obs(const timeline & t, const quat & base_quat, float * out /* [1762] */);

@@ -87,6 +87,24 @@ void timeline_reset(timeline & t) {
     t.delta_heading = 0;
 }
 
+timeline_mark timeline_save(const timeline & t) {
+    return {t.origin, t.length, t.current, t.pending_length, t.pending_gen, t.play, t.reinit_heading,
+            t.init_base_quat, t.init_ref_quat, t.delta_heading};
+}
+
+void timeline_restore(timeline & t, const timeline_mark & m) {
+    t.origin = m.origin;
+    t.length = m.length;
+    t.current = m.current;
+    t.pending_length = m.pending_length;
+    t.pending_gen = m.pending_gen;
+    t.play = m.play;
+    t.reinit_heading = m.reinit_heading;
+    t.init_base_quat = m.init_base_quat;
+    t.init_ref_quat = m.init_ref_quat;
+    t.delta_heading = m.delta_heading;
+}
+
 std::string timeline_replace(timeline & t, const float * qpos30, uint64_t values_count, int64_t frames30,
                              int64_t gen_frame) {
     // divided, not multiplied: frames · 36 wraps for a huge frame count and could match a small buffer
@@ -149,11 +167,15 @@ void apply_pending(timeline & t) {
 
 }  // namespace
 
-void timeline_advance(timeline & t) {
-    if (t.length == 0) return;
+bool timeline_advance(timeline & t, bool * replaced) {
+    if (replaced) *replaced = t.pending_length > 0;
+    if (t.length == 0) return false;
     if (t.pending_length > 0) apply_pending(t);
+    if (!t.play) return false;
     // g1_deploy_onnx_ref.cpp:3301-3305 (planner motion): one frame on, holding at the last
-    if (t.play) t.current = std::min(t.current + 1, t.length - 1);
+    const bool held = t.current + 1 >= t.length;
+    t.current = std::min(t.current + 1, t.length - 1);
+    return held;
 }
 
 void timeline_update_heading(timeline & t, const quat & base_quat) {

@@ -59,11 +59,27 @@ struct timeline {
     double  delta_heading  = 0;      // operator yaw offset (rad), applied on top
 };
 
+// the timeline's scalar state: what timeline_replace and timeline_update_heading change besides
+// buffers they own exclusively until the next timeline_advance (the pending clip, and the ring while
+// no reference is held), so restoring it undoes both; timeline_advance rewrites the ring in place
+// and cannot be undone this way
+struct timeline_mark {
+    int64_t origin = 0, length = 0, current = 0, pending_length = 0, pending_gen = 0;
+    bool    play = true, reinit_heading = false;
+    quat    init_base_quat = {1, 0, 0, 0}, init_ref_quat = {1, 0, 0, 0};
+    double  delta_heading = 0;
+    bool operator==(const timeline_mark &) const = default;
+};
+
 // sizes the buffers for `capacity` 50 Hz frames (≥ 2) and clears the state; allocates
 void timeline_init(timeline & t, int64_t capacity);
 
 // back to no reference, heading state reset; keeps the buffers
 void timeline_reset(timeline & t);
+
+timeline_mark timeline_save(const timeline & t);
+// back to `m`, taken with timeline_save since the last timeline_advance (see timeline_mark)
+void timeline_restore(timeline & t, const timeline_mark & m);
 
 // frame f of the motion (0 ≤ f < length)
 inline const ref_frame & timeline_frame(const timeline & t, int64_t f) {
@@ -79,8 +95,15 @@ std::string timeline_replace(timeline & t, const float * qpos30, uint64_t values
 
 // end of a control tick (CurrentFrameAdvancement): a pending replacement is blended in over 8 frames
 // from max(0, gen − current) on, the motion is rebased so the current frame becomes frame 0, and the
-// cursor moves on one frame, holding at the last
-void timeline_advance(timeline & t);
+// cursor moves on one frame, holding at the last. Returns true when it held (the playing cursor would
+// have passed the last frame: the deploy's idle re-adaptation runs then); `replaced` (may be NULL)
+// receives whether a new motion took over
+bool timeline_advance(timeline & t, bool * replaced = nullptr);
+
+// frame f of the motion, writable (the idle re-adaptation edits the held frame in place)
+inline ref_frame & timeline_frame_mut(timeline & t, int64_t f) {
+    return t.ring[static_cast<size_t>((t.origin + f) % t.capacity)];
+}
 
 // start of a control tick (UpdateHeadingState): captures the robot's heading if a first reference
 // arrived, and re-anchors the reference heading whenever the cursor is on frame 0

@@ -1,6 +1,7 @@
 // the physics C ABI (physics.h) through the shared library: the scene as compiled, start/step rules,
 // the fall flag, batched = sequential bit for bit, state and pose out, collision geometry, and
-// hostile step inputs leaving the session unchanged
+// hostile step inputs leaving the session unchanged; the C++ wrappers (motionbricks.hpp) at the end
+#include <motionbricks/motionbricks.hpp>
 #include <motionbricks/physics.h>
 #include <motionbricks/sonic.h>
 
@@ -435,4 +436,106 @@ TEST(PhysicsCapi, SonicClosedLoopAndBatch) {
     }
     RecordProperty("batched_vs_sequential_max_qpos_diff", std::to_string(worst));
     EXPECT_EQ(worst, 0.0) << "batched SONIC rows differ from single calls";
+}
+
+// ---- the C++ wrappers (motionbricks.hpp) over the same functions ---------------------------------
+
+TEST(PhysicsHpp, SessionsBatchOverrideStateAndErrors) {
+    NEED_SCENE();
+    namespace mbx = motionbricks;
+    mbx::physics a = mbx::physics::create(nullptr, scene_path());
+    mbx::physics b = mbx::physics::create(nullptr, scene_path());
+    mbx::physics c = mbx::physics::create(nullptr, scene_path());   // c: a, one tick at a time
+    const mbx::physics::scene_info info = a.scene();
+    EXPECT_EQ(info.nq, 50u);
+    EXPECT_EQ(info.nv, 49u);
+    EXPECT_EQ(info.nu, 43u);
+    EXPECT_NE(info.placeholders.find(".STL"), std::string::npos);
+    const std::array<float, 36> stand = a.mujoco_qpos();
+    const mbx::physics::table   table = a.get_table();
+    std::array<float, 29>       kp = table.kp;
+    for (float & k : kp) k *= 8;
+    for (mbx::physics * p : {&a, &b, &c}) {
+        p->start_qpos(stand);
+        p->set_gains(kp, table.kd);
+        p->set_action_override(table.default_angles);
+    }
+    // a second start is refused with the C ABI's status and message
+    try {
+        a.start(a.pose());
+        FAIL() << "a second start should throw";
+    } catch (const mbx::error & e) {
+        EXPECT_EQ(e.status(), MB_INVALID_ARGUMENT);
+        EXPECT_NE(std::string(e.what()).find("started already"), std::string::npos) << e.what();
+    }
+    std::array<float, 29> bent = table.default_angles;
+    bent[3] += 0.2f;   // left knee
+    b.set_action_override(bent);
+    const std::vector<const float *> clips  = {stand.data(), stand.data()};
+    const std::vector<uint64_t>      frames = {1, 1};
+    for (int t = 0; t < 5; ++t) {
+        const std::vector<float>  both = mbx::step_batch({&a, &b}, clips, frames, {0.0, 0.0});
+        const mbx::physics_bodies one  = c.step_qpos(stand.data(), 1, 0.0);
+        ASSERT_EQ(both.size(), 180u);
+        EXPECT_TRUE(std::equal(one.begin(), one.end(), both.begin())) << "tick " << t;
+    }
+    EXPECT_NEAR(a.status().time, 0.1, 1e-12);
+    EXPECT_FALSE(a.status().fallen);
+    const mbx::physics::state sa = a.get_state(), sc = c.get_state();
+    ASSERT_EQ(sa.qpos.size(), 50u);
+    EXPECT_EQ(sa.qpos, sc.qpos);
+    EXPECT_EQ(sa.qvel, sc.qvel);
+    const std::vector<double> targets = b.trace(MB_PHYSICS_TRACE_TARGETS);
+    ASSERT_EQ(targets.size(), 29u);
+    EXPECT_EQ(targets[3], double(bent[3]));
+    EXPECT_TRUE(b.trace(MB_PHYSICS_TRACE_ACTIONS).empty());   // no policy ran
+    EXPECT_GT(b.mujoco_qpos()[7 + 3], a.mujoco_qpos()[7 + 3] + 0.05f);   // the knee followed its override
+    // a failed batch throws and moves nothing
+    std::vector<float> bad(stand.begin(), stand.end());
+    bad[9] = NAN;
+    EXPECT_THROW(mbx::step_batch({&a, &b}, {stand.data(), bad.data()}, frames, {0.0, 0.0}), mbx::error);
+    EXPECT_THROW(mbx::step_batch({&a, &b}, {stand.data()}, frames, {0.0, 0.0}), mbx::error);
+    EXPECT_NEAR(a.status().time, 0.1, 1e-12);
+    // controller flags; unknown bits refused
+    a.set_controller_flags(MB_PHYSICS_CONTROL_IDLE_READAPT | MB_PHYSICS_CONTROL_VELOCITY_STOP);
+    EXPECT_EQ(a.controller_flags(), MB_PHYSICS_CONTROL_IDLE_READAPT | MB_PHYSICS_CONTROL_VELOCITY_STOP);
+    EXPECT_THROW(a.set_controller_flags(4), mbx::error);
+    // without an override and a policy a tick is MB_NOT_IMPLEMENTED
+    a.clear_action_override();
+    try {
+        a.step_qpos(stand.data(), 1, 0.0);
+        FAIL() << "no policy and no override";
+    } catch (const mbx::error & e) {
+        EXPECT_EQ(e.status(), MB_NOT_IMPLEMENTED);
+    }
+    a.reset();
+    EXPECT_EQ(a.status().time, 0.0);
+    mbx::physics moved = std::move(a);   // move-only handle
+    EXPECT_EQ(moved.status().time, 0.0);
+}
+
+TEST(PhysicsHpp, SonicPolicyThroughTheWrapper) {
+    NEED_SCENE();
+    const std::string gguf = random_sonic_file();
+    if (gguf.empty()) GTEST_SKIP() << "convert.py random-sonic failed (numpy missing?)";
+    namespace mbx = motionbricks;
+    mbx::sonic         policy = mbx::sonic::load(gguf);
+    std::vector<float> enc(2 * 1762, 0.0f), dec(994, 0.0f);
+    const std::vector<float> tokens = policy.encode(enc.data(), 2);
+    ASSERT_EQ(tokens.size(), 128u);
+    EXPECT_TRUE(std::equal(tokens.begin(), tokens.begin() + 64, tokens.begin() + 64));   // equal rows, equal tokens
+    EXPECT_EQ(policy.layer(true, 4).size(), 128u);
+    std::copy(tokens.begin(), tokens.begin() + 64, dec.begin());
+    EXPECT_EQ(policy.decode(dec.data()).size(), 29u);
+    enc[0] = 7;   // no such mode
+    EXPECT_THROW(policy.encode(enc.data(), 1), mbx::error);
+    // a session driven by the policy: the action trace is the policy's
+    mbx::physics p = mbx::physics::create(&policy, scene_path());
+    const std::array<float, 36> stand = p.mujoco_qpos();
+    p.start_qpos(stand);
+    std::vector<float> clip;
+    for (int f = 0; f < 4; ++f) clip.insert(clip.end(), stand.begin(), stand.end());
+    p.step_qpos(clip.data(), 4, 0.0);
+    EXPECT_EQ(p.trace(MB_PHYSICS_TRACE_ACTIONS).size(), 29u);
+    EXPECT_EQ(p.trace(MB_PHYSICS_TRACE_ENCODER_OBS).size(), 1762u);
 }

@@ -3,6 +3,7 @@
 #include "format/error.h"
 #include "physics/mujoco/scene-patch.h"
 #include "physics/mujoco/sim.h"
+#include "physics-test-scene.h"
 
 #include <gtest/gtest.h>
 
@@ -15,15 +16,7 @@ namespace ph = mb::physics;
 
 namespace {
 
-std::string scene_path() {
-    return std::string(MB_SHARED) + "/data/upstream/mjcf/scene_43dof.xml";
-}
-
-#define NEED_SCENE()                                                                                          \
-    do {                                                                                                      \
-        if (!ph::engine_available()) GTEST_SKIP() << "this build has no MuJoCo";                              \
-        if (!std::filesystem::exists(scene_path())) GTEST_SKIP() << scene_path() << " is absent (../shared)"; \
-    } while (0)
+using mb::physics::test::scene_path;
 
 // compiled once for the whole test program (each compile reads 13.7 MB of meshes)
 std::shared_ptr<const ph::scene> g1(bool welded = false) {

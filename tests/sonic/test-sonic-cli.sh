@@ -24,4 +24,21 @@ if "$mb" sonic-parity "$out/seed2.gguf" "$fx/sonic_ref.mbsonic" > /dev/null 2>&1
 fi
 "$mb" bench sonic --model "$out/g1.gguf" --threads 1 --batch 1,4 --iterations 2 > "$out/b.json"
 "$py" -c "import json,sys; b=json.load(open(sys.argv[1])); assert [r['batch'] for r in b['runs']] == [1, 4]; assert b['floor']['ms_per_pair'] > 0" "$out/b.json"
+# --tame: the decoder's output layer scaled down, so a robot under these weights PD-holds its pose for
+# `bench physics`, where the plain random weights throw it about (MuJoCo refuses within ticks)
+if "$py" "$src/tools/convert.py" random-sonic --tame 2 --out "$out/bad.gguf" 2> /dev/null; then
+    echo "FAIL: --tame 2 accepted"; exit 1
+fi
+scene="$shared/data/upstream/mjcf/scene_43dof.xml"
+if [ -f "$scene" ]; then
+    "$py" "$src/tools/convert.py" random-sonic --tame 1e-3 --out "$out/tame.gguf"
+    if "$mb" bench physics --scene "$scene" --sonic "$out/tame.gguf" --threads 1 --ticks 40 --paced 0 > "$out/t.json" 2> "$out/t.err"; then
+        "$py" -c "import json,sys; b=json.load(open(sys.argv[1])); assert b['fallen'] == 0 and b['floor']['ms_per_pair'] > 0, b" "$out/t.json"
+        if "$mb" bench physics --scene "$scene" --sonic "$out/g1.gguf" --threads 1 --ticks 40 --paced 0 > /dev/null 2>&1; then
+            echo "FAIL: untamed random weights ran 50 ticks under the policy"; exit 1
+        fi
+    else
+        grep -q "no MuJoCo\|not in this build\|unavailable" "$out/t.err" || { cat "$out/t.err"; exit 1; }
+    fi
+fi
 echo ok

@@ -102,6 +102,7 @@ session::session(const std::string & scene_xml, const physics_config & config, p
     if (pol_) timeline_init(timeline_, k_ring_frames);
     robot_->set_gains(config_.kp.data(), config_.kd.data(), config_.torque_limit.data());
     full_.resize(size_t(robot_->nq()));
+    pre_.reserve(65);
     reset();
 }
 
@@ -110,6 +111,7 @@ void session::reset() {
     started_ = fallen_ = false;
     if (pol_) timeline_reset(timeline_);
     history_reset(history_);
+    idle_readapt_reset(idle_);
     has_clip_ = false;
     for (auto & t : trace_) t.clear();
     double xyz[k_bodies * 3], quat[k_bodies * 4];
@@ -156,15 +158,34 @@ void session::step(const float * qpos, uint64_t frames, double source_time) {
 }
 
 void session::step(const float * qpos, uint64_t frames, double source_time, uint64_t clip_id) {
-    if (prepare(qpos, frames, source_time, clip_id)) {
-        pol_->encode(enc_.data(), 1, tokens_.data());
-        with_tokens(tokens_.data());
-        float actions[k_body_joints];
-        pol_->decode(dec_.data(), 1, actions);
-        finish(actions);
-    } else {
-        finish(nullptr);
+    // a failed tick leaves the controller as it was (the robot restores itself)
+    const controller_mark before = controller_save();
+    try {
+        if (prepare(qpos, frames, source_time, clip_id)) {
+            pol_->encode(enc_.data(), 1, tokens_.data());
+            with_tokens(tokens_.data());
+            float actions[k_body_joints];
+            pol_->decode(dec_.data(), 1, actions);
+            simulate(actions);
+        } else {
+            simulate(nullptr);
+        }
+    } catch (...) {
+        controller_restore(before);
+        throw;
     }
+    commit();
+}
+
+session::controller_mark session::controller_save() const {
+    return {history_, timeline_save(timeline_), has_clip_, clip_id_};
+}
+
+void session::controller_restore(const controller_mark & m) {
+    history_ = m.hist;
+    timeline_restore(timeline_, m.line);
+    has_clip_ = m.has_clip;
+    clip_id_  = m.clip_id;
 }
 
 bool session::prepare(const float * qpos, uint64_t frames, double source_time, uint64_t clip_id) {
@@ -217,8 +238,15 @@ bool session::prepare(const float * qpos, uint64_t frames, double source_time, u
         has_clip_ = true;
         clip_id_  = clip_id;
     }
-    robot_state st;
+    robot_state & st = state_;
     robot_state_from_scene(robot_->qpos(), robot_->qvel(), st);
+    if (flags_ & k_control_velocity_stop) {
+        // before the state is logged, as GatherRobotStateToLogger returns
+        if (const int j = velocity_stop_joint(st.dq); j >= 0) {
+            fail(status::compute_failed, "safety stop: Isaac joint " + std::to_string(j) + " moves at " +
+                                             std::to_string(st.dq[k_mujoco_of_isaac[j]]) + " rad/s (> 35, the deploy's limit)");
+        }
+    }
     history_push(history_, st);
     const quat base = {st.base_quat[0], st.base_quat[1], st.base_quat[2], st.base_quat[3]};
     timeline_update_heading(timeline_, base);
@@ -231,59 +259,63 @@ void session::with_tokens(const float * tokens) {
     build_decoder_obs(history_, tokens, dec_.data());
 }
 
-void session::finish(const float * actions) {
-    double targets[k_body_joints];
+void session::simulate(const float * actions) {
     if (actions) {
         for (int i = 0; i < k_body_joints; ++i) {
             if (!std::isfinite(actions[i])) fail(status::compute_failed, "SONIC action " + std::to_string(i) + " is not finite");
         }
         float t[k_body_joints];
         action_to_targets(actions, t);
-        for (int i = 0; i < k_body_joints; ++i) targets[i] = t[i];
+        for (int i = 0; i < k_body_joints; ++i) targets_[i] = t[i];
+        std::copy(actions, actions + k_body_joints, actions_.begin());
     } else {
-        std::copy(override_.begin(), override_.end(), targets);
+        std::copy(override_.begin(), override_.end(), targets_);
     }
+    simulated_policy_ = actions != nullptr;
 
     // pre-controller state (trace 4): q29, dq29, base w x y z, base angular velocity (body frame)
-    std::vector<double> pre;
-    pre.reserve(65);
+    pre_.clear();
     const double * q  = robot_->qpos();
     const double * dq = robot_->qvel();
-    for (int i = 0; i < k_body_joints; ++i) pre.push_back(q[robot_->hinge_address(i)]);
-    for (int i = 0; i < k_body_joints; ++i) pre.push_back(dq[robot_->hinge_address(i) - 1]);
-    for (int k = 3; k < 7; ++k) pre.push_back(q[k]);
-    for (int k = 3; k < 6; ++k) pre.push_back(dq[k]);
+    for (int i = 0; i < k_body_joints; ++i) pre_.push_back(q[robot_->hinge_address(i)]);
+    for (int i = 0; i < k_body_joints; ++i) pre_.push_back(dq[robot_->hinge_address(i) - 1]);
+    for (int k = 3; k < 7; ++k) pre_.push_back(q[k]);
+    for (int k = 3; k < 6; ++k) pre_.push_back(dq[k]);
 
-    // 4 substeps; on failure the robot is back at the tick's start and the history entry is dropped
-    tick_record record;
-    const history before = history_;
-    try {
-        robot_->tick(targets, &record);
-    } catch (...) {
-        if (actions) history_ = before;
-        throw;
-    }
-    if (actions) {
-        history_set_action(history_, actions);
-        timeline_advance(timeline_);
+    // 4 substeps; on failure the robot is back at the tick's start
+    robot_->tick(targets_, &record_);
+}
+
+void session::commit() {
+    const bool policy = simulated_policy_;
+    if (policy) {
+        history_set_action(history_, actions_.data());
+        bool       replaced = false;
+        const bool held     = timeline_advance(timeline_, &replaced);
+        if (replaced) idle_readapt_reset(idle_);
+        // CurrentFrameAdvancement: the held frame re-adapts while the planner idles, with the LowState
+        // read at the tick's start
+        if (held && (flags_ & k_control_idle_readapt)) {
+            idle_readapt_step(idle_, timeline_frame_mut(timeline_, timeline_.current), state_.q);
+        }
     }
 
     // outputs: nothing below can fail
-    if (actions) {
+    if (policy) {
         trace_[0].assign(enc_.begin(), enc_.end());
         trace_[1].assign(dec_.begin(), dec_.end());
-        trace_[2].assign(actions, actions + k_body_joints);
+        trace_[2].assign(actions_.begin(), actions_.end());
     } else {
         for (int f = 0; f < 3; ++f) trace_[size_t(f)].clear();
     }
-    trace_[3].assign(targets, targets + k_body_joints);
-    trace_[4] = std::move(pre);
+    trace_[3].assign(targets_, targets_ + k_body_joints);
+    trace_[4].assign(pre_.begin(), pre_.end());
     trace_[5].clear();
     for (int s = 0; s < k_substeps; ++s) {
         const size_t o = size_t(s * k_body_joints);
-        trace_[5].insert(trace_[5].end(), record.q.begin() + o, record.q.begin() + o + k_body_joints);
-        trace_[5].insert(trace_[5].end(), record.dq.begin() + o, record.dq.begin() + o + k_body_joints);
-        trace_[5].insert(trace_[5].end(), record.torque.begin() + o, record.torque.begin() + o + k_body_joints);
+        trace_[5].insert(trace_[5].end(), record_.q.begin() + o, record_.q.begin() + o + k_body_joints);
+        trace_[5].insert(trace_[5].end(), record_.dq.begin() + o, record_.dq.begin() + o + k_body_joints);
+        trace_[5].insert(trace_[5].end(), record_.torque.begin() + o, record_.torque.begin() + o + k_body_joints);
     }
     double xyz[k_bodies * 3], quat_wxyz[k_bodies * 4];
     robot_->bodies(xyz, quat_wxyz);
@@ -296,12 +328,14 @@ void session::finish(const float * actions) {
 
 void session::save(saved & s) const {
     robot_->save(s.state);
-    s.fallen = fallen_;
+    s.fallen     = fallen_;
+    s.controller = controller_save();
 }
 
 void session::restore(const saved & s) {
     robot_->restore(s.state);
     fallen_ = s.fallen;
+    controller_restore(s.controller);
 }
 
 void session::bodies(float * out) const {

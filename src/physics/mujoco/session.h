@@ -6,6 +6,7 @@
 
 #include "physics/mujoco/mbphysics.h"
 #include "physics/mujoco/sim.h"
+#include "physics/idle-readapt.h"
 #include "physics/observation.h"
 #include "physics/timeline.h"
 
@@ -26,6 +27,11 @@ constexpr int k_trace_fields = 6;
 // the SONIC controller's reference ring: 120 s at 50 Hz ahead of the cursor (a replacement clip may
 // be at most this long; a session has no length limit)
 constexpr int64_t k_ring_frames = 6000;
+
+// controller options (mb_physics_set_controller_flags): the deploy's behaviours that the simulated
+// deploy leaves off
+constexpr uint32_t k_control_idle_readapt  = 1;   // the planner is idle: re-adapt the held last frame
+constexpr uint32_t k_control_velocity_stop = 2;   // the real robot's 35 rad/s stop
 
 // the SONIC policy of a session: batched encoder and decoder, rows request-major; throws mb::error
 struct policy {
@@ -55,14 +61,21 @@ public:
 
     // the same tick in phases, for batches sharing one policy: prepare checks, samples the reference
     // and, unless an override drives the tick, builds the encoder observation (returns true: the policy
-    // must run); with_tokens builds the decoder observation; finish applies actions (NULL under an
-    // override) and steps MuJoCo. `clip_id` identifies the clip's content: the controller's timeline
-    // takes a clip whose id differs from the last one as a replacement from the current frame
+    // must run); with_tokens builds the decoder observation; simulate applies actions (NULL under an
+    // override) and steps MuJoCo; commit records the tick in the controller (previous action, timeline
+    // advance, idle re-adaptation) and the outputs, and cannot fail. `clip_id` identifies the clip's
+    // content: the controller's timeline takes a clip whose id differs from the last one as a
+    // replacement from the current frame. Until commit, controller_restore undoes the phases
     bool prepare(const float * qpos, uint64_t frames, double source_time, uint64_t clip_id);
     const float * encoder_obs() const { return enc_.data(); }
     void          with_tokens(const float * tokens);
     const float * decoder_obs() const { return dec_.data(); }
-    void          finish(const float * actions);
+    void          simulate(const float * actions);
+    void          commit();
+
+    // k_control_* bits
+    void     set_controller_flags(uint32_t flags) { flags_ = flags; }
+    uint32_t controller_flags() const { return flags_; }
     // true when prepare() with this id would read the whole clip (the policy runs and it is new)
     bool needs_clip(uint64_t clip_id) const { return !override_on_ && pol_ && (!has_clip_ || clip_id != clip_id_); }
     policy * controller() const { return pol_; }
@@ -85,10 +98,24 @@ public:
     // MuJoCo geom frame the shapes' sizes and triangles are given in)
     void collision_transforms(float * out) const;
 
-    // the robot state and fall flag, for a batch that must undo its earlier sessions
+    // the controller's state between ticks: the history (previous action included), the timeline's
+    // cursor and heading, the clip identity; what prepare, with_tokens and simulate change in it
+    struct controller_mark {
+        history       hist{};
+        timeline_mark line{};
+        bool          has_clip = false;
+        uint64_t      clip_id  = 0;
+    };
+    controller_mark controller_save() const;
+    void            controller_restore(const controller_mark & m);
+    const history &  controller_history() const { return history_; }
+    const timeline & controller_timeline() const { return timeline_; }
+
+    // the robot state, fall flag and controller, for a batch that must undo its earlier sessions
     struct saved {
         robot::snapshot state;
         bool            fallen = false;
+        controller_mark controller;
     };
     void save(saved & s) const;
     void restore(const saved & s);
@@ -121,6 +148,15 @@ private:
     std::array<float, k_encoder_obs>        enc_{};
     std::array<float, k_decoder_obs>        dec_{};
     std::array<float, k_tokens>             tokens_{};
+    uint32_t                                flags_ = 0;
+    idle_readapt                            idle_{};
+    robot_state                             state_{};               // this tick's state, from prepare()
+    // simulate() → commit()
+    bool                                    simulated_policy_ = false;
+    std::array<float, k_body_joints>        actions_{};
+    double                                  targets_[k_body_joints]{};
+    tick_record                             record_{};
+    std::vector<double>                     pre_;
 };
 
 // FNV-1a of `n` floats: a clip's identity for session::prepare

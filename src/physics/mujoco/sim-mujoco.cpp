@@ -311,7 +311,7 @@ const std::vector<collision_shape> & scene_collision(const scene & s) {
 
 struct robot::impl {
     std::unique_ptr<mjData, data_deleter> data;
-    std::vector<double>                   save_qpos, save_qvel, save_act;   // the state before a tick
+    robot::snapshot                       tick_start;   // the state before a tick
     std::array<double, k_actuators>       kp{}, kd{}, limit{};              // this robot's gains and torque limits
     std::unique_ptr<mjData, data_deleter> scratch;                          // for kinematics() of other poses
 };
@@ -320,10 +320,7 @@ robot::robot(std::shared_ptr<const scene> s) : scene_(std::move(s)), impl_(std::
     char error[512] = {0};
     impl_->data.reset(mbph_make_data(scene_->model.get(), error, sizeof error));
     if (!impl_->data) fail(status::out_of_memory, std::string("MuJoCo mj_makeData: ") + error);
-    const mjModel * m = scene_->model.get();
-    impl_->save_qpos.resize(size_t(m->nq));
-    impl_->save_qvel.resize(size_t(m->nv));
-    impl_->save_act.resize(size_t(std::max(m->na, 1)));
+    save(impl_->tick_start);   // sized once: later saves reuse the buffers
     impl_->scratch.reset(mbph_make_data(scene_->model.get(), error, sizeof error));
     if (!impl_->scratch) fail(status::out_of_memory, std::string("MuJoCo mj_makeData: ") + error);
     set_gains(nullptr, nullptr);
@@ -384,6 +381,7 @@ void robot::save(snapshot & s) const {
     s.qpos.assign(d->qpos, d->qpos + m->nq);
     s.qvel.assign(d->qvel, d->qvel + m->nv);
     s.act.assign(d->act, d->act + m->na);
+    s.warmstart.assign(d->qacc_warmstart, d->qacc_warmstart + m->nv);
     s.time = d->time;
 }
 
@@ -398,6 +396,10 @@ void robot::restore(const snapshot & s) {
     d->time = s.time;
     char error[512] = {0};
     if (mbph_forward(m, d, error, sizeof error) != 0) fail(status::compute_failed, std::string("MuJoCo mj_forward: ") + error);
+    // after the forward pass, which stores its own solution as the next warm start and renormalises
+    // the free joint's quaternion in qpos (an ulp off the saved one)
+    if (s.warmstart.size() == size_t(m->nv)) std::copy(s.warmstart.begin(), s.warmstart.end(), d->qacc_warmstart);
+    std::copy(s.qpos.begin(), s.qpos.end(), d->qpos);
 }
 
 void robot::kinematics(const double * qpos, double * xyz) const {
@@ -438,21 +440,17 @@ void robot::tick(const double * targets, tick_record * record) {
     for (int i = 0; i < k_body_joints; ++i) {
         if (!std::isfinite(targets[i])) fail(status::invalid_argument, "target[" + std::to_string(i) + "] is not finite");
     }
-    std::copy(d->qpos, d->qpos + m->nq, impl_->save_qpos.begin());
-    std::copy(d->qvel, d->qvel + m->nv, impl_->save_qvel.begin());
-    std::copy(d->act, d->act + m->na, impl_->save_act.begin());
+    save(impl_->tick_start);
     const double t0 = d->time;
     int warnings[mjNWARNING];
     for (int w = 0; w < mjNWARNING; ++w) warnings[w] = d->warning[w].number;
 
-    auto restore = [&](const std::string & why) {
-        mj_resetData(m, d);
-        std::copy(impl_->save_qpos.begin(), impl_->save_qpos.end(), d->qpos);
-        std::copy(impl_->save_qvel.begin(), impl_->save_qvel.end(), d->qvel);
-        std::copy(impl_->save_act.begin(), impl_->save_act.begin() + m->na, d->act);
-        d->time = t0;
-        char ignored[64];
-        mbph_forward(m, d, ignored, sizeof ignored);
+    // back to the tick's start (warm start included, see restore) and fail with `why`
+    auto undo = [&](const std::string & why) {
+        try {
+            restore(impl_->tick_start);
+        } catch (const error &) {   // a forward pass that fails there too: `why` is the news
+        }
         fail(status::compute_failed, why);
     };
 
@@ -476,16 +474,16 @@ void robot::tick(const double * targets, tick_record * record) {
             }
         }
         char error[512] = {0};
-        if (mbph_step(m, d, error, sizeof error) != 0) restore(std::string("MuJoCo error in mj_step: ") + error);
+        if (mbph_step(m, d, error, sizeof error) != 0) undo(std::string("MuJoCo error in mj_step: ") + error);
         for (int w = 0; w < mjNWARNING; ++w) {
             if (d->warning[w].number != warnings[w]) {
-                restore("MuJoCo warning in substep " + std::to_string(s) + " at t = " + std::to_string(t0) + " s: " +
+                undo("MuJoCo warning in substep " + std::to_string(s) + " at t = " + std::to_string(t0) + " s: " +
                         mbph_last_warning() + " (the robot state is that of the tick's start)");
             }
         }
         for (int i = 0; i < m->nv; ++i) {
             if (!std::isfinite(d->qacc[i]) || !std::isfinite(d->qvel[i])) {
-                restore("MuJoCo state is not finite after substep " + std::to_string(s) + " (qacc/qvel of dof " + std::to_string(i) + ")");
+                undo("MuJoCo state is not finite after substep " + std::to_string(s) + " (qacc/qvel of dof " + std::to_string(i) + ")");
             }
         }
     }

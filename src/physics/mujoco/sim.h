@@ -86,9 +86,10 @@ public:
     // [0, 1e3], limit in (0, 1e4]); NULL restores the release's
     void set_gains(const double * kp, const double * kd, const double * torque_limit = nullptr);
 
-    // the full state, time included, to put back with restore()
+    // the full state, time included, to put back with restore(); the solver's warm start too, so a
+    // restored robot continues bit for bit as if nothing had happened
     struct snapshot {
-        std::vector<double> qpos, qvel, act;
+        std::vector<double> qpos, qvel, act, warmstart;
         double              time = 0;
     };
     void save(snapshot & s) const;

@@ -2,9 +2,13 @@
 // p95 per tick) and paced at 50 Hz (missed deadlines). Without --sonic the robot holds its default
 // pose under an override at 8 × the release's kp (it stands; see tests/physics): four MuJoCo
 // substeps and the outputs. With --sonic every tick is the full one: observations, the SONIC
-// encoder + decoder, targets, four substeps, tracking a 2 s clip of the standing pose. One JSON object
+// encoder + decoder, targets, four substeps, tracking a 2 s clip of the standing pose at the same
+// 8 × kp (random weights need `convert.py random-sonic --tame`, or the robot is thrown about within
+// ticks). With --sonic the SONIC pair's weight-streaming floor is measured in the same run, with the
+// handle's thread count; the load average before and after. One JSON object
 #include "tools/cli/commands.h"
 #include "tools/cli/int-list.h"
+#include "tools/cli/sonic-floor.h"
 #include "tools/model-options.h"
 
 #include <motionbricks/physics.h>
@@ -118,7 +122,8 @@ int cmd_bench_physics(int argc, char ** argv) {
     out["control"] = s ? "SONIC controller, full tick (observations + encoder + decoder + 4 substeps)"
                        : "override: default pose held at 8 x the release's kp (4 substeps + outputs)";
     out["sonic"]   = sonic_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(sonic_path);
-    out["threads"] = mopt.threads;
+    out["threads"] = mopt.threads > 0 ? mopt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    out["loadavg_start"] = load_average();
     out["unpaced"] = {{"ticks", ticks}, {"tick_ms", stats(total)}};
     if (paced > 0) {
         // 50 Hz: tick k is due by start + (k + 1) · 20 ms; the loop sleeps until its slot
@@ -140,6 +145,8 @@ int cmd_bench_physics(int argc, char ** argv) {
     mb_physics_status(p, &time, &fallen, nullptr, nullptr, 0);
     out["simulated_s"] = time;
     out["fallen"]      = fallen;
+    if (s) out["floor"] = sonic_floor(out["threads"].get<int>());
+    out["loadavg_end"] = load_average();
     std::printf("%s\n", out.dump(2).c_str());
     mb_physics_free(p);
     mb_sonic_free(s);

@@ -1,9 +1,10 @@
 // `motionbricks bench sonic`: the SONIC encoder + decoder pair (mode 0) through the C ABI at
-// batch sizes 1..64, with the floor measured in the same run: streaming the pair's 57.7 MB of
-// F32 weights once at the machine's read bandwidth with the same thread count. One JSON object
+// batch sizes 1..64, with the floor measured in the same run: streaming the pair's 57.66 MB of
+// F32 weights once at the machine's read bandwidth with the same thread count, and the load
+// average before and after. One JSON object
 #include "tools/cli/commands.h"
 #include "tools/cli/int-list.h"
-#include "tools/cli/read-bandwidth.h"
+#include "tools/cli/sonic-floor.h"
 #include "tools/model-options.h"
 
 #include <motionbricks/sonic.h>
@@ -24,16 +25,6 @@ int usage() {
                  tools::k_model_options_usage);
     return 2;
 }
-
-// parameters of the G1 encoder and the decoder at release widths: what one pair streams
-constexpr int64_t pair_parameters() {
-    const int64_t enc[] = {640, 2048, 1024, 512, 512, 64}, dec[] = {994, 2048, 2048, 1024, 1024, 512, 512, 29};
-    int64_t       n     = 0;
-    for (int k = 0; k < 5; ++k) n += enc[k] * enc[k + 1] + enc[k + 1];
-    for (int k = 0; k < 7; ++k) n += dec[k] * dec[k + 1] + dec[k + 1];
-    return n;
-}
-static_assert(pair_parameters() == 14415453, "the release's G1 encoder + decoder");
 
 } // namespace
 
@@ -75,17 +66,14 @@ int cmd_bench_sonic(int argc, char ** argv) {
         std::fprintf(stderr, "motionbricks bench sonic: cannot load '%s': %s\n", model.c_str(), e);
         return 1;
     }
-    const int    threads = mopt.threads > 0 ? mopt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
-    const double bytes   = double(pair_parameters()) * 4.0;
-    const double gbs     = read_bandwidth_gbs(threads);
-    const double floor   = bytes / (gbs * 1e9) * 1e3;
+    const int threads = mopt.threads > 0 ? mopt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
 
     nlohmann::ordered_json out;
-    out["bench"] = "motionbricks-bench-sonic-v1";
-    out["model"] = {{"file", model}, {"threads", threads}, {"weight_bytes_per_pair", bytes}};
-    out["floor"] = {{"what", "streaming read of the pair's weights once, same thread count, same run"},
-                    {"read_gb_per_s", gbs},
-                    {"ms_per_pair", floor}};
+    out["bench"]         = "motionbricks-bench-sonic-v1";
+    out["model"]         = {{"file", model}, {"threads", threads}};
+    out["loadavg_start"] = load_average();
+    out["floor"]         = sonic_floor(threads);
+    const double floor   = out["floor"]["ms_per_pair"].get<double>();
     nlohmann::ordered_json runs = nlohmann::ordered_json::array();
     for (int b : batches) {
         std::vector<float> enc(size_t(b) * 1762, 0.01f), dec(size_t(b) * 994, 0.01f), tok(size_t(b) * 64), act(size_t(b) * 29);
@@ -107,7 +95,8 @@ int cmd_bench_sonic(int argc, char ** argv) {
                         {"ratio_to_floor", med / floor}});
     }
     mb_sonic_free(s);
-    out["runs"] = runs;
+    out["runs"]        = runs;
+    out["loadavg_end"] = load_average();
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
 }
