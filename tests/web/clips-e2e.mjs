@@ -7,56 +7,21 @@
 //
 // exit 0 pass, 1 fail, 77 skipped (chromium or web/node_modules missing).
 
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { check, finish, launch, opt, skip_without_chromium, waiter } from './e2e-browser.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const web_dir = join(here, '..', '..', 'web');
-const chromium_path = process.env.MB_CHROMIUM ?? '/usr/bin/chromium';
-const args = process.argv.slice(2);
-const opt = (name) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args[i + 1] : null;
-};
 const base = opt('--url'), glb = opt('--glb');
 if (!base || !glb) {
     console.error('usage: clips-e2e.mjs --url URL --glb CLIP.glb');
     process.exit(2);
 }
-if (!existsSync(chromium_path) || !existsSync(join(web_dir, 'node_modules/playwright-core/package.json'))) {
-    console.log('skipped: chromium or web/node_modules/playwright-core not found (bash scripts/bootstrap.sh)');
-    process.exit(77);
-}
-const { chromium } = createRequire(join(web_dir, 'package.json'))('playwright-core');
-
-const failures = [];
-const check = (ok, what) => {
-    console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
-    if (!ok) failures.push(what);
-};
-const profile = mkdtempSync(join(tmpdir(), 'mb-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromium_path, headless: true, viewport: { width: 1200, height: 600 }, acceptDownloads: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
-});
+skip_without_chromium();
+const { context, close } = await launch({ acceptDownloads: true });
 const deadline = Date.now() + 120000;
 try {
     const page = context.pages()[0] ?? await context.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(String(e)));
-    const wait = async (fn, what, arg) => {
-        try {
-            await page.waitForFunction(fn, arg, { timeout: Math.max(1000, deadline - Date.now()), polling: 50 });
-            check(true, what);
-            return true;
-        } catch {
-            check(false, `${what} (timed out)`);
-            return false;
-        }
-    };
+    const wait = waiter(page, deadline, 50);
     const state = () => page.evaluate(() => JSON.parse(JSON.stringify(window.motionbricks)));
     await page.goto(base + '/', { waitUntil: 'load' });
     await wait(() => window.motionbricks?.ready && window.motionbricks.owner === true && window.motionbricks.frames_received > 10,
@@ -95,8 +60,6 @@ try {
 } catch (e) {
     check(false, `unexpected: ${e.stack ?? e}`);
 } finally {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
+    await close();
 }
-console.log(failures.length ? `clips e2e: ${failures.length} check(s) failed` : 'clips e2e: all checks passed');
-process.exit(failures.length ? 1 : 0);
+finish('clips e2e');

@@ -7,46 +7,23 @@
 //
 // exit 0 pass, 1 fail, 77 skipped (chromium or web/node_modules missing, or a server without physics).
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { check, finish, launch, opt, skip_without_chromium, waiter } from './e2e-browser.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const web_dir = join(here, '..', '..', 'web');
-const chromium_path = process.env.MB_CHROMIUM ?? '/usr/bin/chromium';
-const args = process.argv.slice(2);
-const opt = (name, fallback = null) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args[i + 1] : fallback;
-};
 const base = opt('--url'), screenshot = opt('--screenshot', join(tmpdir(), 'motionbricks-physics.png'));
 if (!base) {
     console.error('usage: physics-e2e.mjs --url URL [--screenshot PNG]');
     process.exit(2);
 }
-if (!existsSync(chromium_path) || !existsSync(join(web_dir, 'node_modules/playwright-core/package.json'))) {
-    console.log('skipped: chromium or web/node_modules/playwright-core not found (bash scripts/bootstrap.sh)');
-    process.exit(77);
-}
+skip_without_chromium();
 const stream = await (await fetch(base + '/api/stream')).json();
 if (stream.physics !== true) {
     console.log('skipped: the server has no physics (a build without MuJoCo, or no G1 scene in ../shared/data)');
     process.exit(77);
 }
-const { chromium } = createRequire(join(web_dir, 'package.json'))('playwright-core');
-
-const failures = [];
-const check = (ok, what) => {
-    console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
-    if (!ok) failures.push(what);
-};
-const profile = mkdtempSync(join(tmpdir(), 'mb-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromium_path, headless: true, viewport: { width: 1200, height: 600 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
-});
+const { context, close } = await launch();
 const deadline = Date.now() + 120000;
 
 // pixels of the physical robot's green and the collision geometry's orange in the canvas
@@ -70,16 +47,7 @@ try {
     const page = context.pages()[0] ?? await context.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(String(e)));
-    const wait = async (fn, what, arg) => {
-        try {
-            await page.waitForFunction(fn, arg, { timeout: Math.max(1000, deadline - Date.now()), polling: 100 });
-            check(true, what);
-            return true;
-        } catch {
-            check(false, `${what} (timed out)`);
-            return false;
-        }
-    };
+    const wait = waiter(page, deadline, 100);
     const state = () => page.evaluate(() => JSON.parse(JSON.stringify(window.motionbricks)));
     await page.goto(base + '/', { waitUntil: 'load' });
     await wait(() => window.motionbricks?.ready && window.motionbricks.owner === true && window.motionbricks.frames_rendered > 20,
@@ -124,8 +92,6 @@ try {
 } catch (e) {
     check(false, `unexpected: ${e.stack ?? e}`);
 } finally {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
+    await close();
 }
-console.log(failures.length ? `physics e2e: ${failures.length} check(s) failed` : 'physics e2e: all checks passed');
-process.exit(failures.length ? 1 : 0);
+finish('physics e2e');
