@@ -1,6 +1,7 @@
 #include "backend/cpu/cpu-gemm.h"
 
 #include "backend/cpu/cpu-gemm-amx.h"
+#include "backend/cpu/cpu-gemm-avx512.h"
 #include "backend/cpu/cpu-gemm-neon.h"
 #include "backend/cpu/gemm-panels.h"
 #include "backend/cpu/q8-quantise.h"
@@ -137,7 +138,7 @@ MB_AVX2 void column_block(const float * x, int64_t m, int64_t ldx, int64_t k, co
     if (m - i == 1) block<W, 1, NO>(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf);
 }
 
-// the same blocks 16 wide with 32 registers: 4 × 4 accumulators, masked k tail
+// the dot-product kernels' horizontal sums (the AVX-512 widening level is cpu-gemm-avx512.cpp)
 #define MB_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
 
 // through memory: GCC 12's 512→256-bit extract intrinsics warn about an undefined operand
@@ -147,81 +148,9 @@ MB_AVX512 inline float hsum16(__m512 v) {
     return hsum(_mm256_add_ps(_mm256_load_ps(t), _mm256_load_ps(t + 8)));
 }
 
-template <class W> MB_AVX512 inline __m512 load16(const uint8_t * w, int64_t c) {
-    if constexpr (W::type == weight_type::WEIGHT_F32) {
-        return _mm512_loadu_ps(reinterpret_cast<const float *>(w) + c);
-    } else if constexpr (W::type == weight_type::WEIGHT_BF16) {
-        // maskz forms: GCC 12 warns about the undefined pass-through operand of the plain ones
-        const __m256i   h   = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(w + c * 2));
-        const __mmask16 all = 0xffff;
-        return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(all, _mm512_maskz_cvtepu16_epi32(all, h), 16));
-    } else {
-        const uint8_t * blk = W::block(w, c);
-        const __m128i   q   = _mm_loadu_si128(reinterpret_cast<const __m128i *>(blk + 2 + (c & 31)));
-        uint16_t        h;
-        std::memcpy(&h, blk, 2);
-        return _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(0xffff, _mm512_maskz_cvtepi8_epi32(0xffff, q)),
-                             _mm512_set1_ps(_cvtsh_ss(h)));
-    }
-}
-
-template <class W, int NI, int NO>
-MB_AVX512 void block16(const float * x, int64_t ldx, const uint8_t * w, int64_t wst, int64_t k, const float * b,
-                       float * y, int64_t ldy, const uint8_t * pf) {
-    __m512 acc[NI][NO];
-    for (int i = 0; i < NI; ++i)
-        for (int j = 0; j < NO; ++j) acc[i][j] = _mm512_setzero_ps();
-
-    const int64_t k16 = k & ~int64_t(15);
-    for (int64_t c = 0; c < k16; c += 16) {
-        if (pf) {
-            for (int j = 0; j < NO; ++j) _mm_prefetch((const char *) W::at(pf + j * wst, c), _MM_HINT_T1);
-        }
-        __m512 wv[NO];
-        for (int j = 0; j < NO; ++j) wv[j] = load16<W>(w + j * wst, c);
-        for (int i = 0; i < NI; ++i) {
-            const __m512 xv = _mm512_loadu_ps(x + i * ldx + c);
-            for (int j = 0; j < NO; ++j) acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
-        }
-    }
-    if (k16 < k) {
-        const __mmask16 mask = (__mmask16) ((1u << (k - k16)) - 1u);
-        __m512          wv[NO];
-        for (int j = 0; j < NO; ++j) {
-            if constexpr (W::type == weight_type::WEIGHT_F32) {
-                wv[j] = _mm512_maskz_loadu_ps(mask, reinterpret_cast<const float *>(w + j * wst) + k16);
-            } else {
-                alignas(64) float t[16] = {};
-                for (int64_t i = 0; i < k - k16; ++i) t[i] = W::get(w + j * wst, k16 + i);
-                wv[j] = _mm512_load_ps(t);
-            }
-        }
-        for (int i = 0; i < NI; ++i) {
-            const __m512 xv = _mm512_maskz_loadu_ps(mask, x + i * ldx + k16);
-            for (int j = 0; j < NO; ++j) acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
-        }
-    }
-    for (int i = 0; i < NI; ++i)
-        for (int j = 0; j < NO; ++j) y[i * ldy + j] = hsum16(acc[i][j]) + (b ? b[j] : 0.0f);
-}
-
-// NO output columns of all m rows (panels::rows_by_four, as the NEON and the dot-product blocks)
-template <class W> struct blocks16 {
-    template <int NI, int NO> struct k {
-        static constexpr auto fn = block16<W, NI, NO>;
-    };
-};
-template <class W, int NO>
-void column_block16(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_t * w, int64_t wst,
-                    const float * b, float * y, int64_t ldy, const uint8_t * pf) {
-    panels::rows_by_four<blocks16<W>::template k, NO>(x, ldx, m, k, w, wst, b, y, ldy, pf);
-}
-
 template <class W> struct columns {
-    static constexpr column_fn avx2[5]   = {nullptr, column_block<W, 1>, column_block<W, 2>, column_block<W, 3>,
-                                            column_block<W, 4>};
-    static constexpr column_fn avx512[5] = {nullptr, column_block16<W, 1>, column_block16<W, 2>,
-                                            column_block16<W, 3>, column_block16<W, 4>};
+    static constexpr column_fn avx2[5] = {nullptr, column_block<W, 1>, column_block<W, 2>, column_block<W, 3>,
+                                          column_block<W, 4>};
 };
 
 // ---- dot-product paths: the activations packed once per op into the weights' own form, so the
@@ -522,7 +451,7 @@ void gemm_typed(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_
     }
 #ifdef MB_GEMM_X86
     if (isa >= gemm_isa::GEMM_ISA_AVX512) {
-        gemm_nt_blocked<W>(columns<W>::avx512, x, m, ldx, k, w, b, o0, o1, y, ldy);
+        gemm_nt_avx512(x, m, ldx, k, w, W::type, b, o0, o1, y, ldy);
         return;
     }
     if (isa >= gemm_isa::GEMM_ISA_AVX2) {

@@ -1,0 +1,266 @@
+// AVX-512 blocks of the CPU GEMM: 4 rows × 6 columns of outputs keep 24 16-wide accumulators
+// in registers. Many rows (fused lanes, SONIC's batches) run the weights in chunks of 512
+// columns: a chunk of 6 weight rows is widened once into aligned memory that stays in L1 while
+// every row group passes over it (GGUF data is 32-byte aligned, so reading the rows in place
+// splits every 64-byte load), the accumulators wait in scratch between chunks, and 16 outputs
+// at a time are reduced with shuffles instead of one horizontal sum each. Chunking, widening and
+// the reduction change no rounding: each output is the sum described in cpu-gemm-avx512.h
+#include "backend/cpu/cpu-gemm-avx512.h"
+
+#include "backend/cpu/gemm-panels.h"
+#include "backend/cpu/weight-rows.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace mb::cpu {
+
+#if defined(__x86_64__)
+
+namespace {
+
+using rows::w_bf16;
+using rows::w_f32;
+using rows::w_q8_0;
+
+#define MB_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
+
+constexpr int     k_rows      = 4;     // rows of x per block
+constexpr int     k_cols      = 6;     // weight rows (output columns) per block
+constexpr int64_t k_chunk     = 512;   // weight columns per chunk: 6 rows of 2 KiB
+constexpr int64_t k_pack_rows = 16;    // from this many rows a chunk is widened once for 4+ row groups
+
+// 16 values of a weight row from column c (c % 16 == 0) as floats
+template <class W> MB_AVX512 inline __m512 load16(const uint8_t * w, int64_t c) {
+    if constexpr (W::type == weight_type::WEIGHT_F32) {
+        return _mm512_loadu_ps(reinterpret_cast<const float *>(w) + c);
+    } else if constexpr (W::type == weight_type::WEIGHT_BF16) {
+        // maskz forms: GCC 12 warns about the undefined pass-through operand of the plain ones
+        const __m256i   h   = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(w + c * 2));
+        const __mmask16 all = 0xffff;
+        return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(all, _mm512_maskz_cvtepu16_epi32(all, h), 16));
+    } else {
+        const uint8_t * blk = W::block(w, c);
+        const __m128i   q   = _mm_loadu_si128(reinterpret_cast<const __m128i *>(blk + 2 + (c & 31)));
+        uint16_t        h;
+        std::memcpy(&h, blk, 2);
+        return _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(0xffff, _mm512_maskz_cvtepi8_epi32(0xffff, q)),
+                             _mm512_set1_ps(_cvtsh_ss(h)));
+    }
+}
+
+// the n < 16 values from column c, zero beyond
+template <class W> MB_AVX512 inline __m512 tail16(const uint8_t * w, int64_t c, int64_t n) {
+    if constexpr (W::type == weight_type::WEIGHT_F32) {
+        return _mm512_maskz_loadu_ps((__mmask16) ((1u << n) - 1u), reinterpret_cast<const float *>(w) + c);
+    } else {
+        alignas(64) float t[16] = {};
+        for (int64_t i = 0; i < n; ++i) t[i] = W::get(w, c + i);
+        return _mm512_load_ps(t);
+    }
+}
+
+// 16 accumulators' horizontal sums at once, each in the tree of one sum (lanes l + 8, then + 4,
+// + 2, + 1): lane 4p + q of the result is the sum of v[4q + p]
+MB_AVX512 inline __m512 reduce16(const __m512 * v) {
+    // maskz forms throughout: GCC 12 warns about the undefined pass-through operand of the plain ones
+    const __mmask16 all = 0xffff;
+    const __mmask8  all8 = 0xff;
+    __m512          s1[8], s2[4], s3[2];
+    for (int q = 0; q < 8; ++q) {
+        s1[q] = _mm512_add_ps(_mm512_maskz_shuffle_f32x4(all, v[2 * q], v[2 * q + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                              _mm512_maskz_shuffle_f32x4(all, v[2 * q], v[2 * q + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    }
+    for (int r = 0; r < 4; ++r) {
+        s2[r] = _mm512_add_ps(_mm512_maskz_shuffle_f32x4(all, s1[2 * r], s1[2 * r + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                              _mm512_maskz_shuffle_f32x4(all, s1[2 * r], s1[2 * r + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+    for (int t = 0; t < 2; ++t) {
+        const __m512d a = _mm512_castps_pd(s2[2 * t]), b = _mm512_castps_pd(s2[2 * t + 1]);
+        s3[t] = _mm512_add_ps(_mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all8, a, b)), _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all8, a, b)));
+    }
+    return _mm512_add_ps(_mm512_shuffle_ps(s3[0], s3[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_ps(s3[0], s3[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+enum : int { FIRST = 1, LAST = 2 };    // a block's chunk: starts the sums, ends them
+
+// an NI × NO block over the n columns of one chunk: x, w at the chunk's first column (w's rows
+// wst bytes apart); the accumulators start at zero (FIRST) or from s, and go back to s or, on
+// the LAST chunk (the k % 16 tail included), into y + b. pf: the next block's weights, fetched
+// towards L2 (may be null)
+template <class W, int NI, int NO>
+MB_AVX512 void block(const float * x, int64_t ldx, const uint8_t * w, int64_t wst, int64_t n, int flags, float * s,
+                     const float * b, float * y, int64_t ldy, const uint8_t * pf) {
+    __m512 acc[NI][NO];
+    for (int i = 0; i < NI; ++i)
+        for (int j = 0; j < NO; ++j) acc[i][j] = flags & FIRST ? _mm512_setzero_ps() : _mm512_load_ps(s + (i * NO + j) * 16);
+    const int64_t n16 = n & ~int64_t(15);
+    for (int64_t c = 0; c < n16; c += 16) {
+        if (pf) {
+            for (int j = 0; j < NO; ++j) _mm_prefetch((const char *) W::at(pf + j * wst, c), _MM_HINT_T1);
+        }
+        __m512 wv[NO];
+        for (int j = 0; j < NO; ++j) wv[j] = load16<W>(w + j * wst, c);
+        for (int i = 0; i < NI; ++i) {
+            const __m512 xv = _mm512_loadu_ps(x + i * ldx + c);
+            for (int j = 0; j < NO; ++j) acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
+        }
+    }
+    if (!(flags & LAST)) {
+        for (int i = 0; i < NI; ++i)
+            for (int j = 0; j < NO; ++j) _mm512_store_ps(s + (i * NO + j) * 16, acc[i][j]);
+        return;
+    }
+    if (n16 < n) {
+        const __mmask16 mask = (__mmask16) ((1u << (n - n16)) - 1u);
+        __m512          wv[NO];
+        for (int j = 0; j < NO; ++j) wv[j] = tail16<W>(w + j * wst, n16, n - n16);
+        for (int i = 0; i < NI; ++i) {
+            const __m512 xv = _mm512_maskz_loadu_ps(mask, x + i * ldx + n16);
+            for (int j = 0; j < NO; ++j) acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
+        }
+    }
+    constexpr int  N = NI * NO;
+    const __m512 * a = &acc[0][0];
+    for (int g = 0; g < N; g += 16) {
+        __m512 v[16];
+        for (int q = 0; q < 16; ++q) v[q] = a[g + q < N ? g + q : g];    // past N: any, unused
+        alignas(64) float r[16];
+        _mm512_store_ps(r, reduce16(v));
+        for (int q = 0; q < 16 && g + q < N; ++q) {
+            const int i = (g + q) / NO, j = (g + q) % NO;
+            y[i * ldy + j] = r[(q % 4) * 4 + q / 4] + (b ? b[j] : 0.0f);
+        }
+    }
+}
+
+using block_fn = void (*)(const float *, int64_t, const uint8_t *, int64_t, int64_t, int, float *, const float *,
+                          float *, int64_t, const uint8_t *);
+template <class W, int NI> struct row_blocks {
+    static constexpr block_fn fn[k_cols + 1] = {nullptr,           block<W, NI, 1>, block<W, NI, 2>, block<W, NI, 3>,
+                                                block<W, NI, 4>, block<W, NI, 5>, block<W, NI, 6>};
+};
+template <class W> struct blocks {
+    static constexpr const block_fn * fn[k_rows + 1] = {nullptr, row_blocks<W, 1>::fn, row_blocks<W, 2>::fn,
+                                                        row_blocks<W, 3>::fn, row_blocks<W, 4>::fn};
+};
+
+// no weight rows × n columns widened to F32 rows ld floats apart (zeros past n)
+template <class W>
+MB_AVX512 void widen(const uint8_t * w, int64_t wst, int no, int64_t n, float * dst, int64_t ld) {
+    const int64_t n16 = n & ~int64_t(15);
+    for (int j = 0; j < no; ++j) {
+        float * d = dst + j * ld;
+        for (int64_t c = 0; c < n16; c += 16) _mm512_store_ps(d + c, load16<W>(w + j * wst, c));
+        if (n16 < n) _mm512_store_ps(d + n16, tail16<W>(w + j * wst, n16, n - n16));
+    }
+}
+
+// per-thread 64-byte aligned scratch that only grows (the pool's threads keep theirs)
+struct scratch {
+    float * p = nullptr;
+    size_t  n = 0;
+    ~scratch() { std::free(p); }
+    float * get(size_t floats) {
+        if (floats > n) {
+            std::free(p);
+            n = (floats + 15) / 16 * 16;
+            p = static_cast<float *>(std::aligned_alloc(64, n * sizeof(float)));
+            if (!p) {
+                n = 0;
+                throw std::bad_alloc();
+            }
+        }
+        return p;
+    }
+};
+thread_local scratch t_acc, t_x;
+
+template <class W>
+MB_AVX512 void gemm_rows(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_t * w, const float * b,
+                         int64_t o0, int64_t o1, float * y, int64_t ldy) {
+    if (k <= 0) {
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t o = o0; o < o1; ++o) y[i * ldy + o] = 0.0f + (b ? b[o] : 0.0f);
+        return;
+    }
+    const int64_t wst   = W::row_bytes(k);
+    const int64_t panel = panels::panel_rows(k);
+    alignas(64) float wide[k_cols * (k_chunk + 16)];
+    for (int64_t i0 = 0; i0 < m; i0 += panel) {
+        const int64_t mi   = std::min(panel, m - i0);
+        const bool    pack = mi >= k_pack_rows;
+        const int64_t kc   = mi <= k_rows ? k : k_chunk;    // one row group reads each weight once anyway
+        const float * xi   = x + i0 * ldx;
+        int64_t       ldxi = ldx;
+        if (pack && (ldx % 16 != 0 || reinterpret_cast<uintptr_t>(xi) % 64 != 0)) {
+            // rows that start off a cache line (k % 16 ≠ 0) copied to aligned ones once
+            ldxi      = (k + 15) / 16 * 16;
+            float * d = t_x.get(size_t(mi * ldxi));
+            for (int64_t i = 0; i < mi; ++i) std::memcpy(d + i * ldxi, xi + i * ldx, size_t(k) * sizeof(float));
+            xi = d;
+        }
+        float * acc = t_acc.get(size_t((mi + k_rows) * k_cols * 16));
+        float * yi  = y + i0 * ldy;
+        for (int64_t o = o0; o < o1; o += k_cols) {
+            const int       no   = (int) std::min<int64_t>(k_cols, o1 - o);
+            const uint8_t * wo   = w + o * wst;
+            const uint8_t * next = o + 2 * k_cols <= o1 ? wo + k_cols * wst : nullptr;
+            const float *   bo   = b ? b + o : nullptr;
+            for (int64_t c0 = 0, c1; c0 < k; c0 = c1) {
+                c1              = k - c0 < kc + 16 ? k : c0 + kc;
+                const int64_t n = c1 - c0;
+                const int     f = (c0 == 0 ? FIRST : 0) | (c1 == k ? LAST : 0);
+                const uint8_t * wc  = wo + W::row_bytes(c0);
+                const uint8_t * pfc = next ? next + W::row_bytes(c0) : nullptr;
+                if (pack) {
+                    const int64_t ld = (n + 15) / 16 * 16;
+                    widen<W>(wc, wst, no, n, wide, ld);
+                    // the next block's chunk towards L2 while this one is in use
+                    for (int j = 0; pfc && j < k_cols; ++j)
+                        for (int64_t p = 0; p < W::row_bytes(n); p += 64) _mm_prefetch((const char *) pfc + j * wst + p, _MM_HINT_T1);
+                    const block_fn * const * fns = blocks<w_f32>::fn;
+                    for (int64_t i = 0; i < mi; i += k_rows) {
+                        const int ni = (int) std::min<int64_t>(k_rows, mi - i);
+                        fns[ni][no](xi + i * ldxi + c0, ldxi, reinterpret_cast<const uint8_t *>(wide), ld * 4, n, f,
+                                    acc + i * k_cols * 16, bo, yi + i * ldy + o, ldy, nullptr);
+                    }
+                } else {
+                    const block_fn * const * fns = blocks<W>::fn;
+                    for (int64_t i = 0; i < mi; i += k_rows, pfc = nullptr) {
+                        const int ni = (int) std::min<int64_t>(k_rows, mi - i);
+                        fns[ni][no](xi + i * ldxi + c0, ldxi, wc, wst, n, f, acc + i * k_cols * 16, bo,
+                                    yi + i * ldy + o, ldy, pfc);
+                    }
+                }
+            }
+        }
+    }
+}
+
+} // namespace
+
+void gemm_nt_avx512(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_t * w, weight_type wt,
+                    const float * b, int64_t o0, int64_t o1, float * y, int64_t ldy) {
+    switch (wt) {
+        case weight_type::WEIGHT_F32: gemm_rows<w_f32>(x, m, ldx, k, w, b, o0, o1, y, ldy); return;
+        case weight_type::WEIGHT_BF16: gemm_rows<w_bf16>(x, m, ldx, k, w, b, o0, o1, y, ldy); return;
+        case weight_type::WEIGHT_Q8_0: gemm_rows<w_q8_0>(x, m, ldx, k, w, b, o0, o1, y, ldy); return;
+    }
+}
+
+#else
+
+void gemm_nt_avx512(const float *, int64_t, int64_t, int64_t, const uint8_t *, weight_type, const float *, int64_t,
+                    int64_t, float *, int64_t) {}
+
+#endif
+
+} // namespace mb::cpu
