@@ -5,6 +5,7 @@
 #include "backend/cpu/cpu-gemm.h"
 #include "backend/cpu/fp-mode.h"
 #include "backend/cpu/thread-pool.h"
+#include "backend/cpu/weight-rows.h"
 #include "backend-test-util.h"
 
 #include <gtest/gtest.h>
@@ -92,6 +93,67 @@ TEST(cpu_kernels, gemm_nt_column_range_and_strides) {
                 for (int64_t c = 0; c < k; ++c) acc += (double) x[i * ldx + c] * w[o * k + c];
                 ASSERT_NEAR(y[i * ldy + o], acc, 1e-4) << "isa " << (unsigned) isa;
             }
+    }
+}
+
+// the AVX-512 level sums each output in one documented order (cpu-gemm-avx512.h) whatever its
+// blocking: lane c % 16 of the products by FMA in c order, the lanes pairwise (l + 8, + 4, + 2,
+// + 1), then + b. Emulated here in scalar code for every weight type, with the weights 32 bytes
+// off a cache line (as in GGUF files) and shapes that take the chunked, widened path (16+ rows,
+// k past one 512-column chunk, k % 16 tails, x rows off a cache line)
+TEST(cpu_kernels, avx512_sums_in_its_documented_order) {
+    using mb::weight_type;
+    if (!mb::cpu::gemm_isa_supported(mb::cpu::gemm_isa::GEMM_ISA_AVX512)) GTEST_SKIP() << "this CPU has no AVX-512";
+    for (weight_type wt : {weight_type::WEIGHT_F32, weight_type::WEIGHT_BF16, weight_type::WEIGHT_Q8_0}) {
+        for (int64_t m : {1, 5, 16, 23, 64}) {
+            for (int64_t k : {13, 512, 527, 544, 1040, 2051}) {
+                if (wt == weight_type::WEIGHT_Q8_0 && k % 32 != 0) continue;
+                const int64_t n_out = 29, ldx = k + (m % 2);
+                const auto x = random_vec(m * ldx, 31), b = random_vec(n_out, 32), wf = random_vec(n_out * k, 33);
+                // rows of the type's layout, from 32 bytes into a 64-byte aligned buffer
+                const int64_t rb = wt == weight_type::WEIGHT_F32 ? k * 4 : wt == weight_type::WEIGHT_BF16 ? k * 2 : k / 32 * 34;
+                std::vector<uint8_t> store(size_t(n_out * rb + 128));
+                uint8_t * w = store.data() + (64 - reinterpret_cast<uintptr_t>(store.data()) % 64) + 32;
+                std::vector<float> wv(size_t(n_out * k));    // the value each weight stands for
+                for (int64_t i = 0; i < n_out * k; ++i) {
+                    uint8_t * row = w + (i / k) * rb;
+                    const int64_t c = i % k;
+                    uint32_t bits;
+                    std::memcpy(&bits, &wf[size_t(i)], 4);
+                    if (wt == weight_type::WEIGHT_F32) {
+                        std::memcpy(row + c * 4, &bits, 4);
+                    } else if (wt == weight_type::WEIGHT_BF16) {
+                        const uint16_t h = uint16_t(bits >> 16);
+                        std::memcpy(row + c * 2, &h, 2);
+                        bits = uint32_t(h) << 16;
+                    } else {
+                        uint8_t * blk = row + (c / 32) * 34;
+                        const uint16_t scale = uint16_t(0x2000 + (i / 32) % 4096);    // a normal F16 scale
+                        std::memcpy(blk, &scale, 2);
+                        const int8_t q = int8_t(int(wf[size_t(i)] * 1000.0f) % 128);
+                        blk[2 + c % 32] = uint8_t(q);
+                        const float v = mb::cpu::rows::half_to_float(scale) * float(q);
+                        std::memcpy(&bits, &v, 4);
+                    }
+                    std::memcpy(&wv[size_t(i)], &bits, 4);
+                }
+                std::vector<float> y(m * n_out, NAN);
+                mb::cpu::gemm_nt(x.data(), m, ldx, k, w, wt, b.data(), 0, n_out, y.data(), n_out,
+                                 mb::cpu::gemm_isa::GEMM_ISA_AVX512);
+                for (int64_t i = 0; i < m; ++i)
+                    for (int64_t o = 0; o < n_out; ++o) {
+                        float lane[16] = {};
+                        for (int64_t c = 0; c < k; ++c) lane[c % 16] = std::fma(x[i * ldx + c], wv[o * k + c], lane[c % 16]);
+                        for (int l = 0; l < 8; ++l) lane[l] += lane[l + 8];
+                        for (int l = 0; l < 4; ++l) lane[l] += lane[l + 4];
+                        for (int l = 0; l < 2; ++l) lane[l] += lane[l + 2];
+                        const float ref = (lane[0] + lane[1]) + b[o];
+                        ASSERT_EQ(std::memcmp(&y[i * n_out + o], &ref, 4), 0)
+                            << mb::weight_type_name(wt) << " m " << m << " k " << k << " at " << i << ", " << o << ": "
+                            << y[i * n_out + o] << " vs " << ref;
+                    }
+            }
+        }
     }
 }
 

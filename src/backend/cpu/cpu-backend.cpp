@@ -10,6 +10,7 @@
 #include "backend/cpu/cpu-backend.h"
 
 #include "backend/cpu/cpu-gemm.h"
+#include "backend/cpu/cpu-silu.h"
 #include "backend/cpu/fp-mode.h"
 #include "backend/cpu/thread-pool.h"
 #include "backend/token-select.h"
@@ -154,9 +155,10 @@ public:
         const cpu::fp_flush_scope fp;
         const float * px = raw(x);
         float *       py = raw(y);
-        // exp costs about 16 plain operations
-        parallel_ranges(n, 16, [=](int64_t i0, int64_t i1, int) {
-            for (int64_t i = i0; i < i1; ++i) py[i] = px[i] / (1.0f + std::exp(-px[i]));
+        // std::exp costs about 16 plain operations, the 16-wide one about 2 per value
+        const bool vector = isa_ >= cpu::gemm_isa::GEMM_ISA_AVX512 && isa_ != cpu::gemm_isa::GEMM_ISA_NEON;
+        parallel_ranges(n, vector ? 2 : 16, [=](int64_t i0, int64_t i1, int) {
+            cpu::silu_f32(px + i0, i1 - i0, py + i0, vector);
         });
     }
 
