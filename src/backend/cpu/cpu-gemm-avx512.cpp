@@ -209,11 +209,20 @@ MB_AVX512 void gemm_rows(const float * x, int64_t m, int64_t ldx, int64_t k, con
         }
         float * acc = t_acc.get(size_t((mi + k_rows) * k_cols * 16));
         float * yi  = y + i0 * ldy;
+        // chunks per weight row (the last one takes a tail shorter than 16 columns along)
+        int64_t n_chunks = 1;
+        while (k - n_chunks * kc >= 16) ++n_chunks;
+        const int64_t calls = n_chunks * ((mi + k_rows - 1) / k_rows);    // block calls per column block
         for (int64_t o = o0; o < o1; o += k_cols) {
             const int       no   = (int) std::min<int64_t>(k_cols, o1 - o);
             const uint8_t * wo   = w + o * wst;
             const uint8_t * next = o + 2 * k_cols <= o1 ? wo + k_cols * wst : nullptr;
             const float *   bo   = b ? b + o : nullptr;
+            // widening: the next column block's rows (contiguous) fetched towards L2 a slice per block
+            // call, so the weight stream overlaps the arithmetic instead of stalling each widening
+            const char * pf     = reinterpret_cast<const char *>(wo + no * wst);
+            const char * pf_end = reinterpret_cast<const char *>(w + std::min(o1, o + no + k_cols) * wst);
+            const int64_t pf_step = ((pf_end - pf + 63) / 64 + calls - 1) / calls * 64;
             for (int64_t c0 = 0, c1; c0 < k; c0 = c1) {
                 c1              = k - c0 < kc + 16 ? k : c0 + kc;
                 const int64_t n = c1 - c0;
@@ -223,11 +232,9 @@ MB_AVX512 void gemm_rows(const float * x, int64_t m, int64_t ldx, int64_t k, con
                 if (pack) {
                     const int64_t ld = (n + 15) / 16 * 16;
                     widen<W>(wc, wst, no, n, wide, ld);
-                    // the next block's chunk towards L2 while this one is in use
-                    for (int j = 0; pfc && j < k_cols; ++j)
-                        for (int64_t p = 0; p < W::row_bytes(n); p += 64) _mm_prefetch((const char *) pfc + j * wst + p, _MM_HINT_T1);
                     const block_fn * const * fns = blocks<w_f32>::fn;
                     for (int64_t i = 0; i < mi; i += k_rows) {
+                        for (const char * e = std::min(pf_end, pf + pf_step); pf < e; pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
                         const int ni = (int) std::min<int64_t>(k_rows, mi - i);
                         fns[ni][no](xi + i * ldxi + c0, ldxi, reinterpret_cast<const uint8_t *>(wide), ld * 4, n, f,
                                     acc + i * k_cols * 16, bo, yi + i * ldy + o, ldy, nullptr);
