@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #if defined(__x86_64__) && defined(__linux__)
 #include <immintrin.h>
@@ -230,7 +231,11 @@ __attribute__((target("avx2"))) void amx_q8_pack(const float * x, int64_t m, int
 }
 
 // 16 outputs at a time over every row group: per block one tile product into tile 0, stored, and
-// its 16 rows of int32 scaled by d_w (per output) · d_x (per row) into 16 float accumulators
+// its 16 rows of int32 scaled by d_w (per output) · d_x (per row) into 16 float accumulators. The
+// rescaling is the vector units' share (the tile product takes 16 cycles): d_w is widened once per
+// 16 outputs and block for every row group (was: per row group, a scalar F16 load and conversion
+// and a broadcast for each output), so each output row costs a conversion, a multiply by a
+// broadcast from memory and an FMA
 MB_AMX_INT8 void amx_q8_gemm(const void * pack, int64_t m, int64_t k, const uint8_t * w, const float * b, int64_t o0,
                              int64_t o1, float * y, int64_t ldy) {
     if (m <= 0 || o1 <= o0) return;
@@ -239,15 +244,34 @@ MB_AMX_INT8 void amx_q8_gemm(const void * pack, int64_t m, int64_t k, const uint
     alignas(64) uint8_t abuf[16 * 32];
     alignas(64) int32_t cbuf[256];
     alignas(64) float   fbuf[256];
+    thread_local std::vector<float> t_dw;    // [ns][16] d_w of the current 16 outputs
+    if (t_dw.size() < size_t(ns * 16)) t_dw.resize(size_t(ns * 16));
+    float * dws = t_dw.data();
     load_config_int8();
     for (int64_t o = o0; o < o1; o += 16) {
         const int64_t nr = std::min<int64_t>(16, o1 - o);
+        // the next 16 weight rows (contiguous) fetched towards L2 during the first row group's
+        // pass, a slice a step: the A tile loads read 16 rows at once, more streams than the
+        // hardware prefetcher follows (as amx_bf16_gemm)
+        const uint8_t * next     = o + 32 <= o1 ? w + (o + 16) * wst : nullptr;
+        const int64_t   pf_bytes = (16 * wst + ns - 1) / ns;
         for (int64_t g = 0; g < n_groups(m); ++g) {
             __m512 acc[16];
             for (int r = 0; r < 16; ++r) acc[r] = _mm512_setzero_ps();
             for (int64_t s = 0; s < ns; ++s) {
                 const uint8_t * bx = xp + (g * ns + s) * k_q8_block;
                 const uint8_t * wa = w + o * wst + s * 34;
+                float *         dw = dws + s * 16;
+                if (g == 0) {
+                    for (int64_t p = s * pf_bytes; next && p < std::min(16 * wst, (s + 1) * pf_bytes); p += 64) {
+                        _mm_prefetch((const char *) (next + p), _MM_HINT_T1);
+                    }
+                    for (int r = 0; r < 16; ++r) {
+                        uint16_t h = 0;
+                        if (r < nr) std::memcpy(&h, wa + r * wst, 2);
+                        dw[r] = _cvtsh_ss(h);
+                    }
+                }
                 _tile_zero(0);
                 if (nr == 16) {
                     _tile_loadd(1, wa + 2, wst);
@@ -261,10 +285,8 @@ MB_AMX_INT8 void amx_q8_gemm(const void * pack, int64_t m, int64_t k, const uint
                 _tile_stored(0, cbuf, 64);
                 const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float *>(bx + 8 * 64));
                 for (int r = 0; r < 16; ++r) {
-                    uint16_t h = 0;
-                    if (r < nr) std::memcpy(&h, wa + r * wst, 2);
                     const __m512 c = _mm512_maskz_cvtepi32_ps(0xffff, _mm512_load_si512(cbuf + r * 16));   // maskz: GCC 12 warns on the plain form
-                    acc[r]         = _mm512_fmadd_ps(c, _mm512_mul_ps(dx, _mm512_set1_ps(_cvtsh_ss(h))), acc[r]);
+                    acc[r]         = _mm512_fmadd_ps(c, _mm512_mul_ps(dx, _mm512_set1_ps(dw[r])), acc[r]);
                 }
             }
             for (int r = 0; r < 16; ++r) _mm512_store_ps(fbuf + r * 16, acc[r]);
