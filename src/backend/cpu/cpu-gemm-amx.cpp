@@ -183,17 +183,20 @@ constexpr int64_t k_q8_block = 8 * 64 + 16 * 4;
 
 #define MB_AMX_INT8 __attribute__((target("amx-tile,amx-int8,avx512f,f16c")))
 
-// tiles 0: int32 accumulator of one block (16 outputs × 16 rows); 1: weights (A, 16 × 32 bytes);
-// 2: packed x (B, 8 × 64 bytes)
+// two sets (0–2 and 3–5) so one block's tile product overlaps the previous block's rescaling;
+// tiles 0, 3: int32 accumulator of one block (16 outputs × 16 rows); 1, 4: weights (A, 16 × 32
+// bytes); 2, 5: packed x (B, 8 × 64 bytes)
 MB_AMX_INT8 void load_config_int8() {
     alignas(64) tile_config c{};
-    c.palette  = 1;
-    c.colsb[0] = 64;
-    c.rows[0]  = 16;
-    c.colsb[1] = 32;
-    c.rows[1]  = 16;
-    c.colsb[2] = 64;
-    c.rows[2]  = 8;
+    c.palette = 1;
+    for (int t = 0; t < 6; t += 3) {
+        c.colsb[t]     = 64;
+        c.rows[t]      = 16;
+        c.colsb[t + 1] = 32;
+        c.rows[t + 1]  = 16;
+        c.colsb[t + 2] = 64;
+        c.rows[t + 2]  = 8;
+    }
     _tile_loadconfig(&c);
 }
 
@@ -258,37 +261,56 @@ MB_AMX_INT8 void amx_q8_gemm(const void * pack, int64_t m, int64_t k, const uint
         for (int64_t g = 0; g < n_groups(m); ++g) {
             __m512 acc[16];
             for (int r = 0; r < 16; ++r) acc[r] = _mm512_setzero_ps();
+            // block s's tile product into set C (accumulator TC, A tile TA, B tile TB)
+#define MB_Q8_ISSUE(S, TC, TA, TB)                                                                        \
+    {                                                                                                     \
+        const uint8_t * wa = w + o * wst + (S) * 34;                                                      \
+        if (g == 0) {                                                                                     \
+            for (int64_t p = (S) * pf_bytes; next && p < std::min(16 * wst, ((S) + 1) * pf_bytes); p += 64) \
+                _mm_prefetch((const char *) (next + p), _MM_HINT_T1);                                      \
+            float * dw = dws + (S) * 16;                                                                  \
+            for (int r = 0; r < 16; ++r) {                                                                \
+                uint16_t h = 0;                                                                           \
+                if (r < nr) std::memcpy(&h, wa + r * wst, 2);                                             \
+                dw[r] = _cvtsh_ss(h);                                                                     \
+            }                                                                                             \
+        }                                                                                                 \
+        _tile_zero(TC);                                                                                   \
+        if (nr == 16) {                                                                                   \
+            _tile_loadd(TA, wa + 2, wst);                                                                 \
+        } else {                                                                                          \
+            std::memset(abuf, 0, sizeof abuf);                                                            \
+            for (int64_t r = 0; r < nr; ++r) std::memcpy(abuf + r * 32, wa + r * wst + 2, 32);           \
+            _tile_loadd(TA, abuf, 32);                                                                    \
+        }                                                                                                 \
+        _tile_loadd(TB, xp + (g * ns + (S)) * k_q8_block, 64);                                            \
+        _tile_dpbssd(TC, TA, TB);                                                                         \
+    }
+            // block s's int32 sums (in TC) scaled into the accumulators, blocks in order
+#define MB_Q8_DRAIN(S, TC)                                                                                \
+    {                                                                                                     \
+        _tile_stored(TC, cbuf, 64);                                                                       \
+        const float * dw = dws + (S) * 16;                                                                \
+        const __m512  dx = _mm512_loadu_ps(reinterpret_cast<const float *>(xp + (g * ns + (S)) * k_q8_block + 8 * 64)); \
+        for (int r = 0; r < 16; ++r) {                                                                    \
+            const __m512 c = _mm512_maskz_cvtepi32_ps(0xffff, _mm512_load_si512(cbuf + r * 16));          \
+            acc[r]         = _mm512_fmadd_ps(c, _mm512_mul_ps(dx, _mm512_set1_ps(dw[r])), acc[r]);        \
+        }                                                                                                 \
+    }
+            // (maskz conversion: GCC 12 warns on the plain form)
             for (int64_t s = 0; s < ns; ++s) {
-                const uint8_t * bx = xp + (g * ns + s) * k_q8_block;
-                const uint8_t * wa = w + o * wst + s * 34;
-                float *         dw = dws + s * 16;
-                if (g == 0) {
-                    for (int64_t p = s * pf_bytes; next && p < std::min(16 * wst, (s + 1) * pf_bytes); p += 64) {
-                        _mm_prefetch((const char *) (next + p), _MM_HINT_T1);
-                    }
-                    for (int r = 0; r < 16; ++r) {
-                        uint16_t h = 0;
-                        if (r < nr) std::memcpy(&h, wa + r * wst, 2);
-                        dw[r] = _cvtsh_ss(h);
-                    }
-                }
-                _tile_zero(0);
-                if (nr == 16) {
-                    _tile_loadd(1, wa + 2, wst);
+                if (s % 2 == 0) {
+                    MB_Q8_ISSUE(s, 0, 1, 2)
+                    if (s > 0) MB_Q8_DRAIN(s - 1, 3)
                 } else {
-                    std::memset(abuf, 0, sizeof abuf);
-                    for (int64_t r = 0; r < nr; ++r) std::memcpy(abuf + r * 32, wa + r * wst + 2, 32);
-                    _tile_loadd(1, abuf, 32);
-                }
-                _tile_loadd(2, bx, 64);
-                _tile_dpbssd(0, 1, 2);
-                _tile_stored(0, cbuf, 64);
-                const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float *>(bx + 8 * 64));
-                for (int r = 0; r < 16; ++r) {
-                    const __m512 c = _mm512_maskz_cvtepi32_ps(0xffff, _mm512_load_si512(cbuf + r * 16));   // maskz: GCC 12 warns on the plain form
-                    acc[r]         = _mm512_fmadd_ps(c, _mm512_mul_ps(dx, _mm512_set1_ps(dw[r])), acc[r]);
+                    MB_Q8_ISSUE(s, 3, 4, 5)
+                    MB_Q8_DRAIN(s - 1, 0)
                 }
             }
+            if ((ns - 1) % 2 == 0) MB_Q8_DRAIN(ns - 1, 0)
+            else MB_Q8_DRAIN(ns - 1, 3)
+#undef MB_Q8_ISSUE
+#undef MB_Q8_DRAIN
             for (int r = 0; r < 16; ++r) _mm512_store_ps(fbuf + r * 16, acc[r]);
             write_y(fbuf, m, g, o, o1, b, y, ldy);
         }
