@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -43,6 +44,12 @@ using clock_type = std::chrono::steady_clock;
 
 double ms_since(clock_type::time_point t0) {
     return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+double thread_cpu_ms() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
 }
 
 double ms_between(clock_type::time_point a, clock_type::time_point b) {
@@ -208,11 +215,18 @@ int cmd_bench_physics(int argc, char ** argv) {
         return 1;
     };
 
-    std::vector<double> total;
+    // wall time, and the calling thread's CPU time (blind to preemption by other processes on a
+    // shared machine; at 1 thread the whole tick's work)
+    std::vector<double> total, cpu;
     for (int k = 0; k < ticks + 10; ++k) {
-        double a = 0;
+        double       a  = 0;
+        const double c0 = thread_cpu_ms();
         if (!tick(a)) return fail();
-        if (k >= 10) total.push_back(a);   // after a warm-up
+        const double c1 = thread_cpu_ms();
+        if (k >= 10) {   // after a warm-up
+            total.push_back(a);
+            cpu.push_back(c1 - c0);
+        }
     }
     nlohmann::ordered_json out;
     out["bench"]   = "motionbricks-bench-physics-v1";
@@ -222,7 +236,7 @@ int cmd_bench_physics(int argc, char ** argv) {
     out["sonic"]   = sonic_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(sonic_path);
     out["threads"] = mopt.threads > 0 ? mopt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     out["loadavg_start"] = load_average();
-    out["unpaced"] = {{"ticks", ticks}, {"tick_ms", stats(total)}};
+    out["unpaced"] = {{"ticks", ticks}, {"tick_ms", stats(total)}, {"tick_thread_cpu_ms", stats(cpu)}};
     if (paced > 0) {
         nlohmann::ordered_json r;
         if (!paced_run(paced, 0, tick, r)) return fail();
