@@ -93,14 +93,47 @@ TEST_F(backends, linear_every_path) {
     }
 }
 
-// F32 products of many rows (the tiled kernel) sum every output in the skinny kernel's order:
+// the F32 products follow the order cuda-kernels.h states, bit for bit (the host's std::fmaf
+// is correctly rounded like the device's): the GEMV at 1 and 7 rows, the tiled kernel at 70
+// and 200, with and without 16-byte loads, K ending mid-slice
+TEST_F(backends, f32_sums_follow_the_slice_order) {
+    struct shape { int64_t n, n_in, n_out; };
+    const shape shapes[] = {{1, 1024, 64}, {7, 303, 50}, {70, 48, 100}, {200, 1030, 130}, {5, 4100, 9}};
+    uint32_t seed = 900;
+    for (const shape & s : shapes) {
+        auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
+        auto y = gpu->in(poisoned(s.n * s.n_out));
+        gpu->be->linear(gpu->in(x), s.n, s.n_in, gpu->in(w), gpu->in(b), s.n_out, y);
+        const std::vector<float> got = gpu->get(y, s.n * s.n_out);
+        int64_t differ = 0;
+        for (int64_t r = 0; r < s.n; ++r) {
+            for (int64_t o = 0; o < s.n_out; ++o) {
+                float tot = 0.0f;
+                for (int64_t k0 = 0; k0 < s.n_in; k0 += mb::cuda::k_sum_slice) {
+                    float sl = 0.0f;
+                    for (int64_t k = k0; k < std::min<int64_t>(k0 + mb::cuda::k_sum_slice, s.n_in); ++k) {
+                        sl = std::fmaf(x[(size_t) (r * s.n_in + k)], w[(size_t) (o * s.n_in + k)], sl);
+                    }
+                    tot = tot + sl;
+                }
+                const float want = tot + b[(size_t) o], have = got[(size_t) (r * s.n_out + o)];
+                differ += std::memcmp(&want, &have, sizeof want) != 0;
+            }
+        }
+        EXPECT_EQ(differ, 0) << s.n << "x" << s.n_in << " → " << s.n_out << ": outputs not in the slice order";
+    }
+}
+
+// F32 products of many rows (the tiled kernel) sum every output in the GEMV's order:
 // row r of an n-row product has the bits of row r multiplied alone, and a lane of a batched
 // conv1d the bits of that lane alone (so fused batch lanes equal requests run alone)
 TEST_F(backends, f32_sums_do_not_depend_on_the_row_count) {
     struct shape { int64_t n, n_in, n_out; };
-    // 32-row tiles, and (the last two) 64-row tiles, with and without 16-byte loads
+    // 64 × 64 tiles, 128 × 64 (1100 rows) and 128 × 128 (2100 rows), with and without 16-byte
+    // loads; K shorter than a slice, ending mid-slice, at half a slice, and past 4 segments
     const shape shapes[] = {{65, 1024, 517}, {130, 3072, 1024}, {300, 512, 64}, {97, 303, 160},
-                            {256, 2048, 96}, {1100, 1024, 1024}, {1090, 303, 1030}};
+                            {256, 2048, 96}, {1100, 1024, 1024}, {1090, 303, 1030}, {2100, 256, 1100},
+                            {70, 48, 100}, {200, 20, 33}, {129, 4100, 130}, {600, 1030, 300}};
     uint32_t seed = 500;
     for (const shape & s : shapes) {
         auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
