@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -181,6 +182,38 @@ TEST_F(backends, f32_sums_do_not_depend_on_the_row_count) {
                 << "conv lane " << l << " of " << c.lanes << ": max diff "
                 << rel_err(std::vector<float>(all.begin() + l * c.c_out * c.t, all.begin() + (l + 1) * c.c_out * c.t), one);
         }
+    }
+}
+
+// MB_CUDA_SPEED=1 (a timing, not a check; skipped otherwise): F32 products of many rows at the
+// networks' widths on the tiled kernel, each thread tile, and on cuBLAS (MB_CUDA_F32_CUBLAS)
+TEST(cuda_speed, f32_products_of_many_rows) {
+    if (!std::getenv("MB_CUDA_SPEED")) GTEST_SKIP() << "a timing: set MB_CUDA_SPEED=1";
+    const std::string problem = mb::backend_cuda_problem(0);
+    if (!problem.empty()) GTEST_SKIP() << "skipped: " << problem;
+    struct shape { int64_t n, n_in, n_out; };
+    const shape shapes[] = {{16384, 1024, 1024}, {16384, 1024, 3072}, {16384, 1024, 4096}, {16384, 4096, 1024},
+                            {16384, 1536, 512},  {2560, 1024, 1024},  {2560, 1024, 3072},  {2560, 512, 160},
+                            {10240, 1536, 512}};
+    for (const char * how : {"", "88", "89", "84", "44", "cublas"}) {
+        if (std::string(how) == "cublas") setenv("MB_CUDA_F32_CUBLAS", "1", 1);
+        if (*how && std::string(how) != "cublas") setenv("MB_CUDA_TILED_TILE", how, 1);
+        device d(mb::backend_device::BACKEND_DEVICE_CUDA);
+        for (const shape & s : shapes) {
+            auto x = d.in(random_vec(s.n * s.n_in, 1)), w = d.in(random_vec(s.n_out * s.n_in, 2)), b = d.in(random_vec(s.n_out, 3));
+            auto y = d.in(std::vector<float>((size_t) (s.n * s.n_out)));
+            for (int i = 0; i < 2; ++i) d.be->linear(x, s.n, s.n_in, w, b, s.n_out, y);
+            d.be->synchronize();
+            const int  reps = 10;
+            const auto t0   = std::chrono::steady_clock::now();
+            for (int i = 0; i < reps; ++i) d.be->linear(x, s.n, s.n_in, w, b, s.n_out, y);
+            d.be->synchronize();
+            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
+            std::printf("speed %-6s %6ldx%-5ld -> %-5ld %8.3f ms %6.1f TFLOP/s\n", *how ? how : "auto", (long) s.n,
+                        (long) s.n_in, (long) s.n_out, ms, 2.0 * s.n * s.n_in * s.n_out / ms / 1e9);
+        }
+        unsetenv("MB_CUDA_TILED_TILE");
+        unsetenv("MB_CUDA_F32_CUBLAS");
     }
 }
 

@@ -192,12 +192,18 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
     float tot = 0.0f;    // lane r < R: the running total of row r0 + r
     for (int seg0 = 0; seg0 < K; seg0 += k_seg) {
         __syncthreads();    // the previous segment's reads of xs and ws are done
+        // x: every load in flight before the first store (R round trips to L2 otherwise)
         if constexpr (VEC) {
-            for (int e = threadIdx.x; e < R * (k_seg / 4); e += 256) {
-                const int r = e / (k_seg / 4), kl = 4 * (e % (k_seg / 4)), k = seg0 + kl;
-                float4    v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                if (r < nr && k < K) v = load_x4<MODE>(x, r0 + r, K, k, g);
-                *reinterpret_cast<float4 *>(xs + r * k_seg_pad + (kl / k_sum_slice) * k_slice_pad + kl % k_sum_slice) = v;
+            float4 xv[R];    // thread t loads chunk t of row u, u < R
+#pragma unroll
+            for (int u = 0; u < R; ++u) {
+                const int k = seg0 + 4 * threadIdx.x;
+                xv[u]       = u < nr && k < K ? load_x4<MODE>(x, r0 + u, K, k, g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            }
+            const int kl = 4 * threadIdx.x;
+#pragma unroll
+            for (int u = 0; u < R; ++u) {
+                *reinterpret_cast<float4 *>(xs + u * k_seg_pad + (kl / k_sum_slice) * k_slice_pad + kl % k_sum_slice) = xv[u];
             }
             // element 128·i + 4·lane of the segment: slice 4·i + lane / 8, at 4·(lane mod 8)
 #pragma unroll
@@ -206,10 +212,22 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
             }
             if (seg0 + k_seg < K) load_seg(seg0 + k_seg);
         } else {
-            for (int e = threadIdx.x; e < R * k_seg; e += 256) {
-                const int r = e / k_seg, kl = e % k_seg, k = seg0 + kl;
-                xs[r * k_seg_pad + (kl / k_sum_slice) * k_slice_pad + kl % k_sum_slice] =
-                    (r < nr && k < K) ? load_x<MODE>(x, r0 + r, K, k, g) : 0.0f;
+            float xv[R][4];    // thread t loads k = t + 256·q of row u
+#pragma unroll
+            for (int u = 0; u < R; ++u) {
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    const int k = seg0 + threadIdx.x + 256 * q;
+                    xv[u][q]    = u < nr && k < K ? load_x<MODE>(x, r0 + u, K, k, g) : 0.0f;
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < R; ++u) {
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    const int kl = threadIdx.x + 256 * q;
+                    xs[u * k_seg_pad + (kl / k_sum_slice) * k_slice_pad + kl % k_sum_slice] = xv[u][q];
+                }
             }
             for (int i = 0; i < 32; ++i) {
                 const int k = seg0 + 32 * i + lane;
@@ -238,13 +256,18 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
                 }
             }
         }
+        // the slice sums in order; those of slices past K are +0 (0·0 only), and the total, never
+        // −0, stays itself when one is added: so all 32 are, in 8 loads and a chain of 32 adds
         __syncwarp();    // every lane has read its weights: ws takes the slice sums
 #pragma unroll
-        for (int r = 0; r < R; ++r) ws[r * 33 + lane] = s[r];
+        for (int r = 0; r < R; ++r) ws[r * k_slice_pad + lane] = s[r];
         __syncwarp();
         if (lane < nr) {
-            const int nj = min(32, (K - seg0 + k_sum_slice - 1) / k_sum_slice);
-            for (int j = 0; j < nj; ++j) tot = tot + ws[lane * 33 + j];
+            float4 p[8];
+#pragma unroll
+            for (int q = 0; q < 8; ++q) p[q] = *reinterpret_cast<const float4 *>(ws + lane * k_slice_pad + 4 * q);
+#pragma unroll
+            for (int q = 0; q < 8; ++q) tot = (((tot + p[q].x) + p[q].y) + p[q].z) + p[q].w;
         }
     }
 
