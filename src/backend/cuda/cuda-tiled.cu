@@ -17,7 +17,9 @@ namespace {
 
 constexpr int k_bk = 16;    // k per shared-memory tile: two tiles make a slice
 // the tiles' speeds relative to 128 × 64 at full waves (H200: 32.5, 35.3 and 30.2 TFLOP/s on
-// the large shapes of cuda_speed.f32_products_of_many_rows; cuBLAS's pedantic F32 46–50)
+// the large shapes of cuda_speed.f32_products_of_many_rows; cuBLAS's pedantic F32 46–50). 128 × 128
+// holds one block per multiprocessor (201 registers); with its totals in shared memory instead
+// (two blocks, 128 registers) it ran at 33.1–33.8, so that variant is gone
 constexpr double k_speed_88 = 0.92, k_speed_84 = 1.0, k_speed_44 = 0.855;
 static_assert(2 * k_bk == k_sum_slice, "a slice is two tiles");
 
@@ -33,11 +35,9 @@ __device__ __forceinline__ void read_frag(const float * p, float * v) {
     }
 }
 
-// VEC: K % 4 == 0 and 16-byte aligned x and w (16-byte loads), else scalar loads. TS: the totals
-// in dynamic shared memory ([TM·TN][256], thread-private) instead of registers, so that two
-// blocks of 8 × 8 tiles fit a multiprocessor (MB_CUDA_TILED_TILE=89, to compare)
-template <int TM, int TN, bool VEC, bool TS = false>
-__global__ void __launch_bounds__(256, TS ? 2 : 1) linear_tiled_kernel(const float * __restrict__ x, int n, int K,
+// VEC: K % 4 == 0 and 16-byte aligned x and w (16-byte loads), else scalar loads
+template <int TM, int TN, bool VEC>
+__global__ void __launch_bounds__(256) linear_tiled_kernel(const float * __restrict__ x, int n, int K,
                                                           const float * __restrict__ w, const float * __restrict__ b,
                                                           int N, float * __restrict__ y) {
     constexpr int BM = 16 * TM, BN = 16 * TN, HM = TM / 2, HN = TN / 2;
@@ -98,19 +98,11 @@ __global__ void __launch_bounds__(256, TS ? 2 : 1) linear_tiled_kernel(const flo
         }
     };
 
-    extern __shared__ float tot_smem[];
-    float acc[TM][TN], tot[TS ? 1 : TM][TS ? 1 : TN];    // the open slice's sums, the totals
+    float acc[TM][TN], tot[TM][TN];    // the open slice's sums, the totals
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
 #pragma unroll
-        for (int j = 0; j < TN; ++j) {
-            acc[i][j] = 0.0f;
-            if constexpr (TS) {
-                tot_smem[(i * TN + j) * 256 + tid] = 0.0f;
-            } else {
-                tot[i][j] = 0.0f;
-            }
-        }
+        for (int j = 0; j < TN; ++j) acc[i][j] = tot[i][j] = 0.0f;
     }
 
     const int nk = (K + k_bk - 1) / k_bk;
@@ -138,12 +130,7 @@ __global__ void __launch_bounds__(256, TS ? 2 : 1) linear_tiled_kernel(const flo
             for (int i = 0; i < TM; ++i) {
 #pragma unroll
                 for (int j = 0; j < TN; ++j) {
-                    if constexpr (TS) {
-                        float & t = tot_smem[(i * TN + j) * 256 + tid];
-                        t         = t + acc[i][j];
-                    } else {
-                        tot[i][j] = tot[i][j] + acc[i][j];
-                    }
+                    tot[i][j] = tot[i][j] + acc[i][j];
                     acc[i][j] = 0.0f;
                 }
             }
@@ -159,30 +146,18 @@ __global__ void __launch_bounds__(256, TS ? 2 : 1) linear_tiled_kernel(const flo
 #pragma unroll
         for (int j = 0; j < TN; ++j) {
             const int o = col0 + (j < HN ? tx * HN + j : BN / 2 + tx * HN + j - HN);
-            if (o >= N) continue;
-            float t;
-            if constexpr (TS) {
-                t = tot_smem[(i * TN + j) * 256 + tid];
-            } else {
-                t = tot[i][j];
-            }
-            y[(size_t) r * N + o] = t + (b ? b[o] : 0.0f);
+            if (o < N) y[(size_t) r * N + o] = tot[i][j] + (b ? b[o] : 0.0f);
         }
     }
 }
 
-template <int TM, int TN, bool TS = false>
+template <int TM, int TN>
 void launch_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
                   cudaStream_t s) {
     const dim3 grid((unsigned) ((N + 16 * TN - 1) / (16 * TN)), (unsigned) ((n + 16 * TM - 1) / (16 * TM)));
     const bool vec = K % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0;
-    auto       kernel = vec ? linear_tiled_kernel<TM, TN, true, TS> : linear_tiled_kernel<TM, TN, false, TS>;
-    const int  smem   = TS ? TM * TN * 256 * int(sizeof(float)) : 0;
-    if (TS) {
-        const cudaError_t a = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-        if (a != cudaSuccess) fail("linear_tiled (shared memory size)", a);
-    }
-    kernel<<<grid, 256, smem, s>>>(x, (int) n, (int) K, w, b, (int) N, y);
+    auto       kernel = vec ? linear_tiled_kernel<TM, TN, true> : linear_tiled_kernel<TM, TN, false>;
+    kernel<<<grid, 256, 0, s>>>(x, (int) n, (int) K, w, b, (int) N, y);
 }
 
 int multiprocessors() {
@@ -226,18 +201,15 @@ void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const 
                   cudaStream_t s) {
     if (n <= 0 || N <= 0) return;
     // MB_CUDA_TILED_TILE=88|84|44 forces a thread tile (read on every call, for timings; the bits
-    // are the same for every tile; 89: 8 × 8 with the totals in shared memory), else the one of
-    // least tile_cost
+    // are the same for every tile), else the one of least tile_cost
     const char * f    = std::getenv("MB_CUDA_TILED_TILE");
     int          tile = f ? std::atoi(f) : 0;
-    if (tile != 88 && tile != 84 && tile != 44 && tile != 89) {
+    if (tile != 88 && tile != 84 && tile != 44) {
         const double c88 = tile_cost(n, N, 128, 128, k_speed_88), c84 = tile_cost(n, N, 128, 64, k_speed_84),
                      c44 = tile_cost(n, N, 64, 64, k_speed_44);
         tile = c84 <= c88 && c84 <= c44 ? 84 : c44 <= c88 ? 44 : 88;
     }
-    if (tile == 89) {
-        launch_tiled<8, 8, true>(x, n, K, w, b, N, y, s);
-    } else if (tile == 88) {
+    if (tile == 88) {
         launch_tiled<8, 8>(x, n, K, w, b, N, y, s);
     } else if (tile == 84) {
         launch_tiled<8, 4>(x, n, K, w, b, N, y, s);
