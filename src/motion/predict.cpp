@@ -7,6 +7,7 @@
 //   5. local → global, start transform re-applied, FK
 #include "motion/predict.h"
 
+#include "backend/cpu/each-index.h"
 #include "backend/cpu/fp-mode.h"
 #include "backend/cpu/thread-pool.h"
 #include "format/error.h"
@@ -390,51 +391,13 @@ std::string motion_model::validate(const predict_request & req) const {
 
 namespace {
 
-using lane_fn = std::function<void(int64_t lane)>;
-
 // fewer lanes than this run their host steps on the calling thread
 constexpr int64_t k_pool_min_lanes = 16;
 
-// `f(l)` for every lane, naming the lane that throws in *failed (the lowest such lane). With a
-// pool, lanes run in chunks on its threads, each in the caller's floating-point mode (the
-// pool's workers flush subnormals; a lane's host steps must give the bits they give alone)
-void each_lane(cpu::thread_pool * pool, int64_t B, int64_t * failed, const lane_fn & f) {
-    if (!pool || B < k_pool_min_lanes) {
-        for (int64_t l = 0; l < B; ++l) {
-            *failed = l;
-            f(l);
-        }
-        *failed = -1;
-        return;
-    }
-    const uint64_t     mode     = cpu::fp_mode_control();
-    const int          n_chunks = int(std::min<int64_t>(B, int64_t(pool->size()) * 4));
-    std::mutex         m;
-    int64_t            first = B;
-    std::exception_ptr err;
-    pool->run(n_chunks, [&](int c) {
-        const uint64_t saved = cpu::fp_mode_get();
-        if (saved != mode) cpu::fp_mode_set(mode);
-        const int64_t l1 = B * (c + 1) / n_chunks;
-        for (int64_t l = B * c / n_chunks; l < l1; ++l) {
-            try {
-                f(l);
-            } catch (...) {
-                std::lock_guard lock(m);
-                if (l < first) {
-                    first = l;
-                    err   = std::current_exception();
-                }
-                break;
-            }
-        }
-        if (cpu::fp_mode_get() != saved) cpu::fp_mode_set(saved);
-    });
-    if (err) {
-        *failed = first;
-        std::rethrow_exception(err);
-    }
-    *failed = -1;
+// `f(l)` for every lane on the state's host pool (cpu::each_index's rule), naming the lane that
+// throws in *failed (the lowest such lane)
+void each_lane(cpu::thread_pool * pool, int64_t B, int64_t * failed, const std::function<void(int64_t)> & f) {
+    cpu::each_index(B >= k_pool_min_lanes ? pool : nullptr, B, failed, f);
 }
 
 } // namespace

@@ -7,46 +7,16 @@
 //
 // exit 0 pass, 1 fail, 77 skipped (chromium or web/node_modules missing).
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { check, finish, launch, opt, skip_without_chromium, sleep, waiter } from './e2e-browser.mjs';
 
-const SKIP = 77;
-const here = dirname(fileURLToPath(import.meta.url));
-const web_dir = join(here, '..', '..', 'web');
-const chromium_path = process.env.MB_CHROMIUM ?? '/usr/bin/chromium';
-
-const args = process.argv.slice(2);
-const opt = (name, fallback = null) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args[i + 1] : fallback;
-};
-const use_mock = args.includes('--mock');
+const use_mock = process.argv.includes('--mock');
 const screenshot = opt('--screenshot', join(tmpdir(), 'motionbricks-viewer.png'));
 const min_move = Number(opt('--min-move', use_mock ? '0.5' : '0'));
 const timeout_ms = Number(opt('--timeout', '60')) * 1000;
-
-if (!existsSync(chromium_path)) {
-    console.log(`skipped: ${chromium_path} not found (bash scripts/bootstrap.sh installs Debian's chromium)`);
-    process.exit(SKIP);
-}
-for (const need of ['node_modules/playwright-core/package.json', 'node_modules/ws/package.json', 'vendor/three.module.js']) {
-    if (!existsSync(join(web_dir, need))) {
-        console.log(`skipped: web/${need} not found (run \`npm ci\` in web/, as bash scripts/bootstrap.sh does)`);
-        process.exit(SKIP);
-    }
-}
-const require = createRequire(join(web_dir, 'package.json'));
-const { chromium } = require('playwright-core');
-
-const failures = [];
-const check = (ok, what) => {
-    console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
-    if (!ok) failures.push(what);
-};
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+skip_without_chromium(['node_modules/ws/package.json', 'vendor/three.module.js']);
 
 let mock = null;
 let base = opt('--url');
@@ -60,30 +30,12 @@ if (!base) {
     process.exit(2);
 }
 
-const profile = mkdtempSync(join(tmpdir(), 'mb-chromium-'));
-// a fresh profile directory each run (playwright passes it as --user-data-dir)
-const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromium_path,
-    headless: true,
-    viewport: { width: 960, height: 540 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync',
-        '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
-});
+const { context, close } = await launch({ viewport: { width: 960, height: 540 } });
 const deadline = Date.now() + timeout_ms;
-const wait_for = async (page, fn, what, arg) => {
-    try {
-        await page.waitForFunction(fn, arg, { timeout: Math.max(1000, deadline - Date.now()), polling: 100 });
-        check(true, what);
-        return true;
-    } catch {
-        check(false, `${what} (timed out)`);
-        return false;
-    }
-};
 
 try {
     const page = context.pages()[0] ?? await context.newPage();
+    const wait_page = waiter(page, deadline, 100);
     const page_errors = [];
     page.on('pageerror', (e) => page_errors.push(String(e)));
     page.on('console', (m) => {
@@ -93,11 +45,11 @@ try {
 
     // frames arrive and are rendered
     const state = () => page.evaluate(() => JSON.parse(JSON.stringify(window.motionbricks ?? null)));
-    await wait_for(page, () => window.motionbricks?.ready && window.motionbricks.frames_rendered > 30, 'frames arrive and render');
-    await wait_for(page, () => window.motionbricks.owner === true, 'first viewer is the owner');
+    await wait_page(() => window.motionbricks?.ready && window.motionbricks.frames_rendered > 30, 'frames arrive and render');
+    await wait_page(() => window.motionbricks.owner === true, 'first viewer is the owner');
     // the frame-rate figure counts the last second of arrivals (a loaded 2-core CI machine
     // may run the 50 Hz clock slowly at first, so wait for it rather than sample once)
-    await wait_for(page, () => window.motionbricks.fps >= 5 &&
+    await wait_page(() => window.motionbricks.fps >= 5 &&
         /[1-9]\d* frames\/s/.test(document.getElementById('status').textContent), 'status shows frames arriving');
     let s = await state();
     const status0 = await page.textContent('#status');
@@ -109,7 +61,7 @@ try {
     check(banner === (meta.demo ? 1 : 0), `demo banner shown exactly when /api/meta says demo (${meta.demo})`);
     const n_styles = await page.locator('#style option').count();
     check(n_styles === meta.styles.length && n_styles > 0, `style selector lists the ${meta.styles.length} styles`);
-    await wait_for(page, () => window.motionbricks.ghosts === 4, 'four target ghosts are placed');
+    await wait_page(() => window.motionbricks.ghosts === 4, 'four target ghosts are placed');
 
     // hold W: commands go out, get acknowledged, and the skeleton moves
     const p0 = s.pelvis, j0 = await page.evaluate(() => window.motionbricks.positions);
@@ -155,7 +107,7 @@ try {
     if (!mock && meta.styles.some((st) => st.name === 'idle')) {
         // the server's rules: movement plays a moving style, zero movement switches to idle
         check(style_walking && style_walking !== 'idle', `while W is held the server plays a moving style (${style_walking})`);
-        await wait_for(page, () => window.motionbricks.style === 'idle', 'after Space the server switches to idle');
+        await wait_page(() => window.motionbricks.style === 'idle', 'after Space the server switches to idle');
     }
     if (mock) {
         const last = mock.log.filter((m) => m.type === 'control').pop();
@@ -169,7 +121,7 @@ try {
     const page2 = await context.newPage();
     page2.on('pageerror', (e) => page_errors.push(String(e)));
     await page2.goto(base + '/', { waitUntil: 'load' });
-    await wait_for(page2, () => window.motionbricks?.owner === false && window.motionbricks.frames_rendered > 10, 'second viewer is a spectator and renders');
+    await waiter(page2, deadline, 100)(() => window.motionbricks?.owner === false && window.motionbricks.frames_rendered > 10, 'second viewer is a spectator and renders');
     const status2 = await page2.textContent('#status');
     check(/spectator/.test(status2), `spectator status: ${status2}`);
     check(await page2.locator('#style').isDisabled(), 'a spectator cannot pick a style');
@@ -196,8 +148,8 @@ try {
         const before = (await state()).frames_received;
         await page.evaluate(() => { window.motionbricks.notices = []; });
         await fetch(base + '/mock/drop');
-        await wait_for(page, () => window.motionbricks.notices.some((n) => n.startsWith('Connecting')), 'a notice shows while the link is down');
-        await wait_for(page, (n) => window.motionbricks.connection === 'open' && window.motionbricks.owner === true &&
+        await wait_page(() => window.motionbricks.notices.some((n) => n.startsWith('Connecting')), 'a notice shows while the link is down');
+        await wait_page((n) => window.motionbricks.connection === 'open' && window.motionbricks.owner === true &&
             window.motionbricks.frames_received > n + 20, 'reconnects and is owner again', before);
     }
 
@@ -230,11 +182,11 @@ try {
     if (mock) {
         // a late plan shows the planner notice; a server of another protocol version is refused for good
         await fetch(base + '/mock/set?planning=1');
-        await wait_for(page, () => document.getElementById('notice').textContent === 'Waiting for motion planner',
+        await wait_page(() => document.getElementById('notice').textContent === 'Waiting for motion planner',
             'a late plan shows "Waiting for motion planner"');
         await fetch(base + '/mock/set?planning=0&version=2');
         await fetch(base + '/mock/drop');
-        await wait_for(page, () => /incompatible/.test(document.getElementById('notice').textContent) &&
+        await wait_page(() => /incompatible/.test(document.getElementById('notice').textContent) &&
             /unsupported protocol version 2/.test(document.getElementById('status').textContent), 'a version 2 hello stops the client');
         const n = mock.world.connections;
         await sleep(2000);
@@ -244,10 +196,7 @@ try {
 } catch (e) {
     check(false, `unexpected: ${e.stack ?? e}`);
 } finally {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
+    await close();
     if (mock) await mock.close();
 }
-
-console.log(failures.length ? `browser e2e: ${failures.length} check(s) failed` : 'browser e2e: all checks passed');
-process.exit(failures.length ? 1 : 0);
+finish('browser e2e');

@@ -16,12 +16,21 @@ export const opt = (name, fallback = null) => {
     return i >= 0 ? args[i + 1] : fallback;
 };
 
-export function skip_without_chromium() {
-    if (!existsSync(chromium_path) || !existsSync(join(web_dir, 'node_modules/playwright-core/package.json'))) {
-        console.log('skipped: chromium or web/node_modules/playwright-core not found (bash scripts/bootstrap.sh)');
+// exit 77 (skipped) without chromium, playwright-core or the other web/ files a test names
+export function skip_without_chromium(needs = []) {
+    if (!existsSync(chromium_path)) {
+        console.log(`skipped: ${chromium_path} not found (bash scripts/bootstrap.sh installs Debian's chromium)`);
         process.exit(77);
     }
+    for (const need of ['node_modules/playwright-core/package.json', ...needs]) {
+        if (!existsSync(join(web_dir, need))) {
+            console.log(`skipped: web/${need} not found (run \`npm ci\` in web/, as bash scripts/bootstrap.sh does)`);
+            process.exit(77);
+        }
+    }
 }
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export const failures = [];
 export const check = (ok, what) => {
@@ -35,7 +44,8 @@ export async function launch(extra = {}) {
     const profile = mkdtempSync(join(tmpdir(), 'mb-chromium-'));
     const context = await chromium.launchPersistentContext(profile, {
         executablePath: chromium_path, headless: true, viewport: { width: 1200, height: 600 }, ...extra,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+            '--disable-component-update', '--disable-sync', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
     });
     const close = async () => {
         await context.close();

@@ -9,50 +9,22 @@
 // exit 0 pass, 1 fail, 77 skipped (chromium, web/node_modules or the inputs missing).
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { read_mbreplay } from '../../web/replay-format.js';
 import { format_mm, frame_errors, read_open_loop_report } from '../../web/report-format.js';
+import { check, finish, launch, opt, skip_without_chromium, sleep, waiter } from './e2e-browser.mjs';
 
-const SKIP = 77;
-const here = dirname(fileURLToPath(import.meta.url));
-const web_dir = join(here, '..', '..', 'web');
-const chromium_path = process.env.MB_CHROMIUM ?? '/usr/bin/chromium';
-const args = process.argv.slice(2);
-const opt = (name) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args[i + 1] : null;
-};
 const bin = opt('--bin'), replay = opt('--replay'), comparison = opt('--comparison'), shots = opt('--screenshots') ?? tmpdir();
-if (!existsSync(chromium_path)) {
-    console.log(`skipped: ${chromium_path} not found`);
-    process.exit(SKIP);
-}
-for (const need of ['node_modules/playwright-core/package.json', 'vendor/three.module.js']) {
-    if (!existsSync(join(web_dir, need))) {
-        console.log(`skipped: web/${need} not found (run \`npm ci\` in web/)`);
-        process.exit(SKIP);
-    }
-}
+skip_without_chromium(['vendor/three.module.js']);
 for (const f of [replay, comparison]) {
     if (!f || !existsSync(f)) {
         console.log(`skipped: input ${f} not found (made by the motionbricks-parity-agent-small test)`);
-        process.exit(SKIP);
+        process.exit(77);
     }
 }
 mkdirSync(shots, { recursive: true });
-const require = createRequire(join(web_dir, 'package.json'));
-const { chromium } = require('playwright-core');
-
-const failures = [];
-const check = (ok, what) => {
-    console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
-    if (!ok) failures.push(what);
-};
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // `serve --MODE FILE` on a free port; resolves with { url, child }
 function start_server(mode, file) {
@@ -68,24 +40,12 @@ function start_server(mode, file) {
     });
 }
 
-const profile = mkdtempSync(join(tmpdir(), 'mb-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromium_path, headless: true, viewport: { width: 960, height: 540 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
-});
+const { context, close } = await launch({ viewport: { width: 960, height: 540 } });
 const page = context.pages()[0] ?? await context.newPage();
 const page_errors = [];
 page.on('pageerror', (e) => page_errors.push(String(e)));
 const pb = () => page.evaluate(() => JSON.parse(JSON.stringify(window.motionbricks.playback)));
-const wait_for = async (fn, what, ms = 30000) => {
-    try {
-        await page.waitForFunction(fn, null, { timeout: ms, polling: 100 });
-        check(true, what);
-    } catch {
-        check(false, `${what} (timed out)`);
-    }
-};
+const wait_for = waiter(page, Date.now() + 120000, 100);
 
 let server = null;
 try {
@@ -149,8 +109,6 @@ try {
     check(false, `exception: ${e.stack ?? e}`);
 } finally {
     if (server) server.child.kill('SIGTERM');
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
+    await close();
 }
-console.log(failures.length ? `${failures.length} check(s) failed` : 'all checks passed');
-process.exit(failures.length ? 1 : 0);
+finish('playback e2e');

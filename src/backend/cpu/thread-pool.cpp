@@ -2,6 +2,8 @@
 
 #include "backend/cpu/fp-mode.h"
 
+#include <system_error>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define MB_CPU_RELAX() _mm_pause()
@@ -18,7 +20,12 @@ constexpr int k_spin = 20000;
 } // namespace
 
 thread_pool::thread_pool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
-    for (int t = 1; t < n_threads_; ++t) workers_.emplace_back([this] { worker(); });
+    try {
+        for (int t = 1; t < n_threads_; ++t) workers_.emplace_back([this] { worker(); });
+    } catch (const std::system_error &) {
+        // the OS refused a thread: run with those it gave (the caller's thread takes the rest)
+        n_threads_ = int(workers_.size()) + 1;
+    }
 }
 
 thread_pool::~thread_pool() {

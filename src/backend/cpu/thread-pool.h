@@ -16,7 +16,7 @@ namespace mb::cpu {
 
 class thread_pool {
 public:
-    explicit thread_pool(int n_threads);    // n_threads ≥ 1; n_threads − 1 workers are started
+    explicit thread_pool(int n_threads);    // n_threads − 1 workers (fewer if the OS refuses some: see size())
     ~thread_pool();
     thread_pool(const thread_pool &)             = delete;
     thread_pool & operator=(const thread_pool &) = delete;
