@@ -245,9 +245,8 @@ void motion_model::predict_batch(std::span<const predict_request> reqs, std::spa
                                  size_t * failed) const {
     impl &       m     = *p_;
     const size_t lanes = size_t(batch_lanes());
-    // GPU 0 only: the CUDA backend does not make its GPU current on a thread that did not create
-    // it, and a new thread starts on GPU 0
-    if (m.device == backend_device::BACKEND_DEVICE_CUDA && m.ordinal == 0 && reqs.size() > lanes &&
+    // any GPU: the CUDA backend makes its GPU current on whichever thread calls it
+    if (m.device == backend_device::BACKEND_DEVICE_CUDA && reqs.size() > lanes &&
         reqs.size() == out.size()) {
         predict_batch_two_states(reqs, out, failed);
         return;
