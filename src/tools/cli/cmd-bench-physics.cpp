@@ -69,14 +69,21 @@ struct paced_tick {
     probe_sample in_tick, in_sleep;
 };
 
-// a + sign · b
+// a + sign · b; a difference of two readings on different CPUs has no per-CPU steal (0)
 probe_sample combine(const probe_sample & a, const probe_sample & b, int sign) {
-    return {a.run_ns + sign * b.run_ns,           a.wait_ns + sign * b.wait_ns, a.steal_ticks + sign * b.steal_ticks,
-            a.minflt + sign * b.minflt,           a.majflt + sign * b.majflt,   a.nivcsw + sign * b.nivcsw};
+    const bool same_cpu = sign > 0 || a.cpu == b.cpu;
+    return {a.run_ns + sign * b.run_ns,
+            a.wait_ns + sign * b.wait_ns,
+            a.steal_ticks + sign * b.steal_ticks,
+            same_cpu ? a.cpu_steal_ticks + sign * b.cpu_steal_ticks : 0.0,
+            a.cpu,
+            a.minflt + sign * b.minflt,
+            a.majflt + sign * b.majflt,
+            a.nivcsw + sign * b.nivcsw};
 }
 
 nlohmann::ordered_json probe_json(const probe_sample & p) {
-    return {{"run_queue_wait_ms", p.wait_ns * 1e-6}, {"steal_ticks", p.steal_ticks}, {"minflt", p.minflt},
+    return {{"run_queue_wait_ms", p.wait_ns * 1e-6}, {"steal_ticks", p.steal_ticks}, {"this_cpu_steal_ticks", p.cpu_steal_ticks}, {"minflt", p.minflt},
             {"majflt", p.majflt}, {"nivcsw", p.nivcsw}};
 }
 

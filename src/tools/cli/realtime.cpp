@@ -119,6 +119,10 @@ probe_sample probe_now() {
     // cpu  user nice system idle iowait irq softirq steal guest guest_nice
     const std::vector<double> cpu = numbers_of_line("/proc/stat", "cpu ");
     if (cpu.size() >= 8) out.steal_ticks = cpu[7];
+    out.cpu                             = sched_getcpu();
+    const std::string         mine      = "cpu" + std::to_string(out.cpu) + " ";
+    const std::vector<double> this_cpu = numbers_of_line("/proc/stat", mine.c_str());
+    if (this_cpu.size() >= 8) out.cpu_steal_ticks = this_cpu[7];
     rusage r{};
     if (getrusage(RUSAGE_SELF, &r) == 0) {
         out.minflt = r.ru_minflt;

@@ -31,6 +31,8 @@ nlohmann::ordered_json realtime_json(const realtime_state & s);
 struct probe_sample {
     double run_ns = 0, wait_ns = 0;   // the calling thread's time on a CPU and runnable in the queue
     double steal_ticks = 0;           // /proc/stat steal of all CPUs (USER_HZ ticks, 10 ms)
+    double cpu_steal_ticks = 0;       // of the CPU the calling thread runs on at the reading
+    int    cpu             = -1;      // that CPU
     long   minflt = 0, majflt = 0;    // page faults of the process
     long   nivcsw = 0;                // its involuntary context switches
 };
