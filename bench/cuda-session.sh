@@ -125,6 +125,11 @@ if [ "$plan" = quick ]; then
     done
     [ -n "${MB_SESSION_PDL:-}" ] && mbb cuda-f32-pdl 8 MB_CUDA_PDL=1 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
     upstream=${MB_UPSTREAM_DIR:-}
+    # the checkout's motionbricks/ folder; given the checkout itself, take its motionbricks/
+    if [ -n "$upstream" ] && [ ! -d "$upstream/motionbricks/motion_backbone" ] &&
+        [ -d "$upstream/motionbricks/motionbricks/motion_backbone" ]; then
+        upstream=$upstream/motionbricks
+    fi
     if [ -n "$upstream" ] && time_for 60 "upstream PyTorch same-run comparison"; then
         MOTIONBRICKS_LIBRARY=$(find "$build/src/capi" -name 'libmotionbricks.so' | head -1) PYTHONUNBUFFERED=1 \
             timeout 120 python3 bench/upstream-torch.py --upstream "$upstream" --bundle "$full" --seed 1 \

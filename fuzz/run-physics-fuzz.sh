@@ -13,7 +13,7 @@ if [ ! -f /usr/include/mujoco/mujoco.h ]; then
     exit 77
 fi
 lib=("$root/src/physics/mujoco/mbphysics.cpp" "$root/src/physics/mujoco/session.cpp" "$root/src/physics/mujoco/batch.cpp"
-     "$root/src/physics/mujoco/sim-mujoco.cpp"
+     "$root/src/physics/mujoco/sim-mujoco.cpp" "$root/src/physics/mujoco/collision-prefilter.cpp"
      "$root/src/physics/mujoco/scene-patch.cpp" "$root/src/capi/capi-physics.cpp" "$root/src/capi/capi-error.cpp"
      "$root/src/format/regular-file.cpp" "$root/src/motion/g1.cpp" "$root/src/motion/mjcf.cpp" "$root/src/motion/qpos.cpp"
      "$root/src/motion/motion-rep.cpp")

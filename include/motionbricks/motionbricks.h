@@ -101,7 +101,8 @@ typedef uint32_t mb_status;
 
 /* Compute devices, carried as uint32_t. New devices are appended, never renumbered. */
 typedef uint32_t mb_device;
-#define MB_DEVICE_AUTO   UINT32_C(0) /* CUDA when this build has it and a usable GPU exists, else the CPU */
+#define MB_DEVICE_AUTO   UINT32_C(0) /* CUDA when this build has it and a usable GPU exists (one that runs the
+                                       bundle's weight types: BF16/Q8_0 bundles run on the CPU), else the CPU */
 #define MB_DEVICE_CPU    UINT32_C(1) /* the CPU backend */
 #define MB_DEVICE_VULKAN UINT32_C(2) /* Vulkan: mb_model_load answers MB_BACKEND_UNAVAILABLE in this build */
 #define MB_DEVICE_CUDA   UINT32_C(3) /* an NVIDIA GPU (compute capability 7.5+), in builds with CUDA */

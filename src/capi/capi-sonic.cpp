@@ -8,11 +8,9 @@
 #include "sonic/sonic-model.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <mutex>
 #include <string>
-#include <vector>
 
 using mb::capi::fail;
 using mb::capi::guard;
@@ -23,20 +21,9 @@ struct mb_sonic {
     std::unique_ptr<sonic::sonic_model> model;
     std::unique_ptr<sonic::sonic_state> state;
     mutable std::mutex                  mutex;
-    std::array<std::vector<float>, 5>   encoder_layers;    // the last encode's, [batch, width]
-    std::array<std::vector<float>, 7>   decoder_layers;
 };
 
 namespace {
-
-mb::tap_fn layer_tap(std::vector<float> * layers, const char * prefix) {
-    return [layers, prefix](std::string_view name, const float * d, const std::vector<int64_t> & shape) {
-        const std::string p = prefix;
-        if (name.substr(0, p.size()) != p) return;
-        const size_t k = size_t(std::stoi(std::string(name.substr(p.size()))));
-        layers[k].assign(d, d + shape[0] * shape[1]);
-    };
-}
 
 mb_status encode(mb_sonic * s, const float * obs, uint64_t obs_count, uint64_t batch, float * tokens,
                  uint64_t token_count, char * error, uint64_t cap) {
@@ -54,9 +41,8 @@ mb_status encode(mb_sonic * s, const float * obs, uint64_t obs_count, uint64_t b
         const std::string problem = s->model->check_encoder_obs(obs, int64_t(batch));
         if (!problem.empty()) fail(MB_INVALID_ARGUMENT, problem);
         std::lock_guard<std::mutex> lock(s->mutex);
-        std::vector<float> out(size_t(batch * MB_SONIC_TOKENS));
-        s->model->encode(*s->state, obs, int64_t(batch), out.data(), layer_tap(s->encoder_layers.data(), "encoder_layer_"));
-        std::copy(out.begin(), out.end(), tokens);    // written only on success
+        // written only on success; the layers stay in the state for mb_sonic_layer
+        s->model->encode(*s->state, obs, int64_t(batch), tokens);
         return MB_OK;
     });
 }
@@ -77,9 +63,7 @@ mb_status decode(mb_sonic * s, const float * obs, uint64_t obs_count, uint64_t b
         const std::string problem = s->model->check_decoder_obs(obs, int64_t(batch));
         if (!problem.empty()) fail(MB_INVALID_ARGUMENT, problem);
         std::lock_guard<std::mutex> lock(s->mutex);
-        std::vector<float> out(size_t(batch * MB_SONIC_ACTIONS));
-        s->model->decode(*s->state, obs, int64_t(batch), out.data(), layer_tap(s->decoder_layers.data(), "decoder_layer_"));
-        std::copy(out.begin(), out.end(), actions);
+        s->model->decode(*s->state, obs, int64_t(batch), actions);
         return MB_OK;
     });
 }
@@ -148,14 +132,12 @@ MB_API mb_status mb_sonic_layer(const mb_sonic * sonic, uint32_t encoder, uint32
             fail(MB_INVALID_ARGUMENT, "layer " + std::to_string(layer) + " is outside 0.." + std::to_string(n_layers - 1));
         }
         std::lock_guard<std::mutex> lock(sonic->mutex);
-        const std::vector<float> & v = encoder ? sonic->encoder_layers[layer] : sonic->decoder_layers[layer];
-        *count                       = v.size();
+        const uint64_t n = uint64_t(sonic->model->last_layer(*sonic->state, encoder != 0, int(layer), nullptr));
+        *count           = n;
         if (data == nullptr && capacity == 0) return MB_OK;
         require(data, "data");
-        if (capacity < v.size()) {
-            fail(MB_INVALID_ARGUMENT, "capacity " + std::to_string(capacity) + " is below the layer's " + std::to_string(v.size()) + " values");
-        }
-        std::copy(v.begin(), v.end(), data);
+        if (capacity < n) fail(MB_INVALID_ARGUMENT, "capacity " + std::to_string(capacity) + " is below the layer's " + std::to_string(n) + " values");
+        sonic->model->last_layer(*sonic->state, encoder != 0, int(layer), data);
         return MB_OK;
     });
 }

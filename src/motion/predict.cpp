@@ -245,9 +245,8 @@ void motion_model::predict_batch(std::span<const predict_request> reqs, std::spa
                                  size_t * failed) const {
     impl &       m     = *p_;
     const size_t lanes = size_t(batch_lanes());
-    // GPU 0 only: the CUDA backend does not make its GPU current on a thread that did not create
-    // it, and a new thread starts on GPU 0
-    if (m.device == backend_device::BACKEND_DEVICE_CUDA && m.ordinal == 0 && reqs.size() > lanes &&
+    // any GPU: the CUDA backend makes its GPU current on whichever thread calls it
+    if (m.device == backend_device::BACKEND_DEVICE_CUDA && reqs.size() > lanes &&
         reqs.size() == out.size()) {
         predict_batch_two_states(reqs, out, failed);
         return;
@@ -268,13 +267,28 @@ std::unique_ptr<motion_model::impl> build(std::unique_ptr<model_bundle> bundle, 
     p->bundle    = std::move(bundle);
     p->n_threads = n_threads;
     p->ordinal   = ordinal;
-    p->loader    = backend_create(device, 1, ordinal, precision);     // AUTO resolves here, once
-    const bool cuda = std::string(p->loader->name()) == "cuda";
+    p->loader = backend_create(device, 1, ordinal, precision);     // AUTO resolves here, once
+    bool cuda = std::string(p->loader->name()) == "cuda";
+    const auto load_networks = [&] {
+        p->root = root_planner::load(root_src, *p->loader);
+        p->pose = pose_planner::load(pose_src, *p->loader);
+        p->vq   = vq_decoder::load(vq_src, *p->loader);
+    };
+    try {
+        load_networks();
+    } catch (const error & e) {
+        // under AUTO a GPU that cannot run this bundle (BF16/Q8_0 weights on CUDA) is not a usable
+        // one: the CPU runs it (a bundle no backend can run fails there with the same message)
+        if (device != backend_device::BACKEND_DEVICE_AUTO || !cuda || e.code() != status::incompatible_model) throw;
+        p->root   = {};
+        p->pose   = {};
+        p->vq     = {};
+        p->loader = backend_create(backend_device::BACKEND_DEVICE_CPU, 1, ordinal, precision);
+        cuda      = false;
+        load_networks();
+    }
     p->device    = cuda ? backend_device::BACKEND_DEVICE_CUDA : backend_device::BACKEND_DEVICE_CPU;
     p->precision = cuda ? precision : backend_precision::BACKEND_PRECISION_F32;
-    p->root      = root_planner::load(root_src, *p->loader);
-    p->pose      = pose_planner::load(pose_src, *p->loader);
-    p->vq        = vq_decoder::load(vq_src, *p->loader);
     p->stats  = motion_stats::from_support(p->bundle->sup);
     p->fk     = skeleton_fk::from_support(p->bundle->sup);
 

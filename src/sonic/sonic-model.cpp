@@ -76,9 +76,13 @@ struct sonic_state::impl {
     const sonic_model::impl *       model = nullptr;
     std::unique_ptr<backend>        be;
     std::unique_ptr<backend_buffer> arena;
-    bptr<float>                     in, a, b;    // [64, 994] input, [64, 2048] ping-pong
+    bptr<float>                     in, a, b;    // [64, 994] input, [64, 2048] ping-pong of SiLU outputs
+    std::array<bptr<float>, k_encoder_layers> enc_layer;   // [64, width k] each Linear's output, kept
+    std::array<bptr<float>, k_decoder_layers> dec_layer;
+    int64_t                         enc_rows = 0, dec_rows = 0;   // rows of the last call that ran (0: none)
+    int                             enc_mode = 0;                 // its encoder
     std::vector<float>              packed;      // [64, 994] host staging
-    std::vector<float>              out;         // [64, 64] host latent
+    std::vector<float>              out;         // [64, 64] host latent or actions
 };
 
 sonic_state::~sonic_state() = default;
@@ -227,6 +231,15 @@ std::unique_ptr<sonic_state> sonic_model::create_state() const {
     a.add(st->in, k_max_batch * k_decoder_obs);
     a.add(st->a, k_max_batch * p_->max_width);
     a.add(st->b, k_max_batch * p_->max_width);
+    // each layer's widest output over the encoders present and the decoder's
+    for (int k = 0; k < k_encoder_layers; ++k) {
+        int64_t w = 0;
+        for (const mlp & m : p_->encoders) {
+            if (!m.layers.empty()) w = std::max(w, m.layers[size_t(k)].n_out);
+        }
+        a.add(st->enc_layer[size_t(k)], k_max_batch * w);
+    }
+    for (int k = 0; k < k_decoder_layers; ++k) a.add(st->dec_layer[size_t(k)], k_max_batch * p_->decoder.layers[size_t(k)].n_out);
     st->arena = a.allocate(*st->be);
     st->packed.assign(size_t(k_max_batch * k_decoder_obs), 0.0f);
     st->out.assign(size_t(k_max_batch * k_tokens), 0.0f);
@@ -235,20 +248,25 @@ std::unique_ptr<sonic_state> sonic_model::create_state() const {
 
 namespace {
 
-// x [count, n_in] (st.in) through the MLP; the last layer's output lands in `out` (host)
-void run_mlp(backend & be, sonic_state::impl & st, const mlp & m, int64_t count, float * out, const char * tap_name,
-             const tap_fn & tap) {
+// x [count, n_in] (st.in) through the MLP: each Linear's output stays in kept[k], its SiLU goes to
+// the ping-pong buffers; the last layer's output lands in `out` (host)
+void run_mlp(backend & be, sonic_state::impl & st, const mlp & m, const bptr<float> * kept, int64_t count, float * out,
+             const char * tap_name, const tap_fn & tap) {
     bptr<const float> x = st.in;
     for (size_t k = 0; k < m.layers.size(); ++k) {
         const linear_weights & l = m.layers[k];
-        bptr<float>            y = k % 2 == 0 ? st.a : st.b;
+        const bptr<float>      y = kept[k];
         be.linear(x, count, l.n_in, l.weight, l.bias, l.n_out, y);
         if (tap) {
             const std::string name = std::string(tap_name) + std::to_string(k);
             tap_f32(tap, be, name, y, {count, l.n_out});
         }
-        if (k + 1 < m.layers.size()) be.silu(y, count * l.n_out, y);
         x = y;
+        if (k + 1 < m.layers.size()) {
+            const bptr<float> z = k % 2 == 0 ? st.a : st.b;
+            be.silu(y, count * l.n_out, z);
+            x = z;
+        }
     }
     be.get(x, out, count * m.layers.back().n_out);
 }
@@ -289,7 +307,9 @@ void sonic_model::encode(sonic_state & state, const float * obs, int64_t count, 
         }
     }
     st.be->set(st.in, st.packed.data(), count * P);
-    run_mlp(*st.be, st, p_->encoders[size_t(mode)], count, st.out.data(), "encoder_layer_", tap);
+    st.enc_rows = count;
+    st.enc_mode = mode;
+    run_mlp(*st.be, st, p_->encoders[size_t(mode)], st.enc_layer.data(), count, st.out.data(), "encoder_layer_", tap);
     // finite weights can still overflow (the fuzzer's huge biases): a NaN latent would become a NaN token
     for (int64_t i = 0; i < count * k_tokens; ++i) {
         if (!std::isfinite(st.out[size_t(i)])) {
@@ -306,13 +326,28 @@ void sonic_model::decode(sonic_state & state, const float * obs, int64_t count, 
     const std::string problem = check_decoder_obs(obs, count);
     if (!problem.empty()) throw mb::error(mb::status::invalid_argument, "sonic decode: " + problem);
     st.be->set(st.in, obs, count * k_decoder_obs);
-    run_mlp(*st.be, st, p_->decoder, count, actions, "decoder_layer_", tap);
+    st.dec_rows = count;
+    run_mlp(*st.be, st, p_->decoder, st.dec_layer.data(), count, st.out.data(), "decoder_layer_", tap);
     for (int64_t i = 0; i < count * k_actions; ++i) {
-        if (!std::isfinite(actions[i])) {
+        if (!std::isfinite(st.out[size_t(i)])) {
             throw mb::error(mb::status::compute_failed, "sonic decode: the actions of row " + std::to_string(i / k_actions) +
                                                             " are not finite (the weights overflow)");
         }
     }
+    std::copy(st.out.begin(), st.out.begin() + count * k_actions, actions);
+}
+
+int64_t sonic_model::last_layer(const sonic_state & state, bool encoder, int k, float * out) const {
+    const sonic_state::impl & st = *state.p;
+    MB_ASSERT(st.model == p_.get(), "sonic: the state belongs to another model");
+    MB_ASSERT(k >= 0 && k < (encoder ? k_encoder_layers : k_decoder_layers), "sonic: layer index out of range");
+    const int64_t rows = encoder ? st.enc_rows : st.dec_rows;
+    if (rows == 0) return 0;
+    const mlp &   m = encoder ? p_->encoders[size_t(st.enc_mode)] : p_->decoder;
+    const int64_t n = rows * m.layers[size_t(k)].n_out;
+    const bptr<const float> kept = encoder ? st.enc_layer[size_t(k)] : st.dec_layer[size_t(k)];
+    if (out) st.be->get(kept, out, n);
+    return n;
 }
 
 } // namespace mb::sonic

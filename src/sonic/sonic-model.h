@@ -69,9 +69,15 @@ public:
     // Linear output before SiLU (layer 4 is the raw latent)
     void encode(sonic_state & st, const float * obs, int64_t count, float * tokens, const tap_fn & tap = {}) const;
 
-    // Both throw mb::error(compute_failed) when the result is not finite (weights that overflow).
+    // Both throw mb::error(compute_failed) when the result is not finite (weights that overflow);
+    // outputs are written only on success.
     // obs [count, 994] → actions [count, 29]; tap receives "decoder_layer_<k>" (layer 6 = actions)
     void decode(sonic_state & st, const float * obs, int64_t count, float * actions, const tap_fn & tap = {}) const;
+
+    // layer k's Linear output of the state's last encode (encoder) or decode that ran, the tap's
+    // values [count, width], kept in the state: copied into out unless NULL; returns the value count
+    // (0 before the first call). A call rejected by its checks leaves the previous one's
+    int64_t last_layer(const sonic_state & st, bool encoder, int k, float * out) const;
 
     struct impl;
 private:

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -93,14 +94,47 @@ TEST_F(backends, linear_every_path) {
     }
 }
 
-// F32 products of many rows (the tiled kernel) sum every output in the skinny kernel's order:
+// the F32 products follow the order cuda-kernels.h states, bit for bit (the host's std::fmaf
+// is correctly rounded like the device's): the GEMV at 1 and 7 rows, the tiled kernel at 70
+// and 200, with and without 16-byte loads, K ending mid-slice
+TEST_F(backends, f32_sums_follow_the_slice_order) {
+    struct shape { int64_t n, n_in, n_out; };
+    const shape shapes[] = {{1, 1024, 64}, {7, 303, 50}, {70, 48, 100}, {200, 1030, 130}, {5, 4100, 9}};
+    uint32_t seed = 900;
+    for (const shape & s : shapes) {
+        auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
+        auto y = gpu->in(poisoned(s.n * s.n_out));
+        gpu->be->linear(gpu->in(x), s.n, s.n_in, gpu->in(w), gpu->in(b), s.n_out, y);
+        const std::vector<float> got = gpu->get(y, s.n * s.n_out);
+        int64_t differ = 0;
+        for (int64_t r = 0; r < s.n; ++r) {
+            for (int64_t o = 0; o < s.n_out; ++o) {
+                float tot = 0.0f;
+                for (int64_t k0 = 0; k0 < s.n_in; k0 += mb::cuda::k_sum_slice) {
+                    float sl = 0.0f;
+                    for (int64_t k = k0; k < std::min<int64_t>(k0 + mb::cuda::k_sum_slice, s.n_in); ++k) {
+                        sl = std::fmaf(x[(size_t) (r * s.n_in + k)], w[(size_t) (o * s.n_in + k)], sl);
+                    }
+                    tot = tot + sl;
+                }
+                const float want = tot + b[(size_t) o], have = got[(size_t) (r * s.n_out + o)];
+                differ += std::memcmp(&want, &have, sizeof want) != 0;
+            }
+        }
+        EXPECT_EQ(differ, 0) << s.n << "x" << s.n_in << " → " << s.n_out << ": outputs not in the slice order";
+    }
+}
+
+// F32 products of many rows (the tiled kernel) sum every output in the GEMV's order:
 // row r of an n-row product has the bits of row r multiplied alone, and a lane of a batched
 // conv1d the bits of that lane alone (so fused batch lanes equal requests run alone)
 TEST_F(backends, f32_sums_do_not_depend_on_the_row_count) {
     struct shape { int64_t n, n_in, n_out; };
-    // 32-row tiles, and (the last two) 64-row tiles, with and without 16-byte loads
+    // 64 × 64 tiles, 128 × 64 (1100 rows) and 128 × 128 (2100 rows), with and without 16-byte
+    // loads; K shorter than a slice, ending mid-slice, at half a slice, and past 4 segments
     const shape shapes[] = {{65, 1024, 517}, {130, 3072, 1024}, {300, 512, 64}, {97, 303, 160},
-                            {256, 2048, 96}, {1100, 1024, 1024}, {1090, 303, 1030}};
+                            {256, 2048, 96}, {1100, 1024, 1024}, {1090, 303, 1030}, {2100, 256, 1100},
+                            {70, 48, 100}, {200, 20, 33}, {129, 4100, 130}, {600, 1030, 300}};
     uint32_t seed = 500;
     for (const shape & s : shapes) {
         auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
@@ -148,6 +182,38 @@ TEST_F(backends, f32_sums_do_not_depend_on_the_row_count) {
                 << "conv lane " << l << " of " << c.lanes << ": max diff "
                 << rel_err(std::vector<float>(all.begin() + l * c.c_out * c.t, all.begin() + (l + 1) * c.c_out * c.t), one);
         }
+    }
+}
+
+// MB_CUDA_SPEED=1 (a timing, not a check; skipped otherwise): F32 products of many rows at the
+// networks' widths on the tiled kernel, each thread tile, and on cuBLAS (MB_CUDA_F32_CUBLAS)
+TEST(cuda_speed, f32_products_of_many_rows) {
+    if (!std::getenv("MB_CUDA_SPEED")) GTEST_SKIP() << "a timing: set MB_CUDA_SPEED=1";
+    const std::string problem = mb::backend_cuda_problem(0);
+    if (!problem.empty()) GTEST_SKIP() << "skipped: " << problem;
+    struct shape { int64_t n, n_in, n_out; };
+    const shape shapes[] = {{16384, 1024, 1024}, {16384, 1024, 3072}, {16384, 1024, 4096}, {16384, 4096, 1024},
+                            {16384, 1536, 512},  {2560, 1024, 1024},  {2560, 1024, 3072},  {2560, 512, 160},
+                            {10240, 1536, 512}};
+    for (const char * how : {"", "88", "84", "44", "cublas"}) {
+        if (std::string(how) == "cublas") setenv("MB_CUDA_F32_CUBLAS", "1", 1);
+        if (*how && std::string(how) != "cublas") setenv("MB_CUDA_TILED_TILE", how, 1);
+        device d(mb::backend_device::BACKEND_DEVICE_CUDA);
+        for (const shape & s : shapes) {
+            auto x = d.in(random_vec(s.n * s.n_in, 1)), w = d.in(random_vec(s.n_out * s.n_in, 2)), b = d.in(random_vec(s.n_out, 3));
+            auto y = d.in(std::vector<float>((size_t) (s.n * s.n_out)));
+            for (int i = 0; i < 2; ++i) d.be->linear(x, s.n, s.n_in, w, b, s.n_out, y);
+            d.be->synchronize();
+            const int  reps = 10;
+            const auto t0   = std::chrono::steady_clock::now();
+            for (int i = 0; i < reps; ++i) d.be->linear(x, s.n, s.n_in, w, b, s.n_out, y);
+            d.be->synchronize();
+            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
+            std::printf("speed %-6s %6ldx%-5ld -> %-5ld %8.3f ms %6.1f TFLOP/s\n", *how ? how : "auto", (long) s.n,
+                        (long) s.n_in, (long) s.n_out, ms, 2.0 * s.n * s.n_in * s.n_out / ms / 1e9);
+        }
+        unsetenv("MB_CUDA_TILED_TILE");
+        unsetenv("MB_CUDA_F32_CUBLAS");
     }
 }
 

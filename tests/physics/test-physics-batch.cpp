@@ -218,3 +218,23 @@ TEST(PhysicsBatch, IdleReadaptEditsTheHeldFrame) {
     EXPECT_LT(last_on, last_off);   // Isaac 0 (left hip pitch) drifts toward the robot's smaller angle
     EXPECT_GT(last_on, last_off - 0.6 * 0.02 * 4 - 1e-9);
 }
+
+// a clip's identity: any one changed value, two sign flips that would cancel in a plain xor-multiply
+// hash, an odd tail value and the length all change it; the same floats give the same id
+TEST(PhysicsClipHash, SeesEveryChange) {
+    std::vector<float> a(36 * 3);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = float(std::sin(0.3 * double(i)));
+    const uint64_t h = ph::clip_hash(a.data(), a.size());
+    EXPECT_EQ(h, ph::clip_hash(std::vector<float>(a).data(), a.size()));
+    for (size_t i = 0; i < a.size(); ++i) {
+        auto b = a;
+        b[i]   = std::nextafter(b[i], 2.0f);
+        EXPECT_NE(h, ph::clip_hash(b.data(), b.size())) << "value " << i;
+    }
+    auto b = a;
+    b[1]   = -b[1];   // bit 63 of words 0 and 3
+    b[7]   = -b[7];
+    EXPECT_NE(h, ph::clip_hash(b.data(), b.size()));
+    EXPECT_NE(ph::clip_hash(a.data(), 35), ph::clip_hash(a.data(), 34));
+    EXPECT_NE(h, ph::clip_hash(a.data(), a.size() - 1));
+}

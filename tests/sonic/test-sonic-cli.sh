@@ -32,8 +32,19 @@ fi
 scene="$shared/data/upstream/mjcf/scene_43dof.xml"
 if [ -f "$scene" ]; then
     "$py" "$src/tools/convert.py" random-sonic --tame 1e-3 --out "$out/tame.gguf"
-    if "$mb" bench physics --scene "$scene" --sonic "$out/tame.gguf" --threads 1 --ticks 40 --paced 0 > "$out/t.json" 2> "$out/t.err"; then
-        "$py" -c "import json,sys; b=json.load(open(sys.argv[1])); assert b['fallen'] == 0 and b['floor']['ms_per_pair'] > 0, b" "$out/t.json"
+    # with 5 paced ticks plain and 5 as a real-time loop (whose setup may be refused without root)
+    if "$mb" bench physics --scene "$scene" --sonic "$out/tame.gguf" --threads 1 --ticks 40 --paced 5 --realtime 5 > "$out/t.json" 2> "$out/t.err"; then
+        "$py" -c "
+import json, sys
+b = json.load(open(sys.argv[1]))
+assert b['fallen'] == 0 and b['floor']['ms_per_pair'] > 0, b
+for k in ('paced_50hz', 'paced_50hz_realtime'):
+    r = b[k]
+    assert r['ticks'] == 5 and len(r['latest_ticks']) == 5 and 0 <= r['missed_deadlines'] <= 5, r
+    assert r['tick_ms']['median'] > 0 and 'run_queue_wait_ms' in r['whole_run'], r
+rt = b['paced_50hz_realtime']['realtime']
+assert rt['threads'] >= 1 and (rt['sched_fifo_threads'] == rt['threads'] or rt['problems']), rt
+" "$out/t.json"
         if "$mb" bench physics --scene "$scene" --sonic "$out/g1.gguf" --threads 1 --ticks 40 --paced 0 > /dev/null 2>&1; then
             echo "FAIL: untamed random weights ran 50 ticks under the policy"; exit 1
         fi

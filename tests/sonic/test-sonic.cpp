@@ -267,6 +267,9 @@ TEST(sonic_capi, single_batch_layers_and_errors) {
         enc.insert(enc.end(), x.encoder_obs, x.encoder_obs + 1762);
         dec.insert(dec.end(), x.decoder_obs, x.decoder_obs + 994);
     }
+    uint64_t none_yet = 7;
+    ASSERT_EQ(mb_sonic_layer(s, 1, 2, nullptr, 0, &none_yet, e, sizeof e), MB_OK) << e;
+    EXPECT_EQ(none_yet, 0u) << "layers before any call";
     std::vector<float> tok1(64 * 64), act1(64 * 29);
     for (int r = 0; r < 64; ++r) {
         ASSERT_EQ(mb_sonic_encode(s, enc.data() + r * 1762, 1762, tok1.data() + r * 64, 64, e, sizeof e), MB_OK) << e;

@@ -161,15 +161,15 @@ public:
 
     void set_bytes(void * dst, const void * host, size_t bytes) override {
         // from pageable memory the call returns once the host bytes are staged
-        if (bytes) check(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, s_), "set");
+        if (bytes) check(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, s()), "set");
     }
 
     void get_bytes(const void * src, void * host, size_t bytes) override {
-        if (bytes) check(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, s_), "get");
-        check(cudaStreamSynchronize(s_), "get");
+        if (bytes) check(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, s()), "get");
+        check(cudaStreamSynchronize(s()), "get");
     }
 
-    void synchronize() override { check(cudaStreamSynchronize(s_), "synchronize"); }
+    void synchronize() override { check(cudaStreamSynchronize(s()), "synchronize"); }
 
     // the first run of a key is captured into a CUDA graph (thread-local capture: other
     // states' threads keep working) and launched; later runs launch the graph alone. A
@@ -184,18 +184,18 @@ public:
         if (it == graphs_.end()) {
             // relaxed: a first product of many rows may open cuBLAS (and allocate its workspace)
             // while the ops are being recorded
-            check(cudaStreamBeginCapture(s_, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+            check(cudaStreamBeginCapture(s(), cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
             cudaGraph_t g = nullptr;
             try {
                 ops();
             } catch (...) {
-                cudaStreamEndCapture(s_, &g);
+                cudaStreamEndCapture(s(), &g);
                 if (g) cudaGraphDestroy(g);
                 cudaGetLastError();
                 throw;
             }
             cudaGraphExec_t   exec = nullptr;
-            cudaError_t       e    = cudaStreamEndCapture(s_, &g);
+            cudaError_t       e    = cudaStreamEndCapture(s(), &g);
             if (e == cudaSuccess) e = cudaGraphInstantiate(&exec, g, 0);
             if (g) cudaGraphDestroy(g);
             if (e != cudaSuccess) {
@@ -206,46 +206,47 @@ public:
             }
             it = graphs_.emplace(key, exec).first;
         }
-        check(cudaGraphLaunch(it->second, s_), "cudaGraphLaunch");
+        check(cudaGraphLaunch(it->second, s()), "cudaGraphLaunch");
     }
 
-    void fill_f32(int64_t n, float v, bptr<float> y) override { cuda::fill_f32(n, v, y.p, s_); }
-    void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) override { cuda::fill_i32(n, v, y.p, s_); }
+    void fill_f32(int64_t n, float v, bptr<float> y) override { cuda::fill_f32(n, v, y.p, s()); }
+    void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) override { cuda::fill_i32(n, v, y.p, s()); }
     void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y, int64_t n_b) override {
-        cuda::add(a.p, b.p, n, y.p, n_b, s_);
+        cuda::add(a.p, b.p, n, y.p, n_b, s());
     }
-    void relu(bptr<const float> x, int64_t n, bptr<float> y) override { cuda::relu(x.p, n, y.p, s_); }
+    void relu(bptr<const float> x, int64_t n, bptr<float> y) override { cuda::relu(x.p, n, y.p, s()); }
     void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) override {
-        cuda::leaky_relu(x.p, n, slope, y.p, s_);
+        cuda::leaky_relu(x.p, n, slope, y.p, s());
     }
-    void silu(bptr<const float> x, int64_t n, bptr<float> y) override { cuda::silu(x.p, n, y.p, s_); }
+    void silu(bptr<const float> x, int64_t n, bptr<float> y) override { cuda::silu(x.p, n, y.p, s()); }
     void copy_rows(bptr<const float> x, int64_t ldx, int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
-        cuda::copy_rows(x.p, ldx, n, d, y.p, ldy, s_);
+        cuda::copy_rows(x.p, ldx, n, d, y.p, ldy, s());
     }
     void where_rows(bptr<const uint8_t> sel, bptr<const float> a, int64_t lda, bptr<const float> b, int64_t ldb,
                     int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
-        cuda::where_rows(sel.p, a.p, lda, b.p, ldb, n, d, y.p, ldy, s_);
+        cuda::where_rows(sel.p, a.p, lda, b.p, ldb, n, d, y.p, ldy, s());
     }
     void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch) override {
-        if (r > 0 && c > 0 && n_batch > 0) cuda::transpose(x.p, r, c, y.p, n_batch, s_);
+        if (r > 0 && c > 0 && n_batch > 0) cuda::transpose(x.p, r, c, y.p, n_batch, s());
     }
     void mask_cols(int64_t c, int64_t t, int64_t n_valid, bptr<float> x) override {
-        cuda::mask_cols(c, t, n_valid, x.p, s_);
+        cuda::mask_cols(c, t, n_valid, x.p, s());
     }
     void upsample2(bptr<const float> x, int64_t c, int64_t t, bptr<float> y) override {
-        cuda::upsample2(x.p, c, t, y.p, s_);
+        cuda::upsample2(x.p, c, t, y.p, s());
     }
     void embed_heads(bptr<const float> table, int64_t n_head, int64_t rows_per_head, int64_t d,
                      bptr<const int32_t> idx, int64_t n, bptr<float> y) override {
-        cuda::embed_heads(table.p, n_head, rows_per_head, d, idx.p, n, y.p, s_);
+        cuda::embed_heads(table.p, n_head, rows_per_head, d, idx.p, n, y.p, s());
     }
     void replace_frames(bptr<const float> src, bptr<const uint8_t> sel, int64_t t, int64_t f, int64_t w,
                         bptr<float> h, int64_t n_batch) override {
-        cuda::replace_frames(src.p, sel.p, t, f, w, h.p, n_batch, s_);
+        cuda::replace_frames(src.p, sel.p, t, f, w, h.p, n_batch, s());
     }
     void linear(bptr<const float> x, int64_t n, int64_t n_in, bptr<const float> w, bptr<const float> b,
                 int64_t n_out, bptr<float> y) override {
         if (n <= 0 || n_out <= 0) return;
+        bind();    // cuBLAS's handle works on its GPU only
         // F32 keeps its own kernels at every row count (their sums do not depend on it, so a
         // lane of a batch gets the bits of its request alone); TF32 and BF16 take cuBLAS
         if (n > cuda::k_skinny_max_rows && (precision_ != backend_precision::BACKEND_PRECISION_F32 || f32_blas_) &&
@@ -258,27 +259,28 @@ public:
                         : n * n_in * 2 <= k_col_floats * int64_t(sizeof(float)) ? col_->base()
                                                                              : nullptr;
             blas_->linear(x.p, n, n_in, w.p, xb ? h : nullptr, xb, n_out, y.p);
-            if (b) cuda::add_bias_rows(y.p, b.p, n, n_out, s_);
+            if (b) cuda::add_bias_rows(y.p, b.p, n, n_out, s());
         } else if (precision_ == backend_precision::BACKEND_PRECISION_TF32 && tf32_ok_ && n >= 32 &&
             cuda::linear_tf32_fits(n, n_in, n_out, x.p, w.p)) {
-            cuda::linear_tf32(x.p, n, n_in, w.p, b.p, n_out, y.p, s_);
+            cuda::linear_tf32(x.p, n, n_in, w.p, b.p, n_out, y.p, s());
         } else if (const void * h = bf16_of(w.p)) {
-            cuda::linear_skinny_bf16(x.p, n, n_in, h, b.p, n_out, y.p, s_);
+            cuda::linear_skinny_bf16(x.p, n, n_in, h, b.p, n_out, y.p, s());
         } else {
-            ops_->linear(x.p, n, n_in, w.p, b.p, n_out, y.p);
+            ops()->linear(x.p, n, n_in, w.p, b.p, n_out, y.p);
         }
     }
     void add_layer_norm(bptr<float> x, bptr<const float> r, int64_t n, int64_t d, bptr<const float> g,
                         bptr<const float> b, float eps) override {
-        if (n > 0) cuda::add_layer_norm(x.p, r.p, n, d, g.p, b.p, eps, s_);
+        if (n > 0) cuda::add_layer_norm(x.p, r.p, n, d, g.p, b.p, eps, s());
     }
     void attention(bptr<const float> qkv, int64_t n, int64_t d, int64_t n_head, bptr<const uint8_t> key_mask,
                    bptr<float> out, int64_t n_batch) override {
-        if (n > 0 && n_batch > 0) cuda::attention(qkv.p, n, d, n_head, key_mask.p, out.p, n_batch, s_);
+        if (n > 0 && n_batch > 0) cuda::attention(qkv.p, n, d, n_head, key_mask.p, out.p, n_batch, s());
     }
     void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bptr<const float> w, bptr<const float> b,
                 int64_t c_out, int64_t k, int64_t dilation, bptr<float> y, int64_t n_batch) override {
         if (t <= 0 || c_out <= 0 || n_batch <= 0) return;
+        bind();
         if (n_batch * t >= k_conv_gemm_rows && conv1d_gemm(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p, n_batch)) {
             return;
         }
@@ -288,21 +290,21 @@ public:
             for (int64_t l0 = 0; l0 < n_batch; l0 += per) {
                 const int64_t nb = std::min(per, n_batch - l0);
                 cuda::conv1d_col(x.p + l0 * c_in * t, c_in, t, w.p, bf16_of(w.p), b.p, c_out, k, dilation,
-                                 y.p + l0 * c_out * t, col_->as<float>().p, nb, s_);
+                                 y.p + l0 * c_out * t, col_->as<float>().p, nb, s());
             }
         } else if (const void * h = bf16_of(w.p)) {
-            cuda::conv1d_skinny_bf16(x.p, c_in, t, h, b.p, c_out, k, dilation, y.p, n_batch, s_);
+            cuda::conv1d_skinny_bf16(x.p, c_in, t, h, b.p, c_out, k, dilation, y.p, n_batch, s());
         } else {
-            ops_->conv1d(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p, n_batch);
+            ops()->conv1d(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p, n_batch);
         }
     }
     void sample_codes(bptr<const float> logits, int64_t m, int64_t n_code, bptr<const float> u, bptr<int32_t> tokens,
                       bptr<float> prob) override {
-        cuda::sample_codes(logits.p, m, n_code, u.p, tokens.p, prob.p, s_);
+        cuda::sample_codes(logits.p, m, n_code, u.p, tokens.p, prob.p, s());
     }
     void remask_lowest(bptr<const float> prob, int64_t m, int64_t n_mask, int32_t mask_id,
                        bptr<int32_t> tokens, int64_t n_batch) override {
-        cuda::remask_lowest(prob.p, m, n_mask, mask_id, tokens.p, n_batch, s_);
+        cuda::remask_lowest(prob.p, m, n_mask, mask_id, tokens.p, n_batch, s());
     }
 
     // the im2col and product scratch of conv1d_gemm for every lane of the largest conv at once
@@ -313,7 +315,7 @@ public:
             return;
         }
         // recordings hold the old scratch's addresses
-        check(cudaStreamSynchronize(s_), "reserve_conv1d");
+        check(cudaStreamSynchronize(s()), "reserve_conv1d");
         for (auto & kv : graphs_) cudaGraphExecDestroy(kv.second);
         graphs_.clear();
         if (col > col_floats_) {
@@ -345,16 +347,16 @@ private:
         float * col = col_->as<float>().p, * yt = yt_->as<float>().p;
         for (int64_t l0 = 0; l0 < n_batch; l0 += per) {
             const int64_t nb = std::min(per, n_batch - l0), rows = nb * t;
-            cuda::im2col(x + l0 * c_in * t, c_in, t, k, dilation, col, nb, s_);
+            cuda::im2col(x + l0 * c_in * t, c_in, t, k, dilation, col, nb, s());
             if (f32) {
-                cuda::linear_f32(col, rows, K, w, b, c_out, yt, s_);
+                cuda::linear_f32(col, rows, K, w, b, c_out, yt, s());
             } else {
                 const void * h  = bf16_of(w);
                 void *       xb = h && xh_ && rows * K <= xh_floats_ ? xh_->base() : nullptr;
                 blas_->linear(col, rows, K, w, xb ? h : nullptr, xb, c_out, yt);
-                if (b) cuda::add_bias_rows(yt, b, rows, c_out, s_);
+                if (b) cuda::add_bias_rows(yt, b, rows, c_out, s());
             }
-            cuda::transpose(yt, t, c_out, y + l0 * c_out * t, nb, s_);
+            cuda::transpose(yt, t, c_out, y + l0 * c_out * t, nb, s());
         }
         return true;
     }
@@ -363,7 +365,7 @@ private:
     bool blas_ok() {
         if (!blas_tried_) {
             blas_tried_ = true;
-            blas_ = std::make_unique<cuda::blas>(s_, precision_ == backend_precision::BACKEND_PRECISION_TF32);
+            blas_ = std::make_unique<cuda::blas>(s(), precision_ == backend_precision::BACKEND_PRECISION_TF32);
         }
         return blas_->ok();
     }
@@ -371,6 +373,15 @@ private:
     const void * bf16_of(const float * w) const {
         return precision_ == backend_precision::BACKEND_PRECISION_BF16 ? bf16_registry().find(w) : nullptr;
     }
+
+    // this object's GPU made current on the calling thread: models live one per GPU and a state
+    // may be used from any thread, so every op, copy and launch asks (a cheap query when current)
+    void bind() const {
+        int d = -1;
+        if (cudaGetDevice(&d) != cudaSuccess || d != ordinal_) check(cudaSetDevice(ordinal_), "cudaSetDevice");
+    }
+    cudaStream_t        s() const { bind(); return s_; }
+    cuda::device_ops *  ops() const { bind(); return ops_.get(); }
 
     static std::unique_ptr<cuda::device_ops> make_ops(int ordinal) {
         check(cudaSetDevice(ordinal), "cudaSetDevice");

@@ -1,8 +1,8 @@
 // kernels of the CUDA backend. At batch one the networks multiply 1–64 rows by
 // large weight matrices, so linear is bound by reading the weights once: the
-// skinny kernel gives each block a few weight rows, streams them with 16-byte
-// loads split over its 256 threads, keeps up to 16 input rows' partial sums in
-// registers and reduces the 32 sums of a warp in 31 shuffles. LayerNorm
+// skinny kernel (a GEMV) gives each warp a weight row, streams it with coalesced
+// 16-byte loads, and sums 32-long slices of k per lane against up to 16 input rows
+// staged in shared memory (the one F32 order of every product; see below). LayerNorm
 // accumulates in double like the CPU.
 #include "backend/cuda/cuda-kernels.h"
 
@@ -89,33 +89,14 @@ __device__ __forceinline__ double warp_sum_d(double v) {
     return v;
 }
 
-// one step of warp_transpose_sum: keep CNT of 2·CNT values, trade the others with lane ^ CNT
-template <int CNT>
-__device__ __forceinline__ void transpose_sum_step(float (&v)[32], int lane) {
-    const bool upper = (lane & CNT) != 0;
-#pragma unroll
-    for (int i = 0; i < CNT; ++i) {
-        const float send = upper ? v[i] : v[i + CNT];
-        const float keep = upper ? v[i + CNT] : v[i];
-        v[i]             = keep + __shfl_xor_sync(k_full, send, CNT);
-    }
-}
+// ---- the F32 summation order of every product (linear and conv1d, at any row count):
+// y[r, o] = (((0 + S_0) + S_1) + … + S_{J−1}) + b[o], where S_j sums x[r, k]·w[o, k] over the
+// slice k ∈ [32j, 32j + 32) with fmaf from 0 in ascending k (J = ⌈K/32⌉; past K the products
+// are 0·0). The GEMV below and the tiled GEMM (cuda-tiled.cu) both follow it, so an output's
+// bits do not depend on the row count and a lane of a batch equals its request alone. (Zero
+// pads can only turn a slice sum of −0 into +0, and the running total, which starts at +0 and
+// so is never −0, absorbs either the same way.)
 
-// the 32 values v[0..32) of every lane summed over the warp: lane L returns the sum of v[L]
-// (31 shuffles instead of 32·5; each step halves the values a lane keeps)
-__device__ __forceinline__ float warp_transpose_sum(float (&v)[32], int lane) {
-    transpose_sum_step<16>(v, lane);
-    transpose_sum_step<8>(v, lane);
-    transpose_sum_step<4>(v, lane);
-    transpose_sum_step<2>(v, lane);
-    transpose_sum_step<1>(v, lane);
-    return v[0];
-}
-
-// one block: C weight rows o0..o0+C−1 against R input rows r0..r0+R−1 (R·C = 32 sums per
-// thread); its 8 warps split K (thread i takes every 256th 16-byte chunk from i), so each
-// thread has C weight loads in flight, then the warps' partial sums meet in shared memory.
-// VEC: K % 4 == 0 and 16-byte aligned rows
 // CONV: rows are the t positions of x[c_in, t] read through an implicit im2col
 // (K = c_in·k, column c·k + kk is x[c, row + (kk − (k−1)/2)·dilation], 0 outside), and
 // the output is y[N, t] (NCW) instead of y[n, N]
@@ -167,119 +148,173 @@ __device__ __forceinline__ float4 load_w4(const __nv_bfloat16 * w, int k) {
                        __uint_as_float(u.y & 0xffff0000u));
 }
 
-template <int R, int C, bool VEC, int MODE, class WT>
+constexpr int k_seg       = 32 * k_sum_slice;          // k of one warp pass: a slice per lane
+constexpr int k_slice_pad = k_sum_slice + 4;           // staged slices 36 floats apart: no bank conflicts
+constexpr int k_seg_pad   = 32 * k_slice_pad;
+constexpr int k_gemv_outs = 8;                         // outputs per block, one per warp
+
+constexpr size_t gemv_smem_bytes(int R) {
+    return size_t(R + k_gemv_outs) * k_seg_pad * sizeof(float);
+}
+
+// the GEMV: a block owns 8 weight rows (one per warp) against R input rows. K goes by in
+// segments of 1,024: the block stages the segment of its R rows of x in shared memory, each warp
+// reads its weight row's segment with coalesced loads (the next segment's in flight during the
+// sums) and stages it too, so that lane l then sums slice l of every row from shared memory;
+// the 32 slice sums of a row are added to its total in order by lane r. VEC: K % 4 == 0 and
+// 16-byte aligned rows (8-byte for bfloat16 weights)
+template <int R, bool VEC, int MODE, class WT>
 __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __restrict__ x, int n, int K,
                                                            const WT * __restrict__ w,
                                                            const float * __restrict__ b, int N,
                                                            float * __restrict__ y, conv_geom g) {
-    static_assert(R * C == 32, "one sum per lane");
-    __shared__ float part[8][32];
+    extern __shared__ float4 gemv_smem[];
+    float *   xs   = reinterpret_cast<float *>(gemv_smem);    // [R][k_seg_pad]: x's rows, this segment
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int o0 = blockIdx.x * C;
-    const int r0 = blockIdx.y * R;
-    const int nr = min(R, n - r0);
+    float *   ws   = xs + (R + warp) * k_seg_pad;              // this warp's weights, then its slice sums
+    const int o    = blockIdx.x * k_gemv_outs + warp;
+    const int r0   = blockIdx.y * R;
+    const int nr   = min(R, n - r0);
+    const WT * wr  = w + (size_t) min(o, N - 1) * K;          // past N: computed, not stored
 
-    const WT * wr[C];
+    float4 wv[8];
+    auto   load_seg = [&](int seg0) {
 #pragma unroll
-    for (int c = 0; c < C; ++c) wr[c] = w + (size_t) min(o0 + c, N - 1) * K;   // past N: computed, not stored
-    float acc[32];
-#pragma unroll
-    for (int i = 0; i < 32; ++i) acc[i] = 0.0f;
-
+        for (int i = 0; i < 8; ++i) {
+            const int k = seg0 + 128 * i + 4 * lane;
+            wv[i]       = k < K ? load_w4(wr, k) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+    };
     pdl_trigger();
-    if constexpr (VEC) {
-        float4 wv[C];
-        int    k = threadIdx.x * 4;
-        if (k < K) {
+    if constexpr (VEC) load_seg(0);    // weights are constants: they stream before x is ready
+    pdl_wait();                        // x is the previous kernel's output
+
+    float tot = 0.0f;    // lane r < R: the running total of row r0 + r
+    for (int seg0 = 0; seg0 < K; seg0 += k_seg) {
+        __syncthreads();    // the previous segment's reads of xs and ws are done
+        // x: every load in flight before the first store (R round trips to L2 otherwise)
+        if constexpr (VEC) {
+            float4 xv[R];    // thread t loads chunk t of row u, u < R
 #pragma unroll
-            for (int c = 0; c < C; ++c) wv[c] = load_w4(wr[c], k);
-        }
-        pdl_wait();    // x is the previous kernel's output
-        for (; k < K; k += 1024) {
+            for (int u = 0; u < R; ++u) {
+                const int k = seg0 + 4 * threadIdx.x;
+                xv[u]       = u < nr && k < K ? load_x4<MODE>(x, r0 + u, K, k, g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            }
+            const int kl = 4 * threadIdx.x;
 #pragma unroll
-            for (int r = 0; r < R; ++r) {
-                if (r < nr) {
-                    const float4 xv = load_x4<MODE>(x, r0 + r, K, k, g);
+            for (int u = 0; u < R; ++u) {
+                *reinterpret_cast<float4 *>(xs + u * k_seg_pad + (kl / k_sum_slice) * k_slice_pad + kl % k_sum_slice) = xv[u];
+            }
+            // element 128·i + 4·lane of the segment: slice 4·i + lane / 8, at 4·(lane mod 8)
 #pragma unroll
-                    for (int c = 0; c < C; ++c) {
-                        float a = acc[r * C + c];
-                        a       = fmaf(xv.x, wv[c].x, a);
-                        a       = fmaf(xv.y, wv[c].y, a);
-                        a       = fmaf(xv.z, wv[c].z, a);
-                        a       = fmaf(xv.w, wv[c].w, a);
-                        acc[r * C + c] = a;
-                    }
+            for (int i = 0; i < 8; ++i) {
+                *reinterpret_cast<float4 *>(ws + (4 * i + (lane >> 3)) * k_slice_pad + 4 * (lane & 7)) = wv[i];
+            }
+            if (seg0 + k_seg < K) load_seg(seg0 + k_seg);
+        } else {
+            float xv[R][4];    // thread t loads k = t + 256·q of row u
+#pragma unroll
+            for (int u = 0; u < R; ++u) {
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    const int k = seg0 + threadIdx.x + 256 * q;
+                    xv[u][q]    = u < nr && k < K ? load_x<MODE>(x, r0 + u, K, k, g) : 0.0f;
                 }
             }
-            if (k + 1024 < K) {
 #pragma unroll
-                for (int c = 0; c < C; ++c) wv[c] = load_w4(wr[c], k + 1024);
-            }
-        }
-    } else {
-        pdl_wait();
-        for (int k = threadIdx.x; k < K; k += 256) {
-            float wv[C];
+            for (int u = 0; u < R; ++u) {
 #pragma unroll
-            for (int c = 0; c < C; ++c) wv[c] = load_w(wr[c], k);
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                if (r < nr) {
-                    const float xv = load_x<MODE>(x, r0 + r, K, k, g);
-#pragma unroll
-                    for (int c = 0; c < C; ++c) acc[r * C + c] = fmaf(xv, wv[c], acc[r * C + c]);
+                for (int q = 0; q < 4; ++q) {
+                    const int kl = threadIdx.x + 256 * q;
+                    xs[u * k_seg_pad + (kl / k_sum_slice) * k_slice_pad + kl % k_sum_slice] = xv[u][q];
                 }
             }
+            for (int i = 0; i < 32; ++i) {
+                const int k = seg0 + 32 * i + lane;
+                ws[i * k_slice_pad + lane] = k < K ? load_w(wr, k) : 0.0f;
+            }
+        }
+        __syncthreads();
+
+        float s[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) s[r] = 0.0f;
+        const float * wl = ws + lane * k_slice_pad;
+#pragma unroll
+        for (int i = 0; i < k_sum_slice / 4; ++i) {
+            const float4 wq = *reinterpret_cast<const float4 *>(wl + 4 * i);
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                if (r < nr) {    // the same for the whole block
+                    const float4 xq = *reinterpret_cast<const float4 *>(xs + r * k_seg_pad + lane * k_slice_pad + 4 * i);
+                    float        a  = s[r];
+                    a               = fmaf(xq.x, wq.x, a);
+                    a               = fmaf(xq.y, wq.y, a);
+                    a               = fmaf(xq.z, wq.z, a);
+                    a               = fmaf(xq.w, wq.w, a);
+                    s[r]            = a;
+                }
+            }
+        }
+        // the slice sums in order; those of slices past K are +0 (0·0 only), and the total, never
+        // −0, stays itself when one is added: so all 32 are, in 8 loads and a chain of 32 adds
+        __syncwarp();    // every lane has read its weights: ws takes the slice sums
+#pragma unroll
+        for (int r = 0; r < R; ++r) ws[r * k_slice_pad + lane] = s[r];
+        __syncwarp();
+        if (lane < nr) {
+            float4 p[8];
+#pragma unroll
+            for (int q = 0; q < 8; ++q) p[q] = *reinterpret_cast<const float4 *>(ws + lane * k_slice_pad + 4 * q);
+#pragma unroll
+            for (int q = 0; q < 8; ++q) tot = (((tot + p[q].x) + p[q].y) + p[q].z) + p[q].w;
         }
     }
 
-    part[warp][lane] = warp_transpose_sum(acc, lane);
-    __syncthreads();
-    if (warp == 0) {
-        float sum = 0.0f;
-#pragma unroll
-        for (int i = 0; i < 8; ++i) sum += part[i][lane];
-        const int r = lane / C, c = lane % C;
-        if (r < nr && o0 + c < N) {
-            const int    ln = MODE != SKINNY_LINEAR ? (r0 + r) / g.t : 0;   // lane of the row (NCW per lane)
-            const size_t at = MODE != SKINNY_LINEAR ? ((size_t) ln * N + o0 + c) * g.t + (r0 + r - ln * g.t)
-                                                    : (size_t) (r0 + r) * N + o0 + c;
-            y[at]           = sum + (b ? b[o0 + c] : 0.0f);
-        }
+    if (lane < nr && o < N) {
+        const int    r  = r0 + lane;
+        const int    ln = MODE != SKINNY_LINEAR ? r / g.t : 0;    // lane of the row (NCW per lane)
+        const size_t at = MODE != SKINNY_LINEAR ? ((size_t) ln * N + o) * g.t + (r - ln * g.t) : (size_t) r * N + o;
+        y[at]           = tot + (b ? b[o] : 0.0f);
     }
 }
 
-template <int R, int C, int MODE, class WT>
+template <int R, int MODE, class WT>
 void launch_skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b, int64_t N, float * y,
                    conv_geom g, cudaStream_t s) {
-    const dim3 grid((unsigned) ((N + C - 1) / C), (unsigned) ((n + R - 1) / R));
-    const bool vec = K % 4 == 0 && (MODE == SKINNY_CONV || (reinterpret_cast<uintptr_t>(x) % 16) == 0) &&
+    const dim3   grid((unsigned) ((N + k_gemv_outs - 1) / k_gemv_outs), (unsigned) ((n + R - 1) / R));
+    const bool   vec = K % 4 == 0 && (MODE == SKINNY_CONV || (reinterpret_cast<uintptr_t>(x) % 16) == 0) &&
                      (reinterpret_cast<uintptr_t>(w) % (4 * sizeof(WT))) == 0;
-    auto kernel = vec ? linear_skinny_kernel<R, C, true, MODE, WT> : linear_skinny_kernel<R, C, false, MODE, WT>;
+    auto         kernel = vec ? linear_skinny_kernel<R, true, MODE, WT> : linear_skinny_kernel<R, false, MODE, WT>;
+    const size_t smem   = gemv_smem_bytes(R);
+    // above the default 48 KiB; set on every launch, since the setting is per device
+    const cudaError_t a = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
+    if (a != cudaSuccess) fail("linear_skinny (shared memory size)", a);
     if (pdl_on()) {
         cudaLaunchAttribute attr[1];
         attr[0].id                                         = cudaLaunchAttributeProgrammaticStreamSerialization;
         attr[0].val.programmaticStreamSerializationAllowed = 1;
         cudaLaunchConfig_t cfg{};
-        cfg.gridDim  = grid;
-        cfg.blockDim = dim3(256);
-        cfg.stream   = s;
-        cfg.attrs    = attr;
-        cfg.numAttrs = 1;
+        cfg.gridDim          = grid;
+        cfg.blockDim         = dim3(256);
+        cfg.dynamicSmemBytes = smem;
+        cfg.stream           = s;
+        cfg.attrs            = attr;
+        cfg.numAttrs         = 1;
         const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, x, (int) n, (int) K, w, b, (int) N, y, g);
         if (e != cudaSuccess) fail("linear_skinny (programmatic launch)", e);
     } else {
-        kernel<<<grid, 256, 0, s>>>(x, (int) n, (int) K, w, b, (int) N, y, g);
+        kernel<<<grid, 256, smem, s>>>(x, (int) n, (int) K, w, b, (int) N, y, g);
     }
 }
 
-// MB_CUDA_SKINNY_ROWS=4|8|16|32: that row tile (from 5 rows on), to compare speeds (a tile's
+// MB_CUDA_SKINNY_ROWS=4|8|16: that row tile (from 5 rows on), to compare speeds (a tile's
 // shape does not change any output's sums)
 int forced_skinny_rows() {
     static const int r = [] {
         const char * v = std::getenv("MB_CUDA_SKINNY_ROWS");
         const int    i = v ? std::atoi(v) : 0;
-        return i == 4 || i == 8 || i == 16 || i == 32 ? i : 0;
+        return i == 4 || i == 8 || i == 16 ? i : 0;
     }();
     return r;
 }
@@ -287,17 +322,13 @@ int forced_skinny_rows() {
 template <int MODE, class WT>
 void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b, int64_t N, float * y,
             conv_geom g, cudaStream_t s) {
-    // 8-row tiles above 4 rows: 1.90 ms per 10-token plan on the H200 against 2.16 with 16-row
-    // tiles above 8 rows (same run; 4-row tiles 1.96, 32-row 3.75)
     const int rows = n <= 4 ? 4 : forced_skinny_rows() ? forced_skinny_rows() : 8;
-    if (rows == 32) {
-        launch_skinny<32, 1, MODE>(x, n, K, w, b, N, y, g, s);
-    } else if (rows == 4) {
-        launch_skinny<4, 8, MODE>(x, n, K, w, b, N, y, g, s);
+    if (rows == 4) {
+        launch_skinny<4, MODE>(x, n, K, w, b, N, y, g, s);
     } else if (rows == 8) {
-        launch_skinny<8, 4, MODE>(x, n, K, w, b, N, y, g, s);
+        launch_skinny<8, MODE>(x, n, K, w, b, N, y, g, s);
     } else {
-        launch_skinny<16, 2, MODE>(x, n, K, w, b, N, y, g, s);
+        launch_skinny<16, MODE>(x, n, K, w, b, N, y, g, s);
     }
 }
 
@@ -649,7 +680,7 @@ void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, co
 
 void linear_f32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,
                 cudaStream_t s) {
-    if (linear_tiled_fits(n, n_in, x, w)) {
+    if (linear_tiled_fits(n)) {
         linear_tiled(x, n, n_in, w, b, n_out, y, s);
     } else {
         linear_skinny(x, n, n_in, w, b, n_out, y, s);

@@ -14,26 +14,22 @@ namespace mb::cuda {
 // recovered in this process: the model must be freed)
 [[noreturn]] void fail(const char * what, cudaError_t e);
 
-// y[n, n_out] = x[n, n_in]·w[n_out, n_in]ᵀ + b (b may be null); any n (weights streamed once
-// per tile of up to 16 rows: made for the networks' 1–64 rows at batch one)
+// F32 products sum every output in one order, whatever the row count (so lanes of a batch get
+// the bits of their requests alone): k in slices of k_sum_slice, each summed with fmaf from 0
+// in ascending k, the slice sums added in order to a total from 0, the bias last
+constexpr int k_sum_slice = 32;
+
+// y[n, n_out] = x[n, n_in]·w[n_out, n_in]ᵀ + b (b may be null); any n (a GEMV: weights
+// streamed once per tile of up to 8 rows, made for the networks' 1–64 rows at batch one)
 void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
                    float * y, cudaStream_t s);
 
-// the same with w[n_out, n_in] in bfloat16 (MB_PRECISION_BF16), float32 sums
-// whether the skinny kernel reads x and w with 16-byte loads (which fixes its summation order)
-inline bool skinny_vectorised(int64_t K, const void * x, const void * w) {
-    return K % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0;
-}
-
-// the F32 product of many rows (fused batches) in tiles of 32 or 64 rows × 64 outputs, summing
-// every output in the skinny kernel's order: each output gets the bits linear_skinny gives it,
-// whatever n (lanes of a batch equal requests run alone). Where linear_tiled_fits (n above
-// k_skinny_max_rows or MB_CUDA_TILED_ROWS − 1, K ≤ 8192 with 16-byte loads, ≤ 2048 without).
-// conv1d keeps the skinny kernel at every row count: its products have few outputs (≤ 512), so
-// the tiled kernel's grids are small (with it from 17 rows on, the VQ decoder of a 10-token
-// plan took 1.48 ms on the H200 instead of 0.31)
+// the F32 product of many rows (fused batches): a tiled SGEMM in the same order, so each
+// output gets the bits linear_skinny gives it. Where linear_tiled_fits (n above
+// k_skinny_max_rows, or from MB_CUDA_TILED_ROWS). conv1d keeps the GEMV where its products
+// have few rows
 constexpr int64_t k_skinny_max_rows = 64;
-bool linear_tiled_fits(int64_t n, int64_t K, const float * x, const float * w);
+bool linear_tiled_fits(int64_t n);
 void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
                   cudaStream_t s);
 
@@ -41,6 +37,7 @@ void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const 
 void linear_f32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,
                 cudaStream_t s);
 
+// the same as linear_skinny with w[n_out, n_in] in bfloat16 (MB_PRECISION_BF16), float32 sums
 void linear_skinny_bf16(const float * x, int64_t n, int64_t n_in, const void * w, const float * b, int64_t n_out,
                         float * y, cudaStream_t s);
 

@@ -1,15 +1,13 @@
-// F32 products of many rows (fused batches) in the skinny kernel's summation order, so that a
-// lane of a batch gets the bits it gets alone, whatever the batch's row count.
+// F32 products of many rows (fused batches): a shared-memory tiled SGEMM that sums every output
+// in the order of the GEMV (cuda-kernels.cu; k_sum_slice in cuda-kernels.h): slices of 32 k
+// summed with fmaf from 0, their sums added in order to a running total from 0, the bias last.
+// So a lane of a batch gets the bits it gets alone, whatever the batch's row count.
 //
-// The skinny kernel (cuda-kernels.cu) sums one output as follows: its 256 threads t = 32·w + l
-// each accumulate a leaf P[t], the chunks k = CW·t + 256·CW·j (CW = 4 with 16-byte loads,
-// else 1) for j = 0, 1, … in order, one fmaf per element; the 32 leaves of warp w meet in a
-// butterfly (lanes paired by bit 4 of l first, then bits 3, 2, 1, 0); the 8 warp sums are
-// added in order to 0.0f; the bias is added last. Here a block owns a 64 × 64 (or 32 × 64)
-// tile of outputs and walks the leaves in that order: warp w's lanes in bit-reversed order
-// l = rev5(i), so that leaves i and i ^ 1 are butterfly partners and a binary counter over i
-// (one pending sum per tree level, s0..s4) forms every pair exactly as the shuffles do.
-// Float addition is commutative bit for bit, so which partner comes first does not matter.
+// A block owns BM × BN outputs (256 threads, TM × TN each, taken as two halves of TM/2 rows and
+// TN/2 columns so that the fragment reads from shared memory are conflict-free) and walks k in
+// tiles of 16, held twice in shared memory so that the next tile's global loads are in flight
+// during the current tile's products. Every second tile (and the last) closes a slice: its sum
+// joins the output's total, one extra register per output.
 #include "backend/cuda/cuda-kernels.h"
 
 #include <cstdlib>
@@ -17,195 +15,169 @@
 namespace mb::cuda {
 namespace {
 
-constexpr int k_slots = 8;    // leaf chunks per shared-memory stage
-constexpr int k_bn    = 64;   // output columns per block (16 threads × 4)
+constexpr int k_bk = 16;    // k per shared-memory tile: two tiles make a slice
+// the tiles' speeds relative to 128 × 64 at full waves (H200: 32.5, 35.3 and 30.2 TFLOP/s on
+// the large shapes of cuda_speed.f32_products_of_many_rows; cuBLAS's pedantic F32 46–50). 128 × 128
+// holds one block per multiprocessor (201 registers); with its totals in shared memory instead
+// (two blocks, 128 registers) it ran at 33.1–33.8, so that variant is gone
+constexpr double k_speed_88 = 0.92, k_speed_84 = 1.0, k_speed_44 = 0.855;
+static_assert(2 * k_bk == k_sum_slice, "a slice is two tiles");
 
-// chunks of the longest leaf, and the bytes of the kernel's slot table for it
-int tiled_chunks(int64_t K, int cw) {
-    return (int) ((K + 256 * cw - 1) / (256 * cw));
-}
-size_t tab_bytes(int nj) {
-    return size_t(2) * 256 * nj * sizeof(int);
-}
-// the table stays under the default 48 KiB of shared memory with the tiles (≤ 16 KiB)
-constexpr int k_max_chunks = 8;
-
-__device__ __forceinline__ int rev5(int i) {
-    return (int) (__brev((unsigned) i) >> 27);
-}
-
-// f(i, jj) for each of a thread's TM × 4 outputs (unrolled: the arrays stay in registers)
-template <int TM, class F>
-__device__ __forceinline__ void each(F f) {
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-#pragma unroll
-        for (int jj = 0; jj < 4; ++jj) f(i, jj);
+template <int H>
+__device__ __forceinline__ void read_frag(const float * p, float * v) {
+    if constexpr (H == 4) {
+        const float4 q = *reinterpret_cast<const float4 *>(p);
+        v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+    } else {
+        static_assert(H == 2, "halves of 2 or 4");
+        const float2 q = *reinterpret_cast<const float2 *>(p);
+        v[0] = q.x, v[1] = q.y;
     }
 }
 
-// TM rows × 4 columns per thread, 16 × 16 threads. CW: 4 (16-byte loads, K % 4 == 0) or 1.
-// nj: chunks of the longest leaf; slot s of the walk is chunk s mod nj of leaf s / nj.
-// Dynamic shared memory: per slot its k (−1: past K, the leaf has fewer chunks) and the leaf's
-// lane position when the slot ends the leaf (−1 otherwise)
-template <int TM, int CW>
+// VEC: K % 4 == 0 and 16-byte aligned x and w (16-byte loads), else scalar loads
+template <int TM, int TN, bool VEC>
 __global__ void __launch_bounds__(256) linear_tiled_kernel(const float * __restrict__ x, int n, int K,
                                                           const float * __restrict__ w, const float * __restrict__ b,
-                                                          int N, float * __restrict__ y, int nj) {
-    constexpr int BM = 16 * TM, KS = k_slots * CW;
-    constexpr int XL = BM * k_slots / 256, WL = k_bn * k_slots / 256;    // chunks each thread loads
-    static_assert(XL >= 1 && WL >= 1, "every thread loads");
-    __shared__ __align__(16) float xs[KS][BM];
-    __shared__ __align__(16) float ws[KS][k_bn];
-    extern __shared__ int slot_tab[];
-    const int n_slot = 256 * nj, n_stage = n_slot / k_slots;
-    int *     ktab   = slot_tab;
-    int *     ltab   = slot_tab + n_slot;
-    for (int s = threadIdx.x; s < n_slot; s += 256) {
-        const int q = s / nj, j = s - q * nj;
-        const int k = CW * ((q & ~31) | rev5(q & 31)) + 256 * CW * j;
-        ktab[s]     = k < K ? k : -1;
-        ltab[s]     = j == nj - 1 ? (q & 31) : -1;
-    }
-    __syncthreads();
+                                                          int N, float * __restrict__ y) {
+    constexpr int BM = 16 * TM, BN = 16 * TN, HM = TM / 2, HN = TN / 2;
+    constexpr int CW = VEC ? 4 : 1, CPR = k_bk / CW;            // loads per row of a tile
+    constexpr int AL = BM * CPR / 256, BL = BN * CPR / 256;     // loads per thread
+    static_assert(AL >= 1 && BL >= 1, "every thread loads");
+    __shared__ __align__(16) float as[2][k_bk][BM + 4];        // [k][row]: rows 16 bytes apart per k
+    __shared__ __align__(16) float bs[2][k_bk][BN + 4];
 
-    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
-    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * k_bn;
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
 
-    float xr[XL][CW], wr[WL][CW];
-    auto  load = [&](int st) {
+    float ar[AL][CW], br[BL][CW];
+    auto  load = [&](int k0) {
 #pragma unroll
-        for (int u = 0; u < XL; ++u) {
-            const int c = threadIdx.x + 256 * u, m = c % BM, slot = c / BM;
-            const int k = ktab[st * k_slots + slot], r = row0 + m;
-            if (k >= 0 && r < n) {
-                if constexpr (CW == 4) {
+        for (int u = 0; u < AL; ++u) {
+            const int c = tid + 256 * u, m = c / CPR, k = k0 + (c % CPR) * CW, r = row0 + m;
+            if (r < n && k < K) {
+                if constexpr (VEC) {
                     const float4 v = __ldg(reinterpret_cast<const float4 *>(x + (size_t) r * K + k));
-                    xr[u][0] = v.x, xr[u][1] = v.y, xr[u][2] = v.z, xr[u][3] = v.w;
+                    ar[u][0] = v.x, ar[u][1] = v.y, ar[u][2] = v.z, ar[u][3] = v.w;
                 } else {
-                    xr[u][0] = __ldg(x + (size_t) r * K + k);
+                    ar[u][0] = __ldg(x + (size_t) r * K + k);
                 }
             } else {
 #pragma unroll
-                for (int e = 0; e < CW; ++e) xr[u][e] = 0.0f;
+                for (int e = 0; e < CW; ++e) ar[u][e] = 0.0f;
             }
         }
 #pragma unroll
-        for (int u = 0; u < WL; ++u) {
-            const int c = threadIdx.x + 256 * u, m = c % k_bn, slot = c / k_bn;
-            const int k = ktab[st * k_slots + slot], o = min(col0 + m, N - 1);    // past N: computed, not stored
-            if (k >= 0) {
-                if constexpr (CW == 4) {
+        for (int u = 0; u < BL; ++u) {
+            const int c = tid + 256 * u, m = c / CPR, k = k0 + (c % CPR) * CW, o = col0 + m;
+            if (o < N && k < K) {
+                if constexpr (VEC) {
                     const float4 v = __ldg(reinterpret_cast<const float4 *>(w + (size_t) o * K + k));
-                    wr[u][0] = v.x, wr[u][1] = v.y, wr[u][2] = v.z, wr[u][3] = v.w;
+                    br[u][0] = v.x, br[u][1] = v.y, br[u][2] = v.z, br[u][3] = v.w;
                 } else {
-                    wr[u][0] = __ldg(w + (size_t) o * K + k);
+                    br[u][0] = __ldg(w + (size_t) o * K + k);
                 }
             } else {
 #pragma unroll
-                for (int e = 0; e < CW; ++e) wr[u][e] = 0.0f;
+                for (int e = 0; e < CW; ++e) br[u][e] = 0.0f;
             }
         }
     };
-    auto store = [&]() {
+    auto store = [&](int buf) {
 #pragma unroll
-        for (int u = 0; u < XL; ++u) {
-            const int c = threadIdx.x + 256 * u, m = c % BM, slot = c / BM;
+        for (int u = 0; u < AL; ++u) {
+            const int c = tid + 256 * u, m = c / CPR, kq = (c % CPR) * CW;
 #pragma unroll
-            for (int e = 0; e < CW; ++e) xs[slot * CW + e][m] = xr[u][e];
+            for (int e = 0; e < CW; ++e) as[buf][kq + e][m] = ar[u][e];
         }
 #pragma unroll
-        for (int u = 0; u < WL; ++u) {
-            const int c = threadIdx.x + 256 * u, m = c % k_bn, slot = c / k_bn;
+        for (int u = 0; u < BL; ++u) {
+            const int c = tid + 256 * u, m = c / CPR, kq = (c % CPR) * CW;
 #pragma unroll
-            for (int e = 0; e < CW; ++e) ws[slot * CW + e][m] = wr[u][e];
+            for (int e = 0; e < CW; ++e) bs[buf][kq + e][m] = br[u][e];
         }
     };
 
-    // per output: the open leaf p, the pending sums of tree levels 0..4, the running sum of
-    // the warps' sums
-    float p[TM][4], s0[TM][4], s1[TM][4], s2[TM][4], s3[TM][4], s4[TM][4], tot[TM][4];
-    each<TM>([&](int i, int jj) { p[i][jj] = tot[i][jj] = s0[i][jj] = s1[i][jj] = s2[i][jj] = s3[i][jj] = s4[i][jj] = 0.0f; });
+    float acc[TM][TN], tot[TM][TN];    // the open slice's sums, the totals
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = tot[i][j] = 0.0f;
+    }
 
+    const int nk = (K + k_bk - 1) / k_bk;
     load(0);
-    store();
+    store(0);
     __syncthreads();
-    for (int st = 0; st < n_stage; ++st) {
-        if (st + 1 < n_stage) load(st + 1);
-#pragma unroll 1
-        for (int slot = 0; slot < k_slots; ++slot) {
-            // both the same for the whole block, so these branches never diverge
-            if (ktab[st * k_slots + slot] >= 0) {
+    for (int kt = 0; kt < nk; ++kt) {
+        const int cur = kt & 1;
+        if (kt + 1 < nk) load((kt + 1) * k_bk);
 #pragma unroll
-                for (int e = 0; e < CW; ++e) {
-                    const int kk = slot * CW + e;
-                    float     a[TM], bw[4];
-                    if constexpr (TM == 4) {
-                        const float4 v = *reinterpret_cast<const float4 *>(&xs[kk][ty * 4]);
-                        a[0] = v.x, a[1] = v.y, a[2] = v.z, a[3] = v.w;
-                    } else {
-                        const float2 v = *reinterpret_cast<const float2 *>(&xs[kk][ty * 2]);
-                        a[0] = v.x, a[1] = v.y;
-                    }
-                    const float4 bv = *reinterpret_cast<const float4 *>(&ws[kk][tx * 4]);
-                    bw[0] = bv.x, bw[1] = bv.y, bw[2] = bv.z, bw[3] = bv.w;
-                    each<TM>([&](int i, int jj) { p[i][jj] = fmaf(a[i], bw[jj], p[i][jj]); });
-                }
-            }
-            // leaf complete (li: its place in the bit-reversed walk of its warp's lanes): the
-            // butterfly pairs it closes are added now, L = the trailing ones of li of them; the
-            // 32nd leaf closes the warp, whose sum joins tot in warp order
-            const int li = ltab[st * k_slots + slot];
-            if (li >= 0) {
-                const int L = __ffs(~li) - 1;
-                // one branch for all outputs; each case is the pairs' chain v = s_l + v, l < L
-                if (L == 0) {
-                    each<TM>([&](int i, int jj) { s0[i][jj] = p[i][jj]; });
-                } else if (L == 1) {
-                    each<TM>([&](int i, int jj) { s1[i][jj] = s0[i][jj] + p[i][jj]; });
-                } else if (L == 2) {
-                    each<TM>([&](int i, int jj) { s2[i][jj] = s1[i][jj] + (s0[i][jj] + p[i][jj]); });
-                } else if (L == 3) {
-                    each<TM>([&](int i, int jj) { s3[i][jj] = s2[i][jj] + (s1[i][jj] + (s0[i][jj] + p[i][jj])); });
-                } else if (L == 4) {
-                    each<TM>([&](int i, int jj) {
-                        s4[i][jj] = s3[i][jj] + (s2[i][jj] + (s1[i][jj] + (s0[i][jj] + p[i][jj])));
-                    });
-                } else {
-                    each<TM>([&](int i, int jj) {
-                        const float warp = s4[i][jj] + (s3[i][jj] + (s2[i][jj] + (s1[i][jj] + (s0[i][jj] + p[i][jj]))));
-                        tot[i][jj]       = tot[i][jj] + warp;
-                    });
-                }
-                each<TM>([&](int i, int jj) { p[i][jj] = 0.0f; });
+        for (int kk = 0; kk < k_bk; ++kk) {
+            float a[TM], bv[TN];
+            read_frag<HM>(&as[cur][kk][ty * HM], a);
+            read_frag<HM>(&as[cur][kk][BM / 2 + ty * HM], a + HM);
+            read_frag<HN>(&bs[cur][kk][tx * HN], bv);
+            read_frag<HN>(&bs[cur][kk][BN / 2 + tx * HN], bv + HN);
+#pragma unroll
+            for (int i = 0; i < TM; ++i) {
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], bv[j], acc[i][j]);
             }
         }
+        if ((kt & 1) || kt + 1 == nk) {    // a slice ends: the same for the whole block
+#pragma unroll
+            for (int i = 0; i < TM; ++i) {
+#pragma unroll
+                for (int j = 0; j < TN; ++j) {
+                    tot[i][j] = tot[i][j] + acc[i][j];
+                    acc[i][j] = 0.0f;
+                }
+            }
+        }
+        if (kt + 1 < nk) store(cur ^ 1);    // its last reads were before the previous barrier
         __syncthreads();
-        if (st + 1 < n_stage) {
-            store();
-            __syncthreads();
-        }
     }
 
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
-        const int r = row0 + ty * TM + i;
+        const int r = row0 + (i < HM ? ty * HM + i : BM / 2 + ty * HM + i - HM);
         if (r >= n) continue;
 #pragma unroll
-        for (int jj = 0; jj < 4; ++jj) {
-            const int o = col0 + tx * 4 + jj;
-            if (o >= N) continue;
-            y[(size_t) r * N + o] = tot[i][jj] + (b ? b[o] : 0.0f);
+        for (int j = 0; j < TN; ++j) {
+            const int o = col0 + (j < HN ? tx * HN + j : BN / 2 + tx * HN + j - HN);
+            if (o < N) y[(size_t) r * N + o] = tot[i][j] + (b ? b[o] : 0.0f);
         }
     }
 }
 
-template <int TM, int CW>
+template <int TM, int TN>
 void launch_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
                   cudaStream_t s) {
-    const int  nj = tiled_chunks(K, CW);
-    const dim3 grid((unsigned) ((N + k_bn - 1) / k_bn), (unsigned) ((n + 16 * TM - 1) / (16 * TM)));
-    linear_tiled_kernel<TM, CW><<<grid, 256, tab_bytes(nj), s>>>(x, (int) n, (int) K, w, b, (int) N, y, nj);
+    const dim3 grid((unsigned) ((N + 16 * TN - 1) / (16 * TN)), (unsigned) ((n + 16 * TM - 1) / (16 * TM)));
+    const bool vec = K % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0;
+    auto       kernel = vec ? linear_tiled_kernel<TM, TN, true> : linear_tiled_kernel<TM, TN, false>;
+    kernel<<<grid, 256, 0, s>>>(x, (int) n, (int) K, w, b, (int) N, y);
+}
+
+int multiprocessors() {
+    static const int m = [] {
+        int dev = 0, c = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+            cudaGetLastError();
+            return 132;
+        }
+        return c > 0 ? c : 132;
+    }();
+    return m;
+}
+
+// the estimated time of a product on a tile: the blocks each multiprocessor takes in turn, each
+// of bm × bn outputs at the tile's speed (matched the best tile of the nine shapes of
+// cuda_speed.f32_products_of_many_rows on the H200)
+double tile_cost(int64_t n, int64_t N, int bm, int bn, double speed) {
+    const int64_t nb = ((n + bm - 1) / bm) * ((N + bn - 1) / bn);
+    return double((nb + multiprocessors() - 1) / multiprocessors()) * bm * bn / speed;
 }
 
 } // namespace
@@ -221,19 +193,28 @@ int64_t tiled_min_rows() {
     return r;
 }
 
-bool linear_tiled_fits(int64_t n, int64_t K, const float * x, const float * w) {
-    return n >= tiled_min_rows() && tiled_chunks(K, skinny_vectorised(K, x, w) ? 4 : 1) <= k_max_chunks;
+bool linear_tiled_fits(int64_t n) {
+    return n >= tiled_min_rows();
 }
 
 void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
                   cudaStream_t s) {
     if (n <= 0 || N <= 0) return;
-    // 64-row tiles where they fill the H200's 132 multiprocessors twice, else 32-row tiles
-    const bool big = ((n + 63) / 64) * ((N + k_bn - 1) / k_bn) >= 264;
-    if (skinny_vectorised(K, x, w)) {
-        big ? launch_tiled<4, 4>(x, n, K, w, b, N, y, s) : launch_tiled<2, 4>(x, n, K, w, b, N, y, s);
+    // MB_CUDA_TILED_TILE=88|84|44 forces a thread tile (read on every call, for timings; the bits
+    // are the same for every tile), else the one of least tile_cost
+    const char * f    = std::getenv("MB_CUDA_TILED_TILE");
+    int          tile = f ? std::atoi(f) : 0;
+    if (tile != 88 && tile != 84 && tile != 44) {
+        const double c88 = tile_cost(n, N, 128, 128, k_speed_88), c84 = tile_cost(n, N, 128, 64, k_speed_84),
+                     c44 = tile_cost(n, N, 64, 64, k_speed_44);
+        tile = c84 <= c88 && c84 <= c44 ? 84 : c44 <= c88 ? 44 : 88;
+    }
+    if (tile == 88) {
+        launch_tiled<8, 8>(x, n, K, w, b, N, y, s);
+    } else if (tile == 84) {
+        launch_tiled<8, 4>(x, n, K, w, b, N, y, s);
     } else {
-        big ? launch_tiled<4, 1>(x, n, K, w, b, N, y, s) : launch_tiled<2, 1>(x, n, K, w, b, N, y, s);
+        launch_tiled<4, 4>(x, n, K, w, b, N, y, s);
     }
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) fail("linear_tiled", e);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 namespace mb::physics {
@@ -88,11 +89,23 @@ void qpos_to_pose(const float * qpos36, float * root_xyz, float * local_xyzw) {
 }
 
 uint64_t clip_hash(const float * data, uint64_t n, uint64_t seed) {
-    uint64_t            h = seed;
-    const auto *        b = reinterpret_cast<const unsigned char *>(data);
-    for (uint64_t i = 0; i < n * sizeof(float); ++i) {
-        h ^= b[i];
-        h *= 1099511628211ull;
+    // the whole clip is hashed every tick (a caller may change it in place): a word at a time
+    uint64_t h    = seed ^ (n * 0x9e3779b97f4a7c15ull);
+    auto     step = [&h](uint64_t w) {
+        h ^= w;
+        h *= 0x100000001b3ull | (1ull << 63);
+        h ^= h >> 29;
+    };
+    uint64_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+        uint64_t w;
+        std::memcpy(&w, data + i, sizeof w);
+        step(w);
+    }
+    if (i < n) {
+        uint32_t w;
+        std::memcpy(&w, data + i, sizeof w);
+        step(w);
     }
     return h;
 }

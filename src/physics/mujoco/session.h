@@ -159,7 +159,8 @@ private:
     std::vector<double>                     pre_;
 };
 
-// FNV-1a of `n` floats: a clip's identity for session::prepare
+// a 64-bit hash of `n` floats' bits, 8 bytes a step (FNV-style multiply with a fold of the high
+// bits, so differences in two words cannot cancel): a clip's identity for session::prepare
 uint64_t clip_hash(const float * data, uint64_t n, uint64_t seed = 1469598103934665603ull);
 
 // checks a qpos clip [frames, 36]: finite, unit root quaternions (±0.01); throws invalid_argument

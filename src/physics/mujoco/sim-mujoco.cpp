@@ -4,6 +4,7 @@
 #include "format/error.h"
 #include "format/regular-file.h"
 #include "motion/mjcf.h"
+#include "physics/mujoco/collision-prefilter.h"
 #include "physics/mujoco/mj-guard.h"
 #include "physics/mujoco/scene-patch.h"
 
@@ -100,6 +101,7 @@ public:
     std::array<int, k_actuators>            act_dof{};      // qvel address
     std::array<double, k_actuators>         kp{}, kd{};     // gains per actuator
     int                                     pelvis = 0;
+    geom_boxes                              boxes;          // the mesh collisions' mid-phase
 };
 
 std::string engine_version() {
@@ -194,6 +196,10 @@ std::shared_ptr<const scene> compile_uncached(const std::string & xml_path, cons
     // the welded robot hangs free of the floor and of itself (the mesh hulls and placeholder boxes
     // meet well inside the joint ranges): what is left is the controller and the joints
     if (options.weld_base) m->opt.disableflags |= mjDSBL_CONTACT;
+    // nothing reads the scene's 91 sensors (state comes from qpos/qvel), and its accelerometer made
+    // every substep run mj_rnePostConstraint; sensors feed nothing back, so the motion is unchanged
+    m->opt.disableflags |= mjDSBL_SENSOR;
+    s->boxes = geom_boxes_of(m);
 
     // sizes the reference checks
     s->info.nq = m->nq;
@@ -454,7 +460,8 @@ void robot::tick(const double * targets, tick_record * record) {
         fail(status::compute_failed, why);
     };
 
-    double target[k_actuators];
+    const prefilter_scope exact_midphase(&sc.boxes);
+    double                target[k_actuators];
     for (int a = 0; a < k_actuators; ++a) target[a] = 0;   // hands held at 0
     for (int i = 0; i < k_body_joints; ++i) target[body_actuator(i)] = targets[i];
     for (int s = 0; s < k_substeps; ++s) {
@@ -505,15 +512,26 @@ const double * robot::qvel() const {
     return impl_->data->qvel;
 }
 
-uint32_t robot::contacts() const {
-    const mjModel * m = scene_->model.get();
-    const mjData *  d = impl_->data.get();
-    uint32_t        n = 0;
+namespace {
+
+// active contacts with one robot geom (world_too) or two
+uint32_t count_contacts(const mjModel * m, const mjData * d, bool world_too) {
+    uint32_t n = 0;
     for (int c = 0; c < d->ncon; ++c) {
-        const mjContact & k = d->contact[c];
-        if (m->geom_bodyid[k.geom1] != 0 || m->geom_bodyid[k.geom2] != 0) ++n;
+        const bool robot1 = m->geom_bodyid[d->contact[c].geom1] != 0, robot2 = m->geom_bodyid[d->contact[c].geom2] != 0;
+        if (world_too ? robot1 || robot2 : robot1 && robot2) ++n;
     }
     return n;
+}
+
+} // namespace
+
+uint32_t robot::contacts() const {
+    return count_contacts(scene_->model.get(), impl_->data.get(), true);
+}
+
+uint32_t robot::self_contacts() const {
+    return count_contacts(scene_->model.get(), impl_->data.get(), false);
 }
 
 double robot::pelvis_height() const {

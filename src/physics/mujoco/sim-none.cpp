@@ -19,6 +19,10 @@ std::string engine_version() {
 bool engine_available() {
     return false;
 }
+void prefilter_enable(bool) {}
+long prefilter_skipped() {
+    return 0;
+}
 std::shared_ptr<const scene> scene_compile(const std::string &, const scene_options &) {
     unavailable();
 }
@@ -74,6 +78,9 @@ const double * robot::qvel() const {
     unavailable();
 }
 uint32_t robot::contacts() const {
+    unavailable();
+}
+uint32_t robot::self_contacts() const {
     unavailable();
 }
 double robot::pelvis_height() const {

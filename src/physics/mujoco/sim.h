@@ -33,6 +33,11 @@ struct scene_options {
     bool operator==(const scene_options &) const = default;
 };
 
+// the exact mesh mid-phase of robot ticks (collision-prefilter.h), for tests: false sends every pair
+// to MuJoCo's narrow phase (process-wide); the pairs it skipped on this thread so far
+void prefilter_enable(bool on);
+long prefilter_skipped();
+
 // one robot collision geom (contype or conaffinity non-zero, not the world's)
 struct collision_shape {
     uint32_t             type;        // MuJoCo geom type: 2 sphere, 3 capsule, 4 ellipsoid, 5 cylinder, 6 box, 7 mesh
@@ -107,6 +112,7 @@ public:
     const double * qpos() const;     // [nq], borrowed until the next call
     const double * qvel() const;     // [nv]
     uint32_t contacts() const;       // active contacts that touch the robot
+    uint32_t self_contacts() const;  // those between two of its own geoms
     double   pelvis_height() const;
     // world positions of the 30 bodies [30, 3] and orientations [30, 4] (w x y z)
     void bodies(double * xyz, double * quat_wxyz) const;

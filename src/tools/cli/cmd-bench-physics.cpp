@@ -5,9 +5,14 @@
 // encoder + decoder, targets, four substeps, tracking a 2 s clip of the standing pose at the same
 // 8 × kp (random weights need `convert.py random-sonic --tame`, or the robot is thrown about within
 // ticks). With --sonic the SONIC pair's weight-streaming floor is measured in the same run, with the
-// handle's thread count; the load average before and after. One JSON object
+// handle's thread count; the load average before and after. --realtime N adds a second paced run as
+// a real-time loop runs (realtime.h: memory locked and pre-faulted, SCHED_FIFO, a wake-up 1 ms early
+// and a spin to the slot's start). Each paced run records per tick the wake-up lateness, the tick's
+// duration, its run-queue wait, steal time, page faults and involuntary switches, and lists the
+// slowest ticks with them. One JSON object
 #include "tools/cli/commands.h"
 #include "tools/cli/int-list.h"
+#include "tools/cli/realtime.h"
 #include "tools/cli/sonic-floor.h"
 #include "tools/model-options.h"
 
@@ -17,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -25,14 +31,125 @@
 namespace mb::cli {
 namespace {
 
+constexpr int k_realtime_priority = 50;     // SCHED_FIFO, below the kernel's own real-time threads (99)
+constexpr int k_realtime_early_us = 1000;   // wake-up this long before the slot, then spin
+
 int usage() {
-    std::fprintf(stderr, "usage: motionbricks bench physics --scene SCENE.xml [--sonic SONIC.gguf %s] [--ticks 500] [--paced 1000]\n",
+    std::fprintf(stderr, "usage: motionbricks bench physics --scene SCENE.xml [--sonic SONIC.gguf %s] [--ticks 500] [--paced 1000] [--realtime 0]\n",
                  tools::k_model_options_usage);
     return 2;
 }
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+using clock_type = std::chrono::steady_clock;
+
+double ms_since(clock_type::time_point t0) {
+    return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+double thread_cpu_ms() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
+}
+
+double ms_between(clock_type::time_point a, clock_type::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+nlohmann::ordered_json stats(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return nlohmann::ordered_json{{"median", v[v.size() / 2]}, {"p95", v[std::min(v.size() - 1, size_t(0.95 * double(v.size())))]},
+                                  {"max", v.back()}};
+}
+
+// one paced tick's record: times in ms from its slot's start, probe deltas over the tick itself
+// (wake-up to end) and over the sleep before it
+struct paced_tick {
+    double       wake = 0, end = 0, duration = 0;
+    probe_sample in_tick, in_sleep;
+};
+
+// a + sign · b; a difference of two readings on different CPUs has no per-CPU steal (0)
+probe_sample combine(const probe_sample & a, const probe_sample & b, int sign) {
+    const bool same_cpu = sign > 0 || a.cpu == b.cpu;
+    return {a.run_ns + sign * b.run_ns,
+            a.wait_ns + sign * b.wait_ns,
+            a.steal_ticks + sign * b.steal_ticks,
+            same_cpu ? a.cpu_steal_ticks + sign * b.cpu_steal_ticks : 0.0,
+            a.cpu,
+            a.minflt + sign * b.minflt,
+            a.majflt + sign * b.majflt,
+            a.nivcsw + sign * b.nivcsw};
+}
+
+nlohmann::ordered_json probe_json(const probe_sample & p) {
+    return {{"run_queue_wait_ms", p.wait_ns * 1e-6}, {"steal_ticks", p.steal_ticks}, {"this_cpu_steal_ticks", p.cpu_steal_ticks}, {"minflt", p.minflt},
+            {"majflt", p.majflt}, {"nivcsw", p.nivcsw}};
+}
+
+// `n` ticks at 50 Hz: tick k's slot is [start + 20k ms, start + 20(k + 1) ms) and it misses when it
+// ends after it. early_us > 0: sleep until that long before the slot, then spin to its start
+template <class Tick> bool paced_run(int n, int early_us, Tick && tick, nlohmann::ordered_json & out) {
+    std::vector<paced_tick> rec(static_cast<size_t>(n));
+    probe_sample            last = probe_now();
+    const auto              start = clock_type::now() + std::chrono::milliseconds(20);
+    for (int k = 0; k < n; ++k) {
+        const auto slot = start + std::chrono::microseconds(20000LL * k);
+        if (early_us > 0) {
+            std::this_thread::sleep_until(slot - std::chrono::microseconds(early_us));
+            while (clock_type::now() < slot) {
+            }
+        } else {
+            std::this_thread::sleep_until(slot);
+        }
+        const auto         woke = clock_type::now();
+        const probe_sample p0   = probe_now();
+        double             ms   = 0;
+        if (!tick(ms)) return false;
+        const auto         done = clock_type::now();
+        const probe_sample p1   = probe_now();
+        paced_tick &       r    = rec[size_t(k)];
+        r.wake     = ms_between(slot, woke);
+        r.end      = ms_between(slot, done);
+        r.duration = ms_between(woke, done);
+        r.in_tick  = combine(p1, p0, -1);
+        r.in_sleep = combine(p0, last, -1);
+        last       = p1;
+    }
+    std::vector<double> wake, end, duration;
+    probe_sample        total;
+    int                 missed = 0, missed_with_steal = 0, missed_with_wait = 0;
+    for (const paced_tick & r : rec) {
+        wake.push_back(r.wake);
+        end.push_back(r.end);
+        duration.push_back(r.duration);
+        total = combine(combine(total, r.in_tick, 1), r.in_sleep, 1);
+        if (r.end > 20.0) {
+            ++missed;
+            if (r.in_tick.steal_ticks + r.in_sleep.steal_ticks > 0) ++missed_with_steal;
+            if (r.in_tick.wait_ns > 1e6) ++missed_with_wait;   // runnable but not running for over 1 ms of it
+        }
+    }
+    // the 8 latest-ending ticks with what happened in and before them
+    std::vector<int> order(static_cast<size_t>(n));
+    for (int k = 0; k < n; ++k) order[size_t(k)] = k;
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return rec[size_t(a)].end > rec[size_t(b)].end; });
+    nlohmann::ordered_json worst = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < std::min<size_t>(8, order.size()); ++i) {
+        const paced_tick & r = rec[size_t(order[i])];
+        worst.push_back({{"tick", order[i]}, {"end_ms", r.end}, {"wake_late_ms", r.wake}, {"duration_ms", r.duration},
+                         {"in_tick", probe_json(r.in_tick)}, {"before_tick", probe_json(r.in_sleep)}});
+    }
+    out = {{"ticks", n},
+           {"missed_deadlines", missed},
+           {"missed_with_steal", missed_with_steal},
+           {"missed_with_run_queue_wait_over_1ms", missed_with_wait},
+           {"completion_ms_in_slot", stats(end)},
+           {"wake_late_ms", stats(wake)},
+           {"tick_ms", stats(duration)},
+           {"whole_run", probe_json(total)},
+           {"latest_ticks", worst}};
+    return true;
 }
 
 } // namespace
@@ -40,7 +157,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 int cmd_bench_physics(int argc, char ** argv) {
     std::string          scene, sonic_path;
     tools::model_options mopt;
-    int                  ticks = 500, paced = 1000;
+    int                  ticks = 500, paced = 1000, realtime = 0;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (i + 1 >= argc) return usage();
@@ -52,12 +169,12 @@ int cmd_bench_physics(int argc, char ** argv) {
             scene = v;
         } else if (a == "--sonic") {
             sonic_path = v;
-        } else if (a == "--ticks" || a == "--paced") {
-            if (!parse_int_list(v, a == "--paced" ? 0 : 1, 100000, one) || one.size() != 1) {
+        } else if (a == "--ticks" || a == "--paced" || a == "--realtime") {
+            if (!parse_int_list(v, a == "--ticks" ? 1 : 0, 100000, one) || one.size() != 1) {
                 std::fprintf(stderr, "motionbricks bench physics: %s must be one count up to 100000\n", a.c_str());
                 return 2;
             }
-            (a == "--ticks" ? ticks : paced) = one[0];
+            (a == "--ticks" ? ticks : a == "--paced" ? paced : realtime) = one[0];
         } else {
             std::fprintf(stderr, "motionbricks bench physics: unknown option '%s'\n", a.c_str());
             return usage();
@@ -105,17 +222,19 @@ int cmd_bench_physics(int argc, char ** argv) {
         return 1;
     };
 
-    std::vector<double> total;
+    // wall time, and the calling thread's CPU time (blind to preemption by other processes on a
+    // shared machine; at 1 thread the whole tick's work)
+    std::vector<double> total, cpu;
     for (int k = 0; k < ticks + 10; ++k) {
-        double a = 0;
+        double       a  = 0;
+        const double c0 = thread_cpu_ms();
         if (!tick(a)) return fail();
-        if (k >= 10) total.push_back(a);   // after a warm-up
+        const double c1 = thread_cpu_ms();
+        if (k >= 10) {   // after a warm-up
+            total.push_back(a);
+            cpu.push_back(c1 - c0);
+        }
     }
-    auto stats = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return nlohmann::ordered_json{{"median", v[v.size() / 2]}, {"p95", v[std::min(v.size() - 1, size_t(0.95 * double(v.size())))]},
-                                      {"max", v.back()}};
-    };
     nlohmann::ordered_json out;
     out["bench"]   = "motionbricks-bench-physics-v1";
     out["scene"]   = scene;
@@ -124,21 +243,23 @@ int cmd_bench_physics(int argc, char ** argv) {
     out["sonic"]   = sonic_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(sonic_path);
     out["threads"] = mopt.threads > 0 ? mopt.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     out["loadavg_start"] = load_average();
-    out["unpaced"] = {{"ticks", ticks}, {"tick_ms", stats(total)}};
+    out["unpaced"] = {{"ticks", ticks}, {"tick_ms", stats(total)}, {"tick_thread_cpu_ms", stats(cpu)}};
     if (paced > 0) {
-        // 50 Hz: tick k is due by start + (k + 1) · 20 ms; the loop sleeps until its slot
-        const auto          start  = std::chrono::steady_clock::now();
-        int                 missed = 0;
-        std::vector<double> lateness;
-        for (int k = 0; k < paced; ++k) {
-            std::this_thread::sleep_until(start + std::chrono::microseconds(20000LL * k));
-            double a = 0;
-            if (!tick(a)) return fail();
-            const double late = ms_since(start) - 20.0 * (k + 1);
-            if (late > 0) ++missed;
-            lateness.push_back(late + 20.0);   // completion time within its slot
-        }
-        out["paced_50hz"] = {{"ticks", paced}, {"missed_deadlines", missed}, {"completion_ms_in_slot", stats(lateness)}};
+        nlohmann::ordered_json r;
+        if (!paced_run(paced, 0, tick, r)) return fail();
+        out["paced_50hz"] = r;
+        out["loadavg_after_paced"] = load_average();
+    }
+    if (realtime > 0) {
+        // what a real-time loop does; applied here, after the plain runs, and undone after it
+        const realtime_state   rt = realtime_enter(k_realtime_priority);
+        nlohmann::ordered_json r;
+        const bool             ok = paced_run(realtime, k_realtime_early_us, tick, r);
+        realtime_leave();
+        if (!ok) return fail();
+        r["realtime"]   = realtime_json(rt);
+        r["early_wake_us"] = k_realtime_early_us;
+        out["paced_50hz_realtime"] = r;
     }
     double   time = 0;
     uint32_t fallen = 0;
