@@ -701,6 +701,19 @@ predict_result motion_model::predict(predict_state & state, const predict_reques
     return res;
 }
 
+// every request validated before any runs: invalid_argument for the first that is not, named
+// in *failed (SIZE_MAX when all are valid)
+static void validate_each(const motion_model & model, std::span<const predict_request> reqs, size_t * failed) {
+    if (failed) *failed = SIZE_MAX;
+    for (size_t i = 0; i < reqs.size(); ++i) {
+        const std::string problem = model.validate(reqs[i]);
+        if (!problem.empty()) {
+            if (failed) *failed = i;
+            throw mb::error(mb::status::invalid_argument, problem);
+        }
+    }
+}
+
 // more than one chunk on a GPU: two pooled states take the chunks in turn from two threads, so
 // that one chunk's host steps and meetings with the host overlap the other's device work (each
 // state has its own stream). Every request is validated before any runs; the lowest failing
@@ -708,14 +721,7 @@ predict_result motion_model::predict(predict_state & state, const predict_reques
 void motion_model::predict_batch_two_states(std::span<const predict_request> reqs, std::span<predict_result> out,
                                             size_t * failed) const {
     impl & m = *p_;
-    if (failed) *failed = SIZE_MAX;
-    for (size_t i = 0; i < reqs.size(); ++i) {
-        const std::string problem = validate(reqs[i]);
-        if (!problem.empty()) {
-            if (failed) *failed = i;
-            throw mb::error(mb::status::invalid_argument, problem);
-        }
-    }
+    validate_each(*this, reqs, failed);
     const size_t lanes = size_t(batch_lanes()), n_chunks = (reqs.size() + lanes - 1) / lanes;
     with_pooled_state(*this, m.pool_mutex, m.batch_pool, int64_t(lanes), [&](predict_state & st0) {
         with_pooled_state(*this, m.pool_mutex, m.batch_pool, int64_t(lanes), [&](predict_state & st1) {
@@ -768,14 +774,7 @@ void motion_model::predict_batch(predict_state & state, std::span<const predict_
     predict_state::impl & st = *state.p;
     MB_ASSERT(st.model == p_.get(), "predict_batch: the state belongs to another model");
     MB_ASSERT(reqs.size() == out.size(), "predict_batch: as many results as requests");
-    if (failed) *failed = SIZE_MAX;
-    for (size_t i = 0; i < reqs.size(); ++i) {
-        const std::string problem = validate(reqs[i]);
-        if (!problem.empty()) {
-            if (failed) *failed = i;
-            throw mb::error(mb::status::invalid_argument, problem);
-        }
-    }
+    validate_each(*this, reqs, failed);
     for (size_t c0 = 0; c0 < reqs.size(); c0 += size_t(st.lanes)) {
         const int64_t B    = int64_t(std::min(reqs.size() - c0, size_t(st.lanes)));
         int64_t       lane = -1;
