@@ -99,9 +99,14 @@ TEST_F(backends, linear_every_path) {
 // and 200, with and without 16-byte loads, K ending mid-slice
 TEST_F(backends, f32_sums_follow_the_slice_order) {
     struct shape { int64_t n, n_in, n_out; };
-    const shape shapes[] = {{1, 1024, 64}, {7, 303, 50}, {70, 48, 100}, {200, 1030, 130}, {5, 4100, 9}};
+    const shape shapes[] = {{1, 1024, 64}, {7, 303, 50}, {70, 48, 100}, {200, 1030, 130}, {5, 4100, 9}, {150, 520, 200}};
+    std::vector<std::string> tiles = mb::cuda::tiled_tile_names();
+    tiles.insert(tiles.begin(), "");    // the chosen tile, then each one forced
+    for (const std::string & tile : tiles) {
+    if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
     uint32_t seed = 900;
     for (const shape & s : shapes) {
+        if (!tile.empty() && s.n <= mb::cuda::k_skinny_max_rows) continue;    // the GEMV: no tile
         auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
         auto y = gpu->in(poisoned(s.n * s.n_out));
         gpu->be->linear(gpu->in(x), s.n, s.n_in, gpu->in(w), gpu->in(b), s.n_out, y);
@@ -121,8 +126,11 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
                 differ += std::memcmp(&want, &have, sizeof want) != 0;
             }
         }
-        EXPECT_EQ(differ, 0) << s.n << "x" << s.n_in << " → " << s.n_out << ": outputs not in the slice order";
+        EXPECT_EQ(differ, 0) << s.n << "x" << s.n_in << " → " << s.n_out << " tile '" << tile
+                             << "': outputs not in the slice order";
     }
+    }
+    unsetenv("MB_CUDA_TILED_TILE");
 }
 
 // F32 products of many rows (the tiled kernel) sum every output in the GEMV's order:
@@ -195,9 +203,22 @@ TEST(cuda_speed, f32_products_of_many_rows) {
     const shape shapes[] = {{16384, 1024, 1024}, {16384, 1024, 3072}, {16384, 1024, 4096}, {16384, 4096, 1024},
                             {16384, 1536, 512},  {2560, 1024, 1024},  {2560, 1024, 3072},  {2560, 512, 160},
                             {10240, 1536, 512}};
-    for (const char * how : {"", "88", "84", "44", "cublas"}) {
-        if (std::string(how) == "cublas") setenv("MB_CUDA_F32_CUBLAS", "1", 1);
-        if (*how && std::string(how) != "cublas") setenv("MB_CUDA_TILED_TILE", how, 1);
+    // MB_CUDA_SPEED_TILES="a b …": those tiles only (names of MB_CUDA_TILED_TILE, auto, cublas)
+    std::vector<std::string> hows = mb::cuda::tiled_tile_names();
+    hows.insert(hows.begin(), "");
+    if (const char * only = std::getenv("MB_CUDA_SPEED_TILES")) {
+        hows.clear();
+        for (const char * p = only; *p;) {
+            const char * e = std::strchr(p, ' ') ? std::strchr(p, ' ') : p + std::strlen(p);
+            if (e > p) hows.emplace_back(std::string(p, e) == "auto" ? std::string() : std::string(p, e));
+            p = *e ? e + 1 : e;
+        }
+    }
+    hows.emplace_back("cublas");
+    for (const std::string & h : hows) {
+        const char * how = h.c_str();
+        if (h == "cublas") setenv("MB_CUDA_F32_CUBLAS", "1", 1);
+        if (*how && h != "cublas") setenv("MB_CUDA_TILED_TILE", how, 1);
         device d(mb::backend_device::BACKEND_DEVICE_CUDA);
         for (const shape & s : shapes) {
             auto x = d.in(random_vec(s.n * s.n_in, 1)), w = d.in(random_vec(s.n_out * s.n_in, 2)), b = d.in(random_vec(s.n_out, 3));
