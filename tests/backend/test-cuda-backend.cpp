@@ -95,40 +95,41 @@ TEST_F(backends, linear_every_path) {
 }
 
 // the F32 products follow the order cuda-kernels.h states, bit for bit (the host's std::fmaf
-// is correctly rounded like the device's): the GEMV at 1 and 7 rows, the tiled kernel at 70
-// and 200, with and without 16-byte loads, K ending mid-slice
+// is correctly rounded like the device's): the GEMV at 1 and 7 rows, the tiled kernel at 70,
+// 150 and 200 on the chosen tile and on each tile forced, with and without 16-byte loads, K
+// ending mid-slice
 TEST_F(backends, f32_sums_follow_the_slice_order) {
     struct shape { int64_t n, n_in, n_out; };
     const shape shapes[] = {{1, 1024, 64}, {7, 303, 50}, {70, 48, 100}, {200, 1030, 130}, {5, 4100, 9}, {150, 520, 200}};
     std::vector<std::string> tiles = mb::cuda::tiled_tile_names();
     tiles.insert(tiles.begin(), "");    // the chosen tile, then each one forced
     for (const std::string & tile : tiles) {
-    if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
-    uint32_t seed = 900;
-    for (const shape & s : shapes) {
-        if (!tile.empty() && s.n <= mb::cuda::k_skinny_max_rows) continue;    // the GEMV: no tile
-        auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
-        auto y = gpu->in(poisoned(s.n * s.n_out));
-        gpu->be->linear(gpu->in(x), s.n, s.n_in, gpu->in(w), gpu->in(b), s.n_out, y);
-        const std::vector<float> got = gpu->get(y, s.n * s.n_out);
-        int64_t differ = 0;
-        for (int64_t r = 0; r < s.n; ++r) {
-            for (int64_t o = 0; o < s.n_out; ++o) {
-                float tot = 0.0f;
-                for (int64_t k0 = 0; k0 < s.n_in; k0 += mb::cuda::k_sum_slice) {
-                    float sl = 0.0f;
-                    for (int64_t k = k0; k < std::min<int64_t>(k0 + mb::cuda::k_sum_slice, s.n_in); ++k) {
-                        sl = std::fmaf(x[(size_t) (r * s.n_in + k)], w[(size_t) (o * s.n_in + k)], sl);
+        if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
+        uint32_t seed = 900;
+        for (const shape & s : shapes) {
+            if (!tile.empty() && s.n <= mb::cuda::k_skinny_max_rows) continue;    // the GEMV: no tile
+            auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
+            auto y = gpu->in(poisoned(s.n * s.n_out));
+            gpu->be->linear(gpu->in(x), s.n, s.n_in, gpu->in(w), gpu->in(b), s.n_out, y);
+            const std::vector<float> got = gpu->get(y, s.n * s.n_out);
+            int64_t differ = 0;
+            for (int64_t r = 0; r < s.n; ++r) {
+                for (int64_t o = 0; o < s.n_out; ++o) {
+                    float tot = 0.0f;
+                    for (int64_t k0 = 0; k0 < s.n_in; k0 += mb::cuda::k_sum_slice) {
+                        float sl = 0.0f;
+                        for (int64_t k = k0; k < std::min<int64_t>(k0 + mb::cuda::k_sum_slice, s.n_in); ++k) {
+                            sl = std::fmaf(x[(size_t) (r * s.n_in + k)], w[(size_t) (o * s.n_in + k)], sl);
+                        }
+                        tot = tot + sl;
                     }
-                    tot = tot + sl;
+                    const float want = tot + b[(size_t) o], have = got[(size_t) (r * s.n_out + o)];
+                    differ += std::memcmp(&want, &have, sizeof want) != 0;
                 }
-                const float want = tot + b[(size_t) o], have = got[(size_t) (r * s.n_out + o)];
-                differ += std::memcmp(&want, &have, sizeof want) != 0;
             }
+            EXPECT_EQ(differ, 0) << s.n << "x" << s.n_in << " → " << s.n_out << " tile '" << tile
+                                 << "': outputs not in the slice order";
         }
-        EXPECT_EQ(differ, 0) << s.n << "x" << s.n_in << " → " << s.n_out << " tile '" << tile
-                             << "': outputs not in the slice order";
-    }
     }
     unsetenv("MB_CUDA_TILED_TILE");
 }
