@@ -15,7 +15,6 @@
 // the tiles with cp.async into 3 or 4 stages, untransposed and swizzled, gave the same speed.
 #include "backend/cuda/cuda-kernels.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -166,41 +165,28 @@ void launch_tiled(const float * x, int64_t n, int64_t K, const float * w, const 
 
 using launcher = void (*)(const float *, int64_t, int64_t, const float *, const float *, int64_t, float *, cudaStream_t);
 
-// the tiles: block rows × outputs, blocks a multiprocessor holds, throughput a multiprocessor
-// relative to "84" (H200, cuda_speed.f32_products_of_many_rows, full waves); speed 0: only where
-// MB_CUDA_TILED_TILE forces it (for comparisons)
+// the tiles: block rows × outputs, throughput relative to "84" (H200,
+// cuda_speed.f32_products_of_many_rows, full waves); speed 0: only where MB_CUDA_TILED_TILE
+// forces it (for comparisons)
 struct tile {
     const char * name;
-    int          bm, bn, per_sm;
+    int          bm, bn;
     double       speed;
     launcher     run;
 };
 const tile k_tiles[] = {
-    {"88w", 64, 128, 2, 1.06, launch_tiled<8, 8, 8, 16, 2>},      // 128 threads, 225 registers
-    {"44", 64, 64, 2, 0.855, launch_tiled<4, 4, 16, 16, 2>},      // 256 threads, 85 registers
-    {"84", 128, 64, 2, 0, launch_tiled<8, 4, 16, 16, 2>},         // 256 threads, 127 registers (fifth session)
-    {"88", 128, 128, 1, 0, launch_tiled<8, 8, 16, 16, 1>},        // 256 threads, 221 registers
+    {"88w", 64, 128, 1.06, launch_tiled<8, 8, 8, 16, 2>},     // 128 threads, 225 registers, 2 blocks a multiprocessor
+    {"44", 64, 64, 0.855, launch_tiled<4, 4, 16, 16, 2>},     // 256 threads, 85 registers, 2
+    {"84", 128, 64, 0, launch_tiled<8, 4, 16, 16, 2>},        // 256 threads, 127 registers, 2 (the fifth session's)
+    {"88", 128, 128, 0, launch_tiled<8, 8, 16, 16, 1>},       // 256 threads, 221 registers, 1
 };
 
-int multiprocessors() {
-    static const int m = [] {
-        int dev = 0, c = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-            cudaGetLastError();
-            return 132;
-        }
-        return c > 0 ? c : 132;
-    }();
-    return m;
-}
-
-// the estimated time of a product on a tile: its blocks' outputs at the tile's throughput, and at
-// least one full wave (a grid that leaves multiprocessors idle costs a wave). Tails of partial
-// waves are not counted: a fused batch runs two states on two streams, whose kernels fill them
-// (forcing 88w everywhere beat a tail-counting choice by ~5 % end to end)
+// the estimated time of a product on a tile: its blocks' outputs (padding included) at the
+// tile's throughput. Idle multiprocessors and tails of partial waves are not counted: a fused
+// batch runs two states on two streams, whose kernels fill them (88w forced everywhere beat a
+// choice that counted whole waves by ~5 % end to end); 44 where 88w pads many outputs (N = 64, 160)
 double tile_cost(int64_t n, int64_t N, const tile & t) {
-    const double nb = double((n + t.bm - 1) / t.bm) * double((N + t.bn - 1) / t.bn);
-    return std::max(nb, double(multiprocessors()) * t.per_sm) * t.bm * t.bn / t.speed;
+    return double((n + t.bm - 1) / t.bm) * double((N + t.bn - 1) / t.bn) * t.bm * t.bn / t.speed;
 }
 
 } // namespace
