@@ -139,8 +139,9 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
 // conv1d the bits of that lane alone (so fused batch lanes equal requests run alone)
 TEST_F(backends, f32_sums_do_not_depend_on_the_row_count) {
     struct shape { int64_t n, n_in, n_out; };
-    // 64 × 64 tiles, 128 × 64 (1100 rows) and 128 × 128 (2100 rows), with and without 16-byte
-    // loads; K shorter than a slice, ending mid-slice, at half a slice, and past 4 segments
+    // the chosen tiles (64 × 128; 64 × 64 for 64 and 160 outputs; f32_sums_follow_the_slice_order
+    // forces each), with and without 16-byte loads; K shorter than a slice, ending mid-slice, at
+    // half a slice, and past 4 segments
     const shape shapes[] = {{65, 1024, 517}, {130, 3072, 1024}, {300, 512, 64}, {97, 303, 160},
                             {256, 2048, 96}, {1100, 1024, 1024}, {1090, 303, 1030}, {2100, 256, 1100},
                             {70, 48, 100}, {200, 20, 33}, {129, 4100, 130}, {600, 1030, 300}};
