@@ -8,6 +8,7 @@
 
 #include "format/error.h"
 
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <mma.h>
 
@@ -157,22 +158,47 @@ constexpr size_t gemv_smem_bytes(int R) {
     return size_t(R + k_gemv_outs) * k_seg_pad * sizeof(float);
 }
 
+// a split of K over a cluster of `parts` blocks (Hopper): part p sums slices [p·slices,
+// (p + 1)·slices) of the block's outputs, at most 32 (one pass of its warps); parts 1 is no split
+struct k_split {
+    int parts = 1, slices = 0;
+};
+
+// the slice sums of a split meet in block 0's shared memory, [warp][row][slice], rows J + 1
+// floats apart; they must fit in its staging area
+constexpr bool split_fits(int R, int64_t J) {
+    return int64_t(k_gemv_outs) * R * (J + 1) <= int64_t(R + k_gemv_outs) * k_seg_pad;
+}
+
 // the GEMV: a block owns 8 weight rows (one per warp) against R input rows. K goes by in
 // segments of 1,024: the block stages the segment of its R rows of x in shared memory, each warp
 // reads its weight row's segment with coalesced loads (the next segment's in flight during the
 // sums) and stages it too, so that lane l then sums slice l of every row from shared memory;
 // the 32 slice sums of a row are added to its total in order by lane r. VEC: K % 4 == 0 and
-// 16-byte aligned rows (8-byte for bfloat16 weights)
-template <int R, bool VEC, int MODE, class WT>
+// 16-byte aligned rows (8-byte for bfloat16 weights).
+// SPLIT (a cluster of sp.parts blocks along x, Hopper): each block sums one part of K in one
+// pass, keeping its slice sums in registers; they are written into block 0's shared memory and
+// block 0 adds all J of them in order (the same additions as unsplit), so a product spreads over
+// parts × more blocks, with more weight loads in flight, and the same bits
+template <int R, bool VEC, int MODE, class WT, bool SPLIT>
 __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __restrict__ x, int n, int K,
                                                            const WT * __restrict__ w,
                                                            const float * __restrict__ b, int N,
-                                                           float * __restrict__ y, conv_geom g) {
+                                                           float * __restrict__ y, conv_geom g, k_split sp) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    if constexpr (SPLIT) {
+        __trap();    // clusters start with compute capability 9.0; the backend never launches this there
+        return;
+    }
+#endif
     extern __shared__ float4 gemv_smem[];
     float *   xs   = reinterpret_cast<float *>(gemv_smem);    // [R][k_seg_pad]: x's rows, this segment
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     float *   ws   = xs + (R + warp) * k_seg_pad;              // this warp's weights, then its slice sums
-    const int o    = blockIdx.x * k_gemv_outs + warp;
+    const int part = SPLIT ? (int) (blockIdx.x % sp.parts) : 0;
+    const int o    = (SPLIT ? (int) (blockIdx.x / sp.parts) : (int) blockIdx.x) * k_gemv_outs + warp;
+    const int kbeg = SPLIT ? part * sp.slices * k_sum_slice : 0;
+    const int kend = SPLIT ? min(K, kbeg + sp.slices * k_sum_slice) : K;
     const int r0   = blockIdx.y * R;
     const int nr   = min(R, n - r0);
     const WT * wr  = w + (size_t) min(o, N - 1) * K;          // past N: computed, not stored
@@ -182,15 +208,16 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
             const int k = seg0 + 128 * i + 4 * lane;
-            wv[i]       = k < K ? load_w4(wr, k) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            wv[i]       = k < kend ? load_w4(wr, k) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
     };
     pdl_trigger();
-    if constexpr (VEC) load_seg(0);    // weights are constants: they stream before x is ready
+    if constexpr (VEC) load_seg(kbeg);    // weights are constants: they stream before x is ready
     pdl_wait();                        // x is the previous kernel's output
 
     float tot = 0.0f;    // lane r < R: the running total of row r0 + r
-    for (int seg0 = 0; seg0 < K; seg0 += k_seg) {
+    float s[R];          // lane l: the sums of slice l of this segment, row r0 + r
+    for (int seg0 = kbeg; seg0 < kend; seg0 += k_seg) {
         __syncthreads();    // the previous segment's reads of xs and ws are done
         // x: every load in flight before the first store (R round trips to L2 otherwise)
         if constexpr (VEC) {
@@ -198,7 +225,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
 #pragma unroll
             for (int u = 0; u < R; ++u) {
                 const int k = seg0 + 4 * threadIdx.x;
-                xv[u]       = u < nr && k < K ? load_x4<MODE>(x, r0 + u, K, k, g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                xv[u]       = u < nr && k < kend ? load_x4<MODE>(x, r0 + u, K, k, g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             }
             const int kl = 4 * threadIdx.x;
 #pragma unroll
@@ -210,7 +237,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
             for (int i = 0; i < 8; ++i) {
                 *reinterpret_cast<float4 *>(ws + (4 * i + (lane >> 3)) * k_slice_pad + 4 * (lane & 7)) = wv[i];
             }
-            if (seg0 + k_seg < K) load_seg(seg0 + k_seg);
+            if (seg0 + k_seg < kend) load_seg(seg0 + k_seg);
         } else {
             float xv[R][4];    // thread t loads k = t + 256·q of row u
 #pragma unroll
@@ -218,7 +245,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
 #pragma unroll
                 for (int q = 0; q < 4; ++q) {
                     const int k = seg0 + threadIdx.x + 256 * q;
-                    xv[u][q]    = u < nr && k < K ? load_x<MODE>(x, r0 + u, K, k, g) : 0.0f;
+                    xv[u][q]    = u < nr && k < kend ? load_x<MODE>(x, r0 + u, K, k, g) : 0.0f;
                 }
             }
 #pragma unroll
@@ -231,12 +258,11 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
             }
             for (int i = 0; i < 32; ++i) {
                 const int k = seg0 + 32 * i + lane;
-                ws[i * k_slice_pad + lane] = k < K ? load_w(wr, k) : 0.0f;
+                ws[i * k_slice_pad + lane] = k < kend ? load_w(wr, k) : 0.0f;
             }
         }
         __syncthreads();
 
-        float s[R];
 #pragma unroll
         for (int r = 0; r < R; ++r) s[r] = 0.0f;
         const float * wl = ws + lane * k_slice_pad;
@@ -256,6 +282,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
                 }
             }
         }
+        if constexpr (SPLIT) break;    // one pass: the sums stay in s
         // the slice sums in order; those of slices past K are +0 (0·0 only), and the total, never
         // −0, stays itself when one is added: so all 32 are, in 8 loads and a chain of 32 adds
         __syncwarp();    // every lane has read its weights: ws takes the slice sums
@@ -271,6 +298,28 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
         }
     }
 
+    if constexpr (SPLIT) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        namespace cg                 = cooperative_groups;
+        const cg::cluster_group cl   = cg::this_cluster();
+        const int               J    = (K + k_sum_slice - 1) / k_sum_slice, ld = J + 1;
+        const int               j    = part * sp.slices + lane;    // this lane's slice
+        cl.sync();    // every block has done with its staging area: block 0's takes the sums
+        float * sums = cl.map_shared_rank(xs, 0);
+        if (lane < sp.slices && j < J) {
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                if (r < nr) sums[(warp * R + r) * ld + j] = s[r];
+            }
+        }
+        cl.sync();    // all sums are in
+        if (part != 0) return;
+        if (lane < nr) {
+            const float * p = xs + (warp * R + lane) * ld;
+            for (int i = 0; i < J; ++i) tot = tot + p[i];
+        }
+#endif
+    }
     if (lane < nr && o < N) {
         const int    r  = r0 + lane;
         const int    ln = MODE != SKINNY_LINEAR ? r / g.t : 0;    // lane of the row (NCW per lane)
@@ -279,32 +328,96 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
     }
 }
 
+// the device's multiprocessors and whether it has clusters (compute capability 9.0+), for the
+// current device
+struct gemv_device {
+    int sms = 0;
+    bool clusters = false;
+};
+gemv_device current_gemv_device() {
+    int dev = 0, sms = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return {};
+    }
+    return {sms, major >= 9};
+}
+
+// MB_CUDA_GEMV_SPLIT (read on every call, for timings and tests; the bits are the same either
+// way): 0 no split of K, 2–8 that many parts where they fit, else the split below
+int forced_gemv_split() {
+    const char * v = std::getenv("MB_CUDA_GEMV_SPLIT");
+    return v && *v ? std::atoi(v) : -1;
+}
+
+// the split of a GEMV over clusters: enough parts that the blocks fill the device k_gemv_waves
+// times over (3 blocks of 8 rows fit a multiprocessor), at most 8 (the portable cluster size)
+// and at most 32 slices a part; none where the parts' sums do not fit block 0 or there are few
+// slices
+constexpr int k_gemv_blocks_per_sm = 4;
+k_split gemv_split(int R, int64_t n, int64_t K, int64_t N) {
+    const int64_t J = (K + k_sum_slice - 1) / k_sum_slice;
+    const int forced = forced_gemv_split();
+    if (forced == 0 || J < 2 || J > 8 * 32 || !split_fits(R, J)) return {};
+    static thread_local int        cached_dev = -1;
+    static thread_local gemv_device d;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+        cudaGetLastError();
+        return {};
+    }
+    if (dev != cached_dev) d = current_gemv_device(), cached_dev = dev;
+    if (!d.clusters) return {};
+    const int64_t blocks = ((N + k_gemv_outs - 1) / k_gemv_outs) * ((n + R - 1) / R);
+    int64_t parts = forced > 0 ? forced : (int64_t(d.sms) * k_gemv_blocks_per_sm + blocks - 1) / blocks;
+    parts = std::max<int64_t>(parts, (J + 31) / 32);
+    parts = std::min<int64_t>({parts, 8, J});
+    if (parts < 2) return {};
+    const int64_t slices = (J + parts - 1) / parts;
+    return {(int) ((J + slices - 1) / slices), (int) slices};
+}
+
 template <int R, int MODE, class WT>
 void launch_skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b, int64_t N, float * y,
                    conv_geom g, cudaStream_t s) {
-    const dim3   grid((unsigned) ((N + k_gemv_outs - 1) / k_gemv_outs), (unsigned) ((n + R - 1) / R));
     const bool   vec = K % 4 == 0 && (MODE == SKINNY_CONV || (reinterpret_cast<uintptr_t>(x) % 16) == 0) &&
                      (reinterpret_cast<uintptr_t>(w) % (4 * sizeof(WT))) == 0;
-    auto         kernel = vec ? linear_skinny_kernel<R, true, MODE, WT> : linear_skinny_kernel<R, false, MODE, WT>;
+    const k_split sp = R <= 8 ? gemv_split(R, n, K, N) : k_split{};
+    auto kernel = sp.parts > 1 ? (vec ? linear_skinny_kernel<R, true, MODE, WT, true> : linear_skinny_kernel<R, false, MODE, WT, true>)
+                               : (vec ? linear_skinny_kernel<R, true, MODE, WT, false> : linear_skinny_kernel<R, false, MODE, WT, false>);
+    const dim3   grid((unsigned) ((N + k_gemv_outs - 1) / k_gemv_outs * sp.parts), (unsigned) ((n + R - 1) / R));
     const size_t smem   = gemv_smem_bytes(R);
     // above the default 48 KiB; set on every launch, since the setting is per device
     const cudaError_t a = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
     if (a != cudaSuccess) fail("linear_skinny (shared memory size)", a);
-    if (pdl_on()) {
-        cudaLaunchAttribute attr[1];
-        attr[0].id                                         = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[0].val.programmaticStreamSerializationAllowed = 1;
+    const bool pdl = pdl_on();
+    if (pdl || sp.parts > 1) {
+        cudaLaunchAttribute attr[2];
+        unsigned            na = 0;
+        if (pdl) {
+            attr[na].id                                         = cudaLaunchAttributeProgrammaticStreamSerialization;
+            attr[na].val.programmaticStreamSerializationAllowed = 1;
+            ++na;
+        }
+        if (sp.parts > 1) {
+            attr[na].id               = cudaLaunchAttributeClusterDimension;
+            attr[na].val.clusterDim.x = (unsigned) sp.parts;
+            attr[na].val.clusterDim.y = 1;
+            attr[na].val.clusterDim.z = 1;
+            ++na;
+        }
         cudaLaunchConfig_t cfg{};
         cfg.gridDim          = grid;
         cfg.blockDim         = dim3(256);
         cfg.dynamicSmemBytes = smem;
         cfg.stream           = s;
         cfg.attrs            = attr;
-        cfg.numAttrs         = 1;
-        const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, x, (int) n, (int) K, w, b, (int) N, y, g);
-        if (e != cudaSuccess) fail("linear_skinny (programmatic launch)", e);
+        cfg.numAttrs         = na;
+        const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, x, (int) n, (int) K, w, b, (int) N, y, g, sp);
+        if (e != cudaSuccess) fail(sp.parts > 1 ? "linear_skinny (cluster launch)" : "linear_skinny (programmatic launch)", e);
     } else {
-        kernel<<<grid, 256, smem, s>>>(x, (int) n, (int) K, w, b, (int) N, y, g);
+        kernel<<<grid, 256, smem, s>>>(x, (int) n, (int) K, w, b, (int) N, y, g, sp);
     }
 }
 
