@@ -383,7 +383,7 @@ void launch_skinny(const float * x, int64_t n, int64_t K, const WT * w, const fl
                    conv_geom g, cudaStream_t s) {
     const bool   vec = K % 4 == 0 && (MODE == SKINNY_CONV || (reinterpret_cast<uintptr_t>(x) % 16) == 0) &&
                      (reinterpret_cast<uintptr_t>(w) % (4 * sizeof(WT))) == 0;
-    const k_split sp = R <= 8 ? gemv_split(R, n, K, N) : k_split{};
+    const k_split sp = gemv_split(R, n, K, N);
     auto kernel = sp.parts > 1 ? (vec ? linear_skinny_kernel<R, true, MODE, WT, true> : linear_skinny_kernel<R, false, MODE, WT, true>)
                                : (vec ? linear_skinny_kernel<R, true, MODE, WT, false> : linear_skinny_kernel<R, false, MODE, WT, false>);
     const dim3   grid((unsigned) ((N + k_gemv_outs - 1) / k_gemv_outs * sp.parts), (unsigned) ((n + R - 1) / R));
@@ -523,12 +523,14 @@ __global__ void __launch_bounds__(128) add_layer_norm_warp_kernel(float * x, con
     if (row >= n) return;
     float *       xr = x + (size_t) row * d;
     const float * rr = r ? r + (size_t) row * d : nullptr;
-    float         v[k_ln_warp_max];
+    float         v[k_ln_warp_max], gv[k_ln_warp_max], bv[k_ln_warp_max];
     double        s = 0.0;
 #pragma unroll
-    for (int i = 0; i < k_ln_warp_max; ++i) {
+    for (int i = 0; i < k_ln_warp_max; ++i) {    // g and b with x: one round trip to memory, not two
         const int j = lane + 32 * i;
         v[i]        = j < d ? (rr ? xr[j] + rr[j] : xr[j]) : 0.0f;
+        gv[i]       = j < d ? g[j] : 0.0f;
+        bv[i]       = j < d ? b[j] : 0.0f;
         s += v[i];
     }
     const double mean = warp_sum_d(s) / (double) d;
@@ -544,21 +546,25 @@ __global__ void __launch_bounds__(128) add_layer_norm_warp_kernel(float * x, con
 #pragma unroll
     for (int i = 0; i < k_ln_warp_max; ++i) {
         const int j = lane + 32 * i;
-        if (j < d) xr[j] = ((v[i] - mf) * inv) * g[j] + b[j];
+        if (j < d) xr[j] = ((v[i] - mf) * inv) * gv[i] + bv[i];
     }
 }
 
-// one block a row (wider rows); the row (x + r) is kept in shared memory
+// one block a row (wider rows); the row (x + r) is kept in shared memory, and g and b, read
+// with it (one round trip to memory, not two)
 __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, int d, const float * __restrict__ g,
                                       const float * __restrict__ b, float eps) {
     pdl_trigger();
-    extern __shared__ float row[];
+    extern __shared__ float row[];    // [3][d]: x + r, g, b
     __shared__ double scratch[32];
+    float *       gs = row + d, * bs = row + 2 * d;
     float *       xr = x + (size_t) blockIdx.x * d;
     const float * rr = r ? r + (size_t) blockIdx.x * d : nullptr;
     double s = 0.0;
     for (int j = threadIdx.x; j < d; j += blockDim.x) {
         const float v = rr ? xr[j] + rr[j] : xr[j];
+        gs[j]         = g[j];
+        bs[j]         = b[j];
         row[j]        = v;
         s += v;
     }
@@ -571,7 +577,7 @@ __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, i
     const double var = block_sum_d(q, scratch) / (double) d;
     const float  inv = (float) (1.0 / sqrt(var + (double) eps));
     const float  mf  = (float) mean;
-    for (int j = threadIdx.x; j < d; j += blockDim.x) xr[j] = ((row[j] - mf) * inv) * g[j] + b[j];
+    for (int j = threadIdx.x; j < d; j += blockDim.x) xr[j] = ((row[j] - mf) * inv) * gs[j] + bs[j];
 }
 
 // one block per (head, lane, group of queries), one warp per query row (rows 4z + warp, then
@@ -581,6 +587,10 @@ __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, i
 // query's arithmetic is the same either way
 constexpr int k_attn_warps = 4;
 
+// LANE_KEYS: lane j scores keys j, j + 32, …, each a serial fmaf dot product over the head (16-byte
+// loads where aligned), so a query's scores take one round trip to memory; else (MB_CUDA_ATTN_KEYS=warp,
+// for comparisons) the warp scores one key at a time, a strided dot product and a shuffle tree
+template <bool LANE_KEYS>
 __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const float * __restrict__ qkv, int n, int d,
                                                                       int dh, const uint8_t * __restrict__ key_mask,
                                                                       float * __restrict__ out) {
@@ -596,16 +606,39 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const floa
     const float scale = 1.0f / sqrtf((float) dh);
     for (int i = blockIdx.z * k_attn_warps + warp; i < n; i += k_attn_warps * gridDim.z) {
         const float * q = qkv + (size_t) i * 3 * d + h * dh;
-        for (int j = 0; j < n; ++j) {
-            if (key_mask && key_mask[j]) {
-                if (lane == 0) sc[j] = -INFINITY;
-                continue;
+        if constexpr (LANE_KEYS) {
+            const bool vec = dh % 4 == 0 && d % 4 == 0 && reinterpret_cast<uintptr_t>(qkv) % 16 == 0;
+            for (int j = lane; j < n; j += 32) {
+                float acc = -INFINITY;
+                if (!(key_mask && key_mask[j])) {
+                    const float * k = qkv + (size_t) j * 3 * d + d + h * dh;
+                    float         a = 0.0f;
+                    if (vec) {
+#pragma unroll 4
+                        for (int c = 0; c < dh; c += 4) {
+                            const float4 qv = __ldg(reinterpret_cast<const float4 *>(q + c));
+                            const float4 kv = __ldg(reinterpret_cast<const float4 *>(k + c));
+                            a               = fmaf(qv.w, kv.w, fmaf(qv.z, kv.z, fmaf(qv.y, kv.y, fmaf(qv.x, kv.x, a))));
+                        }
+                    } else {
+                        for (int c = 0; c < dh; ++c) a = fmaf(__ldg(q + c), __ldg(k + c), a);
+                    }
+                    acc = a * scale;
+                }
+                sc[j] = acc;
             }
-            const float * k   = qkv + (size_t) j * 3 * d + d + h * dh;
-            float         acc = 0.0f;
-            for (int c = lane; c < dh; c += 32) acc = fmaf(q[c], k[c], acc);
-            acc = warp_sum(acc);
-            if (lane == 0) sc[j] = acc * scale;
+        } else {
+            for (int j = 0; j < n; ++j) {
+                if (key_mask && key_mask[j]) {
+                    if (lane == 0) sc[j] = -INFINITY;
+                    continue;
+                }
+                const float * k   = qkv + (size_t) j * 3 * d + d + h * dh;
+                float         acc = 0.0f;
+                for (int c = lane; c < dh; c += 32) acc = fmaf(q[c], k[c], acc);
+                acc = warp_sum(acc);
+                if (lane == 0) sc[j] = acc * scale;
+            }
         }
         __syncwarp();
         float mx = -INFINITY;
@@ -888,7 +921,13 @@ void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const floa
     if (d <= 32 * k_ln_warp_max) {
         add_layer_norm_warp_kernel<<<(unsigned) ((n + 3) / 4), 128, 0, s>>>(x, r, (int) n, (int) d, g, b, eps);
     } else {
-        add_layer_norm_kernel<<<(unsigned) n, 256, (size_t) d * sizeof(float), s>>>(x, r, (int) d, g, b, eps);
+        // x + r, g and b in shared memory, above 48 KiB from d = 4,096 (set on every launch: per device)
+        const size_t smem = 3 * (size_t) d * sizeof(float);
+        if (smem > 48 * 1024) {
+            const cudaError_t a = cudaFuncSetAttribute(add_layer_norm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
+            if (a != cudaSuccess) fail("add_layer_norm (shared memory size)", a);
+        }
+        add_layer_norm_kernel<<<(unsigned) n, 256, smem, s>>>(x, r, (int) d, g, b, eps);
     }
     check_launch("add_layer_norm");
 }
@@ -898,7 +937,10 @@ void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const ui
     // one warp per query where heads × lanes give fewer than 512 blocks (batch one)
     const int64_t groups = n_head * n_batch >= 512 ? 1 : (n + k_attn_warps - 1) / k_attn_warps;
     const dim3    grid((unsigned) n_head, (unsigned) n_batch, (unsigned) groups);
-    attention_kernel<<<grid, 32 * k_attn_warps, (size_t) k_attn_warps * n * sizeof(float), s>>>(
+    // MB_CUDA_ATTN_KEYS=warp: the warp scores one key at a time (read on every call, for comparisons)
+    const char * keys = std::getenv("MB_CUDA_ATTN_KEYS");
+    auto kernel = keys && std::string(keys) == "warp" ? attention_kernel<false> : attention_kernel<true>;
+    kernel<<<grid, 32 * k_attn_warps, (size_t) k_attn_warps * n * sizeof(float), s>>>(
         qkv, (int) n, (int) d, (int) (d / n_head), key_mask, out);
     check_launch("attention");
 }
