@@ -351,11 +351,17 @@ int forced_gemv_split() {
     return v && *v ? std::atoi(v) : -1;
 }
 
-// the split of a GEMV over clusters: enough parts that the blocks fill the device k_gemv_waves
-// times over (3 blocks of 8 rows fit a multiprocessor), at most 8 (the portable cluster size)
-// and at most 32 slices a part; none where the parts' sums do not fit block 0 or there are few
-// slices
+// the split of a GEMV over clusters: enough parts for k_gemv_blocks_per_sm blocks a
+// multiprocessor (3 blocks of 8 rows fit one; MB_CUDA_GEMV_BLOCKS=N, read on every call, sets
+// it for timings), at most 8 (the portable cluster size) and at most 32 slices a part; none where
+// the parts' sums do not fit block 0 or there are few slices
 constexpr int k_gemv_blocks_per_sm = 4;
+int gemv_blocks_per_sm() {
+    const char * v = std::getenv("MB_CUDA_GEMV_BLOCKS");
+    const int    i = v ? std::atoi(v) : 0;
+    return i > 0 ? i : k_gemv_blocks_per_sm;
+}
+
 k_split gemv_split(int R, int64_t n, int64_t K, int64_t N) {
     const int64_t J = (K + k_sum_slice - 1) / k_sum_slice;
     const int forced = forced_gemv_split();
@@ -370,7 +376,7 @@ k_split gemv_split(int R, int64_t n, int64_t K, int64_t N) {
     if (dev != cached_dev) d = current_gemv_device(), cached_dev = dev;
     if (!d.clusters) return {};
     const int64_t blocks = ((N + k_gemv_outs - 1) / k_gemv_outs) * ((n + R - 1) / R);
-    int64_t parts = forced > 0 ? forced : (int64_t(d.sms) * k_gemv_blocks_per_sm + blocks - 1) / blocks;
+    int64_t parts = forced > 0 ? forced : (int64_t(d.sms) * gemv_blocks_per_sm() + blocks - 1) / blocks;
     parts = std::max<int64_t>(parts, (J + 31) / 32);
     parts = std::min<int64_t>({parts, 8, J});
     if (parts < 2) return {};
