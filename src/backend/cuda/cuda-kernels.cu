@@ -660,6 +660,8 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const floa
         __syncwarp();
         for (int c = lane; c < dh; c += 32) {
             float o = 0.0f;
+            // unrolled so that 8 values' loads are in flight at once (the same sums in the same order)
+#pragma unroll 8
             for (int j = 0; j < n; ++j) o += (sc[j] / sum) * qkv[(size_t) j * 3 * d + 2 * d + h * dh + c];
             out[(size_t) i * d + h * dh + c] = o;
         }
