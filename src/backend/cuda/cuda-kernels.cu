@@ -2,8 +2,9 @@
 // large weight matrices, so linear is bound by reading the weights once: the
 // skinny kernel (a GEMV) gives each warp a weight row, streams it with coalesced
 // 16-byte loads, and sums 32-long slices of k per lane against up to 16 input rows
-// staged in shared memory (the one F32 order of every product; see below). LayerNorm
-// accumulates in double like the CPU.
+// staged in shared memory (the one F32 order of every product; see below); small products
+// split K over a cluster of blocks (Hopper) whose slice sums block 0 adds in that order.
+// LayerNorm accumulates in double like the CPU.
 #include "backend/cuda/cuda-kernels.h"
 
 #include "format/error.h"
