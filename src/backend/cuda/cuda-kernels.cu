@@ -428,21 +428,22 @@ void launch_skinny(const float * x, int64_t n, int64_t K, const WT * w, const fl
     }
 }
 
-// MB_CUDA_SKINNY_ROWS=4|8|16: that row tile (from 5 rows on), to compare speeds (a tile's
-// shape does not change any output's sums)
-int forced_skinny_rows() {
+// MB_CUDA_SKINNY_ROWS=4|8|16: that row tile (from 5 rows on); fit: 16 from 9 rows on; to
+// compare speeds (a tile's shape does not change any output's sums)
+int forced_skinny_rows(int64_t n) {
     static const int r = [] {
         const char * v = std::getenv("MB_CUDA_SKINNY_ROWS");
-        const int    i = v ? std::atoi(v) : 0;
+        if (v && std::string(v) == "fit") return -1;
+        const int i = v ? std::atoi(v) : 0;
         return i == 4 || i == 8 || i == 16 ? i : 0;
     }();
-    return r;
+    return r < 0 ? (n > 8 ? 16 : 8) : r;
 }
 
 template <int MODE, class WT>
 void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b, int64_t N, float * y,
             conv_geom g, cudaStream_t s) {
-    const int rows = n <= 4 ? 4 : forced_skinny_rows() ? forced_skinny_rows() : 8;
+    const int rows = n <= 4 ? 4 : forced_skinny_rows(n) ? forced_skinny_rows(n) : 8;
     if (rows == 4) {
         launch_skinny<4, MODE>(x, n, K, w, b, N, y, g, s);
     } else if (rows == 8) {
