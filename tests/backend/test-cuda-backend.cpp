@@ -95,10 +95,9 @@ TEST_F(backends, linear_every_path) {
 }
 
 // the F32 products follow the order cuda-kernels.h states, bit for bit (the host's std::fmaf
-// is correctly rounded like the device's): the GEMV at 1 to 64 rows, unsplit and with K split
-// over clusters (the chosen split, 2 and 8 parts forced; K of 2 slices to past 256), the tiled
-// kernel at 70, 150 and 200 on the chosen tile and on each tile forced, with and without
-// 16-byte loads, K ending mid-slice
+// is correctly rounded like the device's): the GEMV at 1 to 64 rows (K of 2 slices to past 256),
+// the tiled kernel at 70, 150 and 200 on the chosen tile and on each tile forced, with and
+// without 16-byte loads, K ending mid-slice
 TEST_F(backends, f32_sums_follow_the_slice_order) {
     struct shape { int64_t n, n_in, n_out; };
     const shape shapes[] = {{1, 1024, 64}, {7, 303, 50}, {70, 48, 100}, {200, 1030, 130}, {5, 4100, 9},
@@ -106,17 +105,11 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
                             {12, 1029, 33}};
     std::vector<std::string> tiles = mb::cuda::tiled_tile_names();
     tiles.insert(tiles.begin(), "");    // the chosen tile, then each one forced
-    for (const char * split : {"0", "2", "8"}) tiles.push_back(std::string("split ") + split);
     for (const std::string & tile : tiles) {
-        const bool gemv_only = tile.rfind("split ", 0) == 0;
-        if (gemv_only) {
-            setenv("MB_CUDA_GEMV_SPLIT", tile.c_str() + 6, 1);
-        } else if (!tile.empty()) {
-            setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
-        }
+        if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         uint32_t seed = 900;
         for (const shape & s : shapes) {
-            if (!tile.empty() && (s.n <= mb::cuda::k_skinny_max_rows) != gemv_only) continue;
+            if (!tile.empty() && s.n <= mb::cuda::k_skinny_max_rows) continue;    // the GEMV: no tile
             auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
             auto y = gpu->in(poisoned(s.n * s.n_out));
             gpu->be->linear(gpu->in(x), s.n, s.n_in, gpu->in(w), gpu->in(b), s.n_out, y);
@@ -141,31 +134,6 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
         }
     }
     unsetenv("MB_CUDA_TILED_TILE");
-    unsetenv("MB_CUDA_GEMV_SPLIT");
-}
-
-// conv1d through the GEMV (the explicit im2col, and the implicit one where c_in·k % 4 != 0) has
-// the same bits with K split over clusters (chosen, 2 and 8 parts forced) as unsplit
-TEST_F(backends, conv1d_bits_do_not_depend_on_the_k_split) {
-    struct conv { int64_t c_in, t, c_out, k, dil, lanes; };
-    for (const conv & c : {conv{512, 64, 413, 3, 1, 1}, conv{3, 40, 64, 5, 1, 1}, conv{130, 20, 96, 3, 2, 2},
-                           conv{1024, 16, 40, 3, 1, 1}}) {
-        auto x = random_vec(c.lanes * c.c_in * c.t, 700), w = random_vec(c.c_out * c.c_in * c.k, 701),
-             b = random_vec(c.c_out, 702);
-        const auto xd = gpu->in(x), wd = gpu->in(w), bd = gpu->in(b);
-        std::vector<float> want;
-        for (const char * split : {"0", "", "2", "8"}) {
-            setenv("MB_CUDA_GEMV_SPLIT", split, 1);
-            auto y = gpu->in(poisoned(c.lanes * c.c_out * c.t));
-            gpu->be->conv1d(xd, c.c_in, c.t, wd, bd, c.c_out, c.k, c.dil, y, c.lanes);
-            const std::vector<float> got = gpu->get(y, c.lanes * c.c_out * c.t);
-            if (want.empty()) want = got;
-            EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
-                << "conv " << c.c_in << "x" << c.k << " → " << c.c_out << " over " << c.t << " split '" << split
-                << "': max diff " << rel_err(got, want);
-        }
-    }
-    unsetenv("MB_CUDA_GEMV_SPLIT");
 }
 
 // F32 products of many rows (the tiled kernel) sum every output in the GEMV's order:

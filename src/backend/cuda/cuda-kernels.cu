@@ -2,14 +2,12 @@
 // large weight matrices, so linear is bound by reading the weights once: the
 // skinny kernel (a GEMV) gives each warp a weight row, streams it with coalesced
 // 16-byte loads, and sums 32-long slices of k per lane against up to 16 input rows
-// staged in shared memory (the one F32 order of every product; see below); small products
-// split K over a cluster of blocks (Hopper) whose slice sums block 0 adds in that order.
-// LayerNorm accumulates in double like the CPU.
+// staged in shared memory (the one F32 order of every product; see below). LayerNorm
+// accumulates in double like the CPU.
 #include "backend/cuda/cuda-kernels.h"
 
 #include "format/error.h"
 
-#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <mma.h>
 
@@ -159,47 +157,22 @@ constexpr size_t gemv_smem_bytes(int R) {
     return size_t(R + k_gemv_outs) * k_seg_pad * sizeof(float);
 }
 
-// a split of K over a cluster of `parts` blocks (Hopper): part p sums slices [p·slices,
-// (p + 1)·slices) of the block's outputs, at most 32 (one pass of its warps); parts 1 is no split
-struct k_split {
-    int parts = 1, slices = 0;
-};
-
-// the slice sums of a split meet in block 0's shared memory, [warp][row][slice], rows J + 1
-// floats apart; they must fit in its staging area
-constexpr bool split_fits(int R, int64_t J) {
-    return int64_t(k_gemv_outs) * R * (J + 1) <= int64_t(R + k_gemv_outs) * k_seg_pad;
-}
-
 // the GEMV: a block owns 8 weight rows (one per warp) against R input rows. K goes by in
 // segments of 1,024: the block stages the segment of its R rows of x in shared memory, each warp
 // reads its weight row's segment with coalesced loads (the next segment's in flight during the
 // sums) and stages it too, so that lane l then sums slice l of every row from shared memory;
 // the 32 slice sums of a row are added to its total in order by lane r. VEC: K % 4 == 0 and
-// 16-byte aligned rows (8-byte for bfloat16 weights).
-// SPLIT (a cluster of sp.parts blocks along x, Hopper): each block sums one part of K in one
-// pass, keeping its slice sums in registers; they are written into block 0's shared memory and
-// block 0 adds all J of them in order (the same additions as unsplit), so a product spreads over
-// parts × more blocks, with more weight loads in flight, and the same bits
-template <int R, bool VEC, int MODE, class WT, bool SPLIT>
+// 16-byte aligned rows (8-byte for bfloat16 weights)
+template <int R, bool VEC, int MODE, class WT>
 __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __restrict__ x, int n, int K,
                                                            const WT * __restrict__ w,
                                                            const float * __restrict__ b, int N,
-                                                           float * __restrict__ y, conv_geom g, k_split sp) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-    if constexpr (SPLIT) {
-        __trap();    // clusters start with compute capability 9.0; the backend never launches this there
-        return;
-    }
-#endif
+                                                           float * __restrict__ y, conv_geom g) {
     extern __shared__ float4 gemv_smem[];
     float *   xs   = reinterpret_cast<float *>(gemv_smem);    // [R][k_seg_pad]: x's rows, this segment
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     float *   ws   = xs + (R + warp) * k_seg_pad;              // this warp's weights, then its slice sums
-    const int part = SPLIT ? (int) (blockIdx.x % sp.parts) : 0;
-    const int o    = (SPLIT ? (int) (blockIdx.x / sp.parts) : (int) blockIdx.x) * k_gemv_outs + warp;
-    const int kbeg = SPLIT ? part * sp.slices * k_sum_slice : 0;
-    const int kend = SPLIT ? min(K, kbeg + sp.slices * k_sum_slice) : K;
+    const int o    = blockIdx.x * k_gemv_outs + warp;
     const int r0   = blockIdx.y * R;
     const int nr   = min(R, n - r0);
     const WT * wr  = w + (size_t) min(o, N - 1) * K;          // past N: computed, not stored
@@ -209,16 +182,15 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
             const int k = seg0 + 128 * i + 4 * lane;
-            wv[i]       = k < kend ? load_w4(wr, k) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            wv[i]       = k < K ? load_w4(wr, k) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
     };
     pdl_trigger();
-    if constexpr (VEC) load_seg(kbeg);    // weights are constants: they stream before x is ready
+    if constexpr (VEC) load_seg(0);    // weights are constants: they stream before x is ready
     pdl_wait();                        // x is the previous kernel's output
 
     float tot = 0.0f;    // lane r < R: the running total of row r0 + r
-    float s[R];          // lane l: the sums of slice l of this segment, row r0 + r
-    for (int seg0 = kbeg; seg0 < kend; seg0 += k_seg) {
+    for (int seg0 = 0; seg0 < K; seg0 += k_seg) {
         __syncthreads();    // the previous segment's reads of xs and ws are done
         // x: every load in flight before the first store (R round trips to L2 otherwise)
         if constexpr (VEC) {
@@ -226,7 +198,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
 #pragma unroll
             for (int u = 0; u < R; ++u) {
                 const int k = seg0 + 4 * threadIdx.x;
-                xv[u]       = u < nr && k < kend ? load_x4<MODE>(x, r0 + u, K, k, g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                xv[u]       = u < nr && k < K ? load_x4<MODE>(x, r0 + u, K, k, g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             }
             const int kl = 4 * threadIdx.x;
 #pragma unroll
@@ -238,7 +210,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
             for (int i = 0; i < 8; ++i) {
                 *reinterpret_cast<float4 *>(ws + (4 * i + (lane >> 3)) * k_slice_pad + 4 * (lane & 7)) = wv[i];
             }
-            if (seg0 + k_seg < kend) load_seg(seg0 + k_seg);
+            if (seg0 + k_seg < K) load_seg(seg0 + k_seg);
         } else {
             float xv[R][4];    // thread t loads k = t + 256·q of row u
 #pragma unroll
@@ -246,7 +218,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
 #pragma unroll
                 for (int q = 0; q < 4; ++q) {
                     const int k = seg0 + threadIdx.x + 256 * q;
-                    xv[u][q]    = u < nr && k < kend ? load_x<MODE>(x, r0 + u, K, k, g) : 0.0f;
+                    xv[u][q]    = u < nr && k < K ? load_x<MODE>(x, r0 + u, K, k, g) : 0.0f;
                 }
             }
 #pragma unroll
@@ -259,11 +231,12 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
             }
             for (int i = 0; i < 32; ++i) {
                 const int k = seg0 + 32 * i + lane;
-                ws[i * k_slice_pad + lane] = k < kend ? load_w(wr, k) : 0.0f;
+                ws[i * k_slice_pad + lane] = k < K ? load_w(wr, k) : 0.0f;
             }
         }
         __syncthreads();
 
+        float s[R];
 #pragma unroll
         for (int r = 0; r < R; ++r) s[r] = 0.0f;
         const float * wl = ws + lane * k_slice_pad;
@@ -283,7 +256,6 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
                 }
             }
         }
-        if constexpr (SPLIT) break;    // one pass: the sums stay in s
         // the slice sums in order; those of slices past K are +0 (0·0 only), and the total, never
         // −0, stays itself when one is added: so all 32 are, in 8 loads and a chain of 32 adds
         __syncwarp();    // every lane has read its weights: ws takes the slice sums
@@ -299,28 +271,6 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
         }
     }
 
-    if constexpr (SPLIT) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        namespace cg                 = cooperative_groups;
-        const cg::cluster_group cl   = cg::this_cluster();
-        const int               J    = (K + k_sum_slice - 1) / k_sum_slice, ld = J + 1;
-        const int               j    = part * sp.slices + lane;    // this lane's slice
-        cl.sync();    // every block has done with its staging area: block 0's takes the sums
-        float * sums = cl.map_shared_rank(xs, 0);
-        if (lane < sp.slices && j < J) {
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                if (r < nr) sums[(warp * R + r) * ld + j] = s[r];
-            }
-        }
-        cl.sync();    // all sums are in
-        if (part != 0) return;
-        if (lane < nr) {
-            const float * p = xs + (warp * R + lane) * ld;
-            for (int i = 0; i < J; ++i) tot = tot + p[i];
-        }
-#endif
-    }
     if (lane < nr && o < N) {
         const int    r  = r0 + lane;
         const int    ln = MODE != SKINNY_LINEAR ? r / g.t : 0;    // lane of the row (NCW per lane)
@@ -329,121 +279,50 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
     }
 }
 
-// the device's multiprocessors and whether it has clusters (compute capability 9.0+), for the
-// current device
-struct gemv_device {
-    int sms = 0;
-    bool clusters = false;
-};
-gemv_device current_gemv_device() {
-    int dev = 0, sms = 0, major = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
-        cudaGetLastError();
-        return {};
-    }
-    return {sms, major >= 9};
-}
-
-// MB_CUDA_GEMV_SPLIT (read on every call, for timings and tests; the bits are the same either
-// way): 0 no split of K, 2–8 that many parts where they fit, else the split below
-int forced_gemv_split() {
-    const char * v = std::getenv("MB_CUDA_GEMV_SPLIT");
-    return v && *v ? std::atoi(v) : -1;
-}
-
-// the split of a GEMV over clusters: enough parts for k_gemv_blocks_per_sm blocks a
-// multiprocessor (3 blocks of 8 rows fit one; MB_CUDA_GEMV_BLOCKS=N, read on every call, sets
-// it for timings), at most 8 (the portable cluster size) and at most 32 slices a part; none where
-// the parts' sums do not fit block 0 or there are few slices
-constexpr int k_gemv_blocks_per_sm = 4;
-int gemv_blocks_per_sm() {
-    const char * v = std::getenv("MB_CUDA_GEMV_BLOCKS");
-    const int    i = v ? std::atoi(v) : 0;
-    return i > 0 ? i : k_gemv_blocks_per_sm;
-}
-
-k_split gemv_split(int R, int64_t n, int64_t K, int64_t N) {
-    const int64_t J = (K + k_sum_slice - 1) / k_sum_slice;
-    const int forced = forced_gemv_split();
-    if (forced == 0 || J < 2 || J > 8 * 32 || !split_fits(R, J)) return {};
-    static thread_local int        cached_dev = -1;
-    static thread_local gemv_device d;
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) {
-        cudaGetLastError();
-        return {};
-    }
-    if (dev != cached_dev) d = current_gemv_device(), cached_dev = dev;
-    if (!d.clusters) return {};
-    const int64_t blocks = ((N + k_gemv_outs - 1) / k_gemv_outs) * ((n + R - 1) / R);
-    int64_t parts = forced > 0 ? forced : (int64_t(d.sms) * gemv_blocks_per_sm() + blocks - 1) / blocks;
-    parts = std::max<int64_t>(parts, (J + 31) / 32);
-    parts = std::min<int64_t>({parts, 8, J});
-    if (parts < 2) return {};
-    const int64_t slices = (J + parts - 1) / parts;
-    return {(int) ((J + slices - 1) / slices), (int) slices};
-}
-
 template <int R, int MODE, class WT>
 void launch_skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b, int64_t N, float * y,
                    conv_geom g, cudaStream_t s) {
+    const dim3   grid((unsigned) ((N + k_gemv_outs - 1) / k_gemv_outs), (unsigned) ((n + R - 1) / R));
     const bool   vec = K % 4 == 0 && (MODE == SKINNY_CONV || (reinterpret_cast<uintptr_t>(x) % 16) == 0) &&
                      (reinterpret_cast<uintptr_t>(w) % (4 * sizeof(WT))) == 0;
-    const k_split sp = gemv_split(R, n, K, N);
-    auto kernel = sp.parts > 1 ? (vec ? linear_skinny_kernel<R, true, MODE, WT, true> : linear_skinny_kernel<R, false, MODE, WT, true>)
-                               : (vec ? linear_skinny_kernel<R, true, MODE, WT, false> : linear_skinny_kernel<R, false, MODE, WT, false>);
-    const dim3   grid((unsigned) ((N + k_gemv_outs - 1) / k_gemv_outs * sp.parts), (unsigned) ((n + R - 1) / R));
+    auto         kernel = vec ? linear_skinny_kernel<R, true, MODE, WT> : linear_skinny_kernel<R, false, MODE, WT>;
     const size_t smem   = gemv_smem_bytes(R);
     // above the default 48 KiB; set on every launch, since the setting is per device
     const cudaError_t a = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
     if (a != cudaSuccess) fail("linear_skinny (shared memory size)", a);
-    const bool pdl = pdl_on();
-    if (pdl || sp.parts > 1) {
-        cudaLaunchAttribute attr[2];
-        unsigned            na = 0;
-        if (pdl) {
-            attr[na].id                                         = cudaLaunchAttributeProgrammaticStreamSerialization;
-            attr[na].val.programmaticStreamSerializationAllowed = 1;
-            ++na;
-        }
-        if (sp.parts > 1) {
-            attr[na].id               = cudaLaunchAttributeClusterDimension;
-            attr[na].val.clusterDim.x = (unsigned) sp.parts;
-            attr[na].val.clusterDim.y = 1;
-            attr[na].val.clusterDim.z = 1;
-            ++na;
-        }
+    if (pdl_on()) {
+        cudaLaunchAttribute attr[1];
+        attr[0].id                                         = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
         cudaLaunchConfig_t cfg{};
         cfg.gridDim          = grid;
         cfg.blockDim         = dim3(256);
         cfg.dynamicSmemBytes = smem;
         cfg.stream           = s;
         cfg.attrs            = attr;
-        cfg.numAttrs         = na;
-        const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, x, (int) n, (int) K, w, b, (int) N, y, g, sp);
-        if (e != cudaSuccess) fail(sp.parts > 1 ? "linear_skinny (cluster launch)" : "linear_skinny (programmatic launch)", e);
+        cfg.numAttrs         = 1;
+        const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, x, (int) n, (int) K, w, b, (int) N, y, g);
+        if (e != cudaSuccess) fail("linear_skinny (programmatic launch)", e);
     } else {
-        kernel<<<grid, 256, smem, s>>>(x, (int) n, (int) K, w, b, (int) N, y, g, sp);
+        kernel<<<grid, 256, smem, s>>>(x, (int) n, (int) K, w, b, (int) N, y, g);
     }
 }
 
-// MB_CUDA_SKINNY_ROWS=4|8|16: that row tile (from 5 rows on); fit: 16 from 9 rows on; to
-// compare speeds (a tile's shape does not change any output's sums)
-int forced_skinny_rows(int64_t n) {
+// MB_CUDA_SKINNY_ROWS=4|8|16: that row tile (from 5 rows on), to compare speeds (a tile's
+// shape does not change any output's sums)
+int forced_skinny_rows() {
     static const int r = [] {
         const char * v = std::getenv("MB_CUDA_SKINNY_ROWS");
-        if (v && std::string(v) == "fit") return -1;
-        const int i = v ? std::atoi(v) : 0;
+        const int    i = v ? std::atoi(v) : 0;
         return i == 4 || i == 8 || i == 16 ? i : 0;
     }();
-    return r < 0 ? (n > 8 ? 16 : 8) : r;
+    return r;
 }
 
 template <int MODE, class WT>
 void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b, int64_t N, float * y,
             conv_geom g, cudaStream_t s) {
-    const int rows = n <= 4 ? 4 : forced_skinny_rows(n) ? forced_skinny_rows(n) : 8;
+    const int rows = n <= 4 ? 4 : forced_skinny_rows() ? forced_skinny_rows() : 8;
     if (rows == 4) {
         launch_skinny<4, MODE>(x, n, K, w, b, N, y, g, s);
     } else if (rows == 8) {
@@ -531,14 +410,12 @@ __global__ void __launch_bounds__(128) add_layer_norm_warp_kernel(float * x, con
     if (row >= n) return;
     float *       xr = x + (size_t) row * d;
     const float * rr = r ? r + (size_t) row * d : nullptr;
-    float         v[k_ln_warp_max], gv[k_ln_warp_max], bv[k_ln_warp_max];
+    float         v[k_ln_warp_max];
     double        s = 0.0;
 #pragma unroll
-    for (int i = 0; i < k_ln_warp_max; ++i) {    // g and b with x: one round trip to memory, not two
+    for (int i = 0; i < k_ln_warp_max; ++i) {
         const int j = lane + 32 * i;
         v[i]        = j < d ? (rr ? xr[j] + rr[j] : xr[j]) : 0.0f;
-        gv[i]       = j < d ? g[j] : 0.0f;
-        bv[i]       = j < d ? b[j] : 0.0f;
         s += v[i];
     }
     const double mean = warp_sum_d(s) / (double) d;
@@ -554,25 +431,21 @@ __global__ void __launch_bounds__(128) add_layer_norm_warp_kernel(float * x, con
 #pragma unroll
     for (int i = 0; i < k_ln_warp_max; ++i) {
         const int j = lane + 32 * i;
-        if (j < d) xr[j] = ((v[i] - mf) * inv) * gv[i] + bv[i];
+        if (j < d) xr[j] = ((v[i] - mf) * inv) * g[j] + b[j];
     }
 }
 
-// one block a row (wider rows); the row (x + r) is kept in shared memory, and g and b, read
-// with it (one round trip to memory, not two)
+// one block a row (wider rows); the row (x + r) is kept in shared memory
 __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, int d, const float * __restrict__ g,
                                       const float * __restrict__ b, float eps) {
     pdl_trigger();
-    extern __shared__ float row[];    // [3][d]: x + r, g, b
+    extern __shared__ float row[];
     __shared__ double scratch[32];
-    float *       gs = row + d, * bs = row + 2 * d;
     float *       xr = x + (size_t) blockIdx.x * d;
     const float * rr = r ? r + (size_t) blockIdx.x * d : nullptr;
     double s = 0.0;
     for (int j = threadIdx.x; j < d; j += blockDim.x) {
         const float v = rr ? xr[j] + rr[j] : xr[j];
-        gs[j]         = g[j];
-        bs[j]         = b[j];
         row[j]        = v;
         s += v;
     }
@@ -585,7 +458,7 @@ __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, i
     const double var = block_sum_d(q, scratch) / (double) d;
     const float  inv = (float) (1.0 / sqrt(var + (double) eps));
     const float  mf  = (float) mean;
-    for (int j = threadIdx.x; j < d; j += blockDim.x) xr[j] = ((row[j] - mf) * inv) * gs[j] + bs[j];
+    for (int j = threadIdx.x; j < d; j += blockDim.x) xr[j] = ((row[j] - mf) * inv) * g[j] + b[j];
 }
 
 // one block per (head, lane, group of queries), one warp per query row (rows 4z + warp, then
@@ -595,10 +468,6 @@ __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, i
 // query's arithmetic is the same either way
 constexpr int k_attn_warps = 4;
 
-// LANE_KEYS: lane j scores keys j, j + 32, …, each a serial fmaf dot product over the head (16-byte
-// loads where aligned), so a query's scores take one round trip to memory; else (MB_CUDA_ATTN_KEYS=warp,
-// for comparisons) the warp scores one key at a time, a strided dot product and a shuffle tree
-template <bool LANE_KEYS>
 __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const float * __restrict__ qkv, int n, int d,
                                                                       int dh, const uint8_t * __restrict__ key_mask,
                                                                       float * __restrict__ out) {
@@ -614,39 +483,16 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const floa
     const float scale = 1.0f / sqrtf((float) dh);
     for (int i = blockIdx.z * k_attn_warps + warp; i < n; i += k_attn_warps * gridDim.z) {
         const float * q = qkv + (size_t) i * 3 * d + h * dh;
-        if constexpr (LANE_KEYS) {
-            const bool vec = dh % 4 == 0 && d % 4 == 0 && reinterpret_cast<uintptr_t>(qkv) % 16 == 0;
-            for (int j = lane; j < n; j += 32) {
-                float acc = -INFINITY;
-                if (!(key_mask && key_mask[j])) {
-                    const float * k = qkv + (size_t) j * 3 * d + d + h * dh;
-                    float         a = 0.0f;
-                    if (vec) {
-#pragma unroll 4
-                        for (int c = 0; c < dh; c += 4) {
-                            const float4 qv = __ldg(reinterpret_cast<const float4 *>(q + c));
-                            const float4 kv = __ldg(reinterpret_cast<const float4 *>(k + c));
-                            a               = fmaf(qv.w, kv.w, fmaf(qv.z, kv.z, fmaf(qv.y, kv.y, fmaf(qv.x, kv.x, a))));
-                        }
-                    } else {
-                        for (int c = 0; c < dh; ++c) a = fmaf(__ldg(q + c), __ldg(k + c), a);
-                    }
-                    acc = a * scale;
-                }
-                sc[j] = acc;
+        for (int j = 0; j < n; ++j) {
+            if (key_mask && key_mask[j]) {
+                if (lane == 0) sc[j] = -INFINITY;
+                continue;
             }
-        } else {
-            for (int j = 0; j < n; ++j) {
-                if (key_mask && key_mask[j]) {
-                    if (lane == 0) sc[j] = -INFINITY;
-                    continue;
-                }
-                const float * k   = qkv + (size_t) j * 3 * d + d + h * dh;
-                float         acc = 0.0f;
-                for (int c = lane; c < dh; c += 32) acc = fmaf(q[c], k[c], acc);
-                acc = warp_sum(acc);
-                if (lane == 0) sc[j] = acc * scale;
-            }
+            const float * k   = qkv + (size_t) j * 3 * d + d + h * dh;
+            float         acc = 0.0f;
+            for (int c = lane; c < dh; c += 32) acc = fmaf(q[c], k[c], acc);
+            acc = warp_sum(acc);
+            if (lane == 0) sc[j] = acc * scale;
         }
         __syncwarp();
         float mx = -INFINITY;
@@ -662,8 +508,6 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const floa
         __syncwarp();
         for (int c = lane; c < dh; c += 32) {
             float o = 0.0f;
-            // unrolled so that 8 values' loads are in flight at once (the same sums in the same order)
-#pragma unroll 8
             for (int j = 0; j < n; ++j) o += (sc[j] / sum) * qkv[(size_t) j * 3 * d + 2 * d + h * dh + c];
             out[(size_t) i * d + h * dh + c] = o;
         }
@@ -931,13 +775,7 @@ void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const floa
     if (d <= 32 * k_ln_warp_max) {
         add_layer_norm_warp_kernel<<<(unsigned) ((n + 3) / 4), 128, 0, s>>>(x, r, (int) n, (int) d, g, b, eps);
     } else {
-        // x + r, g and b in shared memory, above 48 KiB from d = 4,096 (set on every launch: per device)
-        const size_t smem = 3 * (size_t) d * sizeof(float);
-        if (smem > 48 * 1024) {
-            const cudaError_t a = cudaFuncSetAttribute(add_layer_norm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-            if (a != cudaSuccess) fail("add_layer_norm (shared memory size)", a);
-        }
-        add_layer_norm_kernel<<<(unsigned) n, 256, smem, s>>>(x, r, (int) d, g, b, eps);
+        add_layer_norm_kernel<<<(unsigned) n, 256, (size_t) d * sizeof(float), s>>>(x, r, (int) d, g, b, eps);
     }
     check_launch("add_layer_norm");
 }
@@ -947,10 +785,7 @@ void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const ui
     // one warp per query where heads × lanes give fewer than 512 blocks (batch one)
     const int64_t groups = n_head * n_batch >= 512 ? 1 : (n + k_attn_warps - 1) / k_attn_warps;
     const dim3    grid((unsigned) n_head, (unsigned) n_batch, (unsigned) groups);
-    // MB_CUDA_ATTN_KEYS=warp: the warp scores one key at a time (read on every call, for comparisons)
-    const char * keys = std::getenv("MB_CUDA_ATTN_KEYS");
-    auto kernel = keys && std::string(keys) == "warp" ? attention_kernel<false> : attention_kernel<true>;
-    kernel<<<grid, 32 * k_attn_warps, (size_t) k_attn_warps * n * sizeof(float), s>>>(
+    attention_kernel<<<grid, 32 * k_attn_warps, (size_t) k_attn_warps * n * sizeof(float), s>>>(
         qkv, (int) n, (int) d, (int) (d / n_head), key_mask, out);
     check_launch("attention");
 }

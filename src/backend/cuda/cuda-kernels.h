@@ -22,9 +22,7 @@ namespace mb::cuda {
 constexpr int k_sum_slice = 32;
 
 // y[n, n_out] = x[n, n_in]·w[n_out, n_in]ᵀ + b (b may be null); any n (a GEMV: weights
-// streamed once per tile of up to 8 rows, made for the networks' 1–64 rows at batch one; on
-// Hopper, K split over a cluster of up to 8 blocks where the blocks would not fill the device,
-// MB_CUDA_GEMV_SPLIT=0 for none; the same bits either way)
+// streamed once per tile of up to 8 rows, made for the networks' 1–64 rows at batch one)
 void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
                    float * y, cudaStream_t s);
 
