@@ -311,6 +311,22 @@ public:
             }
         });
     }
+    // Σ a[c]·b[c] in 16 partial sums (lane c % 16) added pairwise at the end: the compiler keeps
+    // them in vector registers (one running sum is a serial chain it may not reorder; it was most
+    // of attention's time). The order is fixed, so results do not depend on the thread split
+    static float dot16(const float * a, const float * b, int64_t n) {
+        float   p[16] = {};
+        int64_t c     = 0;
+        for (; c + 16 <= n; c += 16) {
+            for (int l = 0; l < 16; ++l) p[l] += a[c + l] * b[c + l];
+        }
+        for (; c < n; ++c) p[c % 16] += a[c] * b[c];
+        for (int w = 8; w > 0; w /= 2) {
+            for (int l = 0; l < w; ++l) p[l] += p[l + w];
+        }
+        return p[0];
+    }
+
     // output row i of head h of one lane; s: n floats of scratch
     static void attention_row(const float * qkv, int64_t n, int64_t d, int64_t n_head, int64_t h, int64_t i,
                               const uint8_t * key_mask, float * out, float * s) {
@@ -323,10 +339,7 @@ public:
                 s[j] = -std::numeric_limits<float>::infinity();
                 continue;
             }
-            const float * k   = qkv + j * 3 * d + d + h * dh;
-            float         acc = 0.0f;
-            for (int64_t c = 0; c < dh; ++c) acc += q[c] * k[c];
-            s[j] = acc * scale;
+            s[j] = dot16(q, qkv + j * 3 * d + d + h * dh, dh) * scale;
             mx   = std::max(mx, s[j]);
         }
         float sum = 0.0f;
