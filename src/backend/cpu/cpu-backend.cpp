@@ -347,12 +347,24 @@ public:
             s[j] = (s[j] == -std::numeric_limits<float>::infinity()) ? 0.0f : std::exp(s[j] - mx);
             sum += s[j];
         }
-        float * o = out + i * d + h * dh;
-        std::fill(o, o + dh, 0.0f);
-        for (int64_t j = 0; j < n; ++j) {
-            const float   p = s[j] / sum;
-            const float * v = qkv + j * 3 * d + 2 * d + h * dh;
-            for (int64_t c = 0; c < dh; ++c) o[c] += p * v[c];
+        for (int64_t j = 0; j < n; ++j) s[j] /= sum;
+        // 16 output values at a time over all keys (they stay in registers; was: the whole output
+        // row loaded and stored once per key), each summed over the keys in order as before
+        float *       o  = out + i * d + h * dh;
+        const float * v0 = qkv + 2 * d + h * dh;
+        int64_t       c0 = 0;
+        for (; c0 + 16 <= dh; c0 += 16) {
+            float a[16] = {};
+            for (int64_t j = 0; j < n; ++j) {
+                const float * v = v0 + j * 3 * d + c0;
+                for (int l = 0; l < 16; ++l) a[l] += s[j] * v[l];
+            }
+            std::copy(a, a + 16, o + c0);
+        }
+        for (; c0 < dh; ++c0) {
+            float a = 0.0f;
+            for (int64_t j = 0; j < n; ++j) a += s[j] * v0[j * 3 * d + c0];
+            o[c0] = a;
         }
     }
 
