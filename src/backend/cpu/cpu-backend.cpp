@@ -12,6 +12,7 @@
 #include "backend/cpu/cpu-gemm.h"
 #include "backend/cpu/cpu-silu.h"
 #include "backend/cpu/fp-mode.h"
+#include "backend/cpu/op-profile.h"
 #include "backend/cpu/thread-pool.h"
 #include "backend/token-select.h"
 #include "format/error.h"
@@ -75,6 +76,9 @@ public:
         if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) openblas_set_num_threads(n_threads_);
 #endif
     }
+    ~cpu_backend() override { prof_.print(n_threads_); }
+    cpu_backend(const cpu_backend &)             = delete;
+    cpu_backend & operator=(const cpu_backend &) = delete;
 
     const char * name() const override {
         switch (gemm_) {
@@ -114,18 +118,21 @@ public:
         grow(col_, c_in * k * t);
         grow(yt_, t * c_out);
     }
-    void reserve_attention(int64_t n) override { grow(scores_, n * max_ranges()); }
+    void reserve_attention(int64_t n) override { grow(scores_, score_row(n) * max_ranges()); }
     void reserve_remask(int64_t m) override { grow(order_, m * max_ranges()); }
 
     // ---- elementwise
 
     void fill_f32(int64_t n, float v, bptr<float> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         std::fill(raw(y), raw(y) + n, v);
     }
     void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         std::fill(raw(y), raw(y) + n, v);
     }
     void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y, int64_t n_b) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         const cpu::fp_flush_scope fp;
         const float * pa = raw(a);
         const float * pb = raw(b);
@@ -136,6 +143,7 @@ public:
         });
     }
     void relu(bptr<const float> x, int64_t n, bptr<float> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         const float * px = raw(x);
         float *       py = raw(y);
         parallel_ranges(n, 1, [=](int64_t i0, int64_t i1, int) {
@@ -143,6 +151,7 @@ public:
         });
     }
     void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         const cpu::fp_flush_scope fp;
         const float * px = raw(x);
         float *       py = raw(y);
@@ -152,6 +161,7 @@ public:
     }
 
     void silu(bptr<const float> x, int64_t n, bptr<float> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         const cpu::fp_flush_scope fp;
         const float * px = raw(x);
         float *       py = raw(y);
@@ -165,16 +175,19 @@ public:
     // ---- layout
 
     void copy_rows(bptr<const float> x, int64_t ldx, int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         for (int64_t i = 0; i < n; ++i) std::memcpy(raw(y) + i * ldy, raw(x) + i * ldx, size_t(d) * sizeof(float));
     }
     void where_rows(bptr<const uint8_t> sel, bptr<const float> a, int64_t lda, bptr<const float> b, int64_t ldb,
                     int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         for (int64_t i = 0; i < n; ++i) {
             const float * src = raw(sel)[i] ? raw(a) + i * lda : raw(b) + i * ldb;
             std::memcpy(raw(y) + i * ldy, src, size_t(d) * sizeof(float));
         }
     }
     void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         // by output rows (lane, j): each writes r contiguous values
         const float * px = raw(x);
         float *       py = raw(y);
@@ -188,11 +201,13 @@ public:
         });
     }
     void mask_cols(int64_t c, int64_t t, int64_t n_valid, bptr<float> x) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         if (n_valid >= t) return;
         const int64_t v = std::max<int64_t>(0, n_valid);
         for (int64_t i = 0; i < c; ++i) std::fill(raw(x) + i * t + v, raw(x) + (i + 1) * t, 0.0f);
     }
     void upsample2(bptr<const float> x, int64_t c, int64_t t, bptr<float> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         const float * px = raw(x);
         float *       py = raw(y);
         for (int64_t i = 0; i < c; ++i)
@@ -200,6 +215,7 @@ public:
     }
     void embed_heads(bptr<const float> table, int64_t n_head, int64_t rows_per_head, int64_t d,
                      bptr<const int32_t> idx, int64_t n, bptr<float> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         const float *   pt = raw(table);
         const int32_t * pi = raw(idx);
         float *         py = raw(y);
@@ -212,6 +228,7 @@ public:
     }
     void replace_frames(bptr<const float> src, bptr<const uint8_t> sel, int64_t t, int64_t f, int64_t w,
                         bptr<float> h, int64_t n_batch) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         const int64_t lane = t * f * w;     // elements of one lane of h and of src
         for (int64_t l = 0; l < n_batch; ++l) {
             float *         ph = raw(h) + l * lane;
@@ -261,6 +278,7 @@ public:
 
     void add_layer_norm(bptr<float> xb, bptr<const float> rb, int64_t n, int64_t d, bptr<const float> gb,
                         bptr<const float> bb, float eps) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYER_NORM);
         const cpu::fp_flush_scope fp;
         float *       x = raw(xb);
         const float * r = raw(rb);
@@ -295,10 +313,12 @@ public:
 
     void attention(bptr<const float> qkvb, int64_t n, int64_t d, int64_t n_head, bptr<const uint8_t> maskb,
                    bptr<float> outb, int64_t n_batch) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::ATTENTION);
         const cpu::fp_flush_scope fp;
         // one item per (lane, head, query row), about 2·n·d/n_head multiply-adds each; every range
         // has its own score row (slot)
-        grow(scores_, n * max_ranges());
+        const int64_t ns = score_row(n);
+        grow(scores_, ns * max_ranges());
         const float *   qkv   = raw(qkvb);
         const uint8_t * mask  = maskb ? raw(maskb) : nullptr;
         float *         out   = raw(outb);
@@ -307,7 +327,7 @@ public:
             for (int64_t q = q0; q < q1; ++q) {
                 const int64_t l = q / (n_head * n), h = (q / n) % n_head, i = q % n;
                 attention_row(qkv + l * n * 3 * d, n, d, n_head, h, i, mask ? mask + l * n : nullptr,
-                              out + l * n * d, s + slot * n);
+                              out + l * n * d, s + slot * ns);
             }
         });
     }
@@ -375,6 +395,7 @@ public:
 
     void conv1d(bptr<const float> xb, int64_t c_in, int64_t t, bweight wt, bptr<const float> bb, int64_t c_out,
                 int64_t k, int64_t dilation, bptr<float> yb, int64_t n_batch) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::CONV1D);
         if (wt.type != weight_type::WEIGHT_F32) check_typed(wt.type, c_in * k);
         const cpu::fp_flush_scope fp;
         const float * x    = raw(xb);
@@ -452,6 +473,7 @@ public:
 
     void sample_codes(bptr<const float> logits, int64_t m, int64_t n_code, bptr<const float> u, bptr<int32_t> tokens,
                       bptr<float> prob) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::SAMPLING);
         const cpu::fp_flush_scope fp;
         const float * pl = raw(logits);
         const float * pu = u ? raw(u) : nullptr;
@@ -474,6 +496,7 @@ public:
 
     void remask_lowest(bptr<const float> prob, int64_t m, int64_t n_mask, int32_t mask_id,
                        bptr<int32_t> tokens, int64_t n_batch) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::SAMPLING);
         // lanes over threads, each range with its own sort scratch (slot)
         grow(order_, m * max_ranges());
         const float * pp = raw(prob);
@@ -503,6 +526,10 @@ public:
     }
 
 private:
+    // floats of one range's attention score row: whole cache lines, so two threads' rows never
+    // share one (they did for short sequences)
+    static int64_t score_row(int64_t n) { return (n + 15) / 16 * 16; }
+
     // the most ranges parallel_ranges makes (each may own a slot of scratch)
     int max_ranges() const { return pool_.size() == 1 ? 1 : k_ranges_per_thread * pool_.size(); }
 
@@ -550,10 +577,14 @@ private:
     // 16-float (cache-line) multiples, so each weight row is read by exactly one thread
     void gemm_columns(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w, weight_type wt,
                       const float * b, int64_t n_out, float * y) {
+        const cpu::op_profile::scope ps(prof_, wt == weight_type::WEIGHT_BF16   ? cpu::op_kind::LINEAR_BF16
+                                               : wt == weight_type::WEIGHT_Q8_0 ? cpu::op_kind::LINEAR_Q8_0
+                                                                                : cpu::op_kind::LINEAR_F32);
         // the dot-product levels read x packed (bfloat16 / int8 blocks): once here for all threads
         const int64_t pack_bytes = cpu::gemm_pack_bytes(m, k, wt, isa_);
         const void *  pack       = nullptr;
         if (pack_bytes > 0) {
+            const cpu::op_profile::scope pp(prof_, cpu::op_kind::GEMM_PACK);
             grow(pack_, pack_bytes);
             // by 16-row groups over the threads: a group's packing starts after the bytes of the rows before it
             uint8_t * pk = pack_.data();
@@ -604,6 +635,7 @@ private:
     std::vector<float>   scores_;     // attention scores of one query [n]
     std::vector<int32_t> order_;      // re-masking sort scratch [m]
     std::vector<uint8_t> pack_;       // activations packed for the dot-product kernels
+    cpu::op_profile      prof_;       // MB_CPU_PROFILE=1: time per op kind (op-profile.h)
 };
 
 int resolve_threads(int n_threads) {

@@ -137,29 +137,30 @@ int64_t amx_bf16_pack_bytes(int64_t m, int64_t k) {
     return n_groups(m) * n_steps(k) * k_block * 2;
 }
 
-// each row's 32 values of a step rounded (vcvtne2ps2bf16: nearest even) into 16 column pairs, which
-// a scatter puts 16 pairs apart: pair p of row n at [p][n]. Every CPU with AMX-BF16 has AVX512-BF16
+// each row's 32 values of a step rounded (vcvtne2ps2bf16: nearest even) into 16 column pairs (16
+// dwords), the 16 rows transposed in registers so pair p of row n lands at [p][n] and each block
+// is 16 full stores (was: a 16-dword scatter a row). Every CPU with AMX-BF16 has AVX512-BF16
 __attribute__((target("avx512f,avx512bf16"))) void amx_bf16_pack(const float * x, int64_t m, int64_t ldx,
                                                                     int64_t k, void * pack) {
-    auto *        out = static_cast<uint32_t *>(pack);
+    auto *        out = static_cast<float *>(pack);
     const int64_t ns  = n_steps(k);
-    const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                           _mm512_set1_epi32(16));
     for (int64_t g = 0; g < n_groups(m); ++g) {
         for (int64_t s = 0; s < ns; ++s) {
-            uint32_t *      blk = out + (g * ns + s) * (k_block / 2);
+            float *         blk = out + (g * ns + s) * (k_block / 2);
             const int64_t   nk  = std::min<int64_t>(32, k - 32 * s);
             const __mmask16 lo  = (__mmask16) (nk >= 16 ? 0xffff : (1u << nk) - 1u);
             const __mmask16 hi  = (__mmask16) (nk >= 32 ? 0xffff : nk > 16 ? (1u << (nk - 16)) - 1u : 0u);
+            __m512          v[16];
             for (int64_t n = 0; n < 16; ++n) {
                 const int64_t i = 16 * g + n;
-                __m512i       v = _mm512_setzero_si512();
+                v[n]            = _mm512_setzero_ps();
                 if (i < m) {
                     const float * xr = x + i * ldx + 32 * s;
-                    v = (__m512i) _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, xr + 16), _mm512_maskz_loadu_ps(lo, xr));
+                    v[n] = (__m512) _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, xr + 16), _mm512_maskz_loadu_ps(lo, xr));
                 }
-                _mm512_i32scatter_epi32(blk + n, idx, v, 4);
             }
+            transpose16(v);
+            for (int p = 0; p < 16; ++p) _mm512_storeu_ps(blk + p * 16, v[p]);
         }
     }
 }
@@ -266,18 +267,19 @@ __attribute__((target("avx512f"))) inline float max16(__m512 v) {
 
 // each row's 32 values of a block quantised in registers exactly as quantise_q8_block does (d =
 // max|x| / 127, codes x·(1/d) rounded by the MXCSR mode, NaN d and zero codes for a non-finite
-// block) and their 8 code quadruples scattered 64 bytes apart (was: the scalar quantiser and 32
-// byte stores a row, 6 % of a Q8_0 plan on the calling thread). Every CPU with AMX has AVX-512
+// block), the 16 rows' 8 code quadruples transposed in registers to [p][n] (was: the scalar
+// quantiser and 32 byte stores a row, 6 % of a Q8_0 plan on the calling thread). Every CPU with
+// AMX has AVX-512
 __attribute__((target("avx512f,avx512vl"))) void amx_q8_pack(const float * x, int64_t m, int64_t ldx, int64_t k,
                                                             void * pack) {
     auto *        out  = static_cast<uint8_t *>(pack);
     const int64_t ns   = k / 32;
-    const __m256i pidx = _mm256_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112);
     const __m512  inf  = _mm512_set1_ps(INFINITY);
     for (int64_t g = 0; g < n_groups(m); ++g) {
         for (int64_t s = 0; s < ns; ++s) {
             uint8_t * blk = out + (g * ns + s) * k_q8_block;
             alignas(64) float d[16];
+            __m512            v[16];
             for (int64_t n = 0; n < 16; ++n) {
                 const int64_t i = 16 * g + n;
                 __m256i       q = _mm256_setzero_si256();
@@ -295,8 +297,10 @@ __attribute__((target("avx512f,avx512vl"))) void amx_q8_pack(const float * x, in
                     q                  = _mm256_inserti128_si256(_mm256_castsi128_si256(qlo), qhi, 1);
                     d[n]               = dn;
                 }
-                _mm256_i32scatter_epi32(blk + n * 4, pidx, q, 4);
+                v[n] = _mm512_castsi512_ps(_mm512_maskz_inserti64x4(0xff, _mm512_setzero_si512(), q, 0));
             }
+            transpose16(v);
+            for (int p = 0; p < 8; ++p) _mm512_storeu_ps(reinterpret_cast<float *>(blk + p * 64), v[p]);
             std::memcpy(blk + 8 * 64, d, sizeof d);
         }
     }
