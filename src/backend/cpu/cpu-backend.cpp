@@ -39,6 +39,23 @@
 namespace mb {
 namespace {
 
+// the row loops of attention and LayerNorm also compiled for AVX-512 (16-wide, FMA) and chosen
+// when the process starts (GCC's target_clones: an ifunc); one clone runs every row on a given
+// CPU, so results still do not depend on the thread count
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
+#define MB_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "default")))
+#else
+#define MB_CPU_CLONES
+#endif
+
+// 16 floats as one value (GCC/Clang vector extension: zmm, or 4 xmm / NEON registers), so the
+// lanes' sums stay in vector registers where plain arrays of 16 partial sums did not
+typedef float v16f __attribute__((vector_size(64)));
+// (by reference: a vector return value draws GCC's -Wpsabi note on builds without AVX-512)
+inline void load16(v16f & v, const float * p) {
+    std::memcpy(&v, p, sizeof v);
+}
+
 // below this many multiply-adds one thread is faster than waking the others
 constexpr int64_t k_min_parallel_fma = 1 << 16;
 // the work (about one float operation each) a thread takes at least in the other ops
@@ -138,8 +155,16 @@ public:
         const float * pb = raw(b);
         float *       py = raw(y);
         const int64_t m  = n_b > 0 ? n_b : n;
+        // b repeats every m values: contiguous runs of it (an i % m per value kept the loop scalar)
         parallel_ranges(n, 1, [=](int64_t i0, int64_t i1, int) {
-            for (int64_t i = i0; i < i1; ++i) py[i] = pa[i] + pb[i % m];
+            for (int64_t i = i0, j = i0 % m; i < i1; j = 0) {
+                const int64_t len = std::min(i1 - i, m - j);
+                const float * ra  = pa + i;
+                const float * rb  = pb + j;
+                float *       ry  = py + i;
+                for (int64_t c = 0; c < len; ++c) ry[c] = ra[c] + rb[c];
+                i += len;
+            }
         });
     }
     void relu(bptr<const float> x, int64_t n, bptr<float> y) override {
@@ -287,7 +312,21 @@ public:
         // about 5 operations per value (residual, mean, variance, normalise), rows split over threads
         parallel_ranges(n, 5 * d, [=](int64_t i0, int64_t i1, int) { layer_norm_rows(x, r, i0, i1, d, g, b, eps); });
     }
-    static void layer_norm_rows(float * x, const float * r, int64_t i0, int64_t i1, int64_t d, const float * g,
+    // Σ f(j) for j < n in double, 16 partial sums (lane j % 16) added pairwise at the end: one
+    // running sum is a serial chain of dependent adds (it made LayerNorm ~5 % of a Q8_0 plan)
+    template <class F> static double sum16(const F & f, int64_t n) {
+        double  p[16] = {};
+        int64_t j     = 0;
+        for (; j + 16 <= n; j += 16) {
+            for (int l = 0; l < 16; ++l) p[l] += f(j + l);
+        }
+        for (; j < n; ++j) p[j % 16] += f(j);
+        for (int w = 8; w > 0; w /= 2) {
+            for (int l = 0; l < w; ++l) p[l] += p[l + w];
+        }
+        return p[0];
+    }
+    MB_CPU_CLONES static void layer_norm_rows(float * x, const float * r, int64_t i0, int64_t i1, int64_t d, const float * g,
                                 const float * b, float eps) {
         for (int64_t i = i0; i < i1; ++i) {
             float * row = x + i * d;
@@ -295,15 +334,11 @@ public:
                 const float * rr = r + i * d;
                 for (int64_t j = 0; j < d; ++j) row[j] += rr[j];
             }
-            double mean = 0.0;
-            for (int64_t j = 0; j < d; ++j) mean += row[j];
-            mean /= (double) d;
-            double var = 0.0;
-            for (int64_t j = 0; j < d; ++j) {
+            double mean = sum16([row](int64_t j) { return (double) row[j]; }, d) / (double) d;
+            double var  = sum16([row, mean](int64_t j) {
                 const double c = row[j] - mean;
-                var += c * c;
-            }
-            var /= (double) d;
+                return c * c;
+            }, d) / (double) d;
             const float inv = (float) (1.0 / std::sqrt(var + (double) eps));
             for (int64_t j = 0; j < d; ++j) {
                 row[j] = ((row[j] - (float) mean) * inv) * g[j] + b[j];
@@ -335,10 +370,13 @@ public:
     // them in vector registers (one running sum is a serial chain it may not reorder; it was most
     // of attention's time). The order is fixed, so results do not depend on the thread split
     static float dot16(const float * a, const float * b, int64_t n) {
-        float   p[16] = {};
-        int64_t c     = 0;
+        v16f    p = {};
+        int64_t c = 0;
         for (; c + 16 <= n; c += 16) {
-            for (int l = 0; l < 16; ++l) p[l] += a[c + l] * b[c + l];
+            v16f x, y;
+            load16(x, a + c);
+            load16(y, b + c);
+            p += x * y;
         }
         for (; c < n; ++c) p[c % 16] += a[c] * b[c];
         for (int w = 8; w > 0; w /= 2) {
@@ -348,7 +386,7 @@ public:
     }
 
     // output row i of head h of one lane; s: n floats of scratch
-    static void attention_row(const float * qkv, int64_t n, int64_t d, int64_t n_head, int64_t h, int64_t i,
+    MB_CPU_CLONES static void attention_row(const float * qkv, int64_t n, int64_t d, int64_t n_head, int64_t h, int64_t i,
                               const uint8_t * key_mask, float * out, float * s) {
         const int64_t dh    = d / n_head;
         const float   scale = 1.0f / std::sqrt((float) dh);
@@ -374,12 +412,13 @@ public:
         const float * v0 = qkv + 2 * d + h * dh;
         int64_t       c0 = 0;
         for (; c0 + 16 <= dh; c0 += 16) {
-            float a[16] = {};
+            v16f a = {};
             for (int64_t j = 0; j < n; ++j) {
-                const float * v = v0 + j * 3 * d + c0;
-                for (int l = 0; l < 16; ++l) a[l] += s[j] * v[l];
+                v16f v;
+                load16(v, v0 + j * 3 * d + c0);
+                a += s[j] * v;
             }
-            std::copy(a, a + 16, o + c0);
+            std::memcpy(o + c0, &a, sizeof a);
         }
         for (; c0 < dh; ++c0) {
             float a = 0.0f;
