@@ -166,30 +166,39 @@ __attribute__((target("avx512f,avx512bf16"))) void amx_bf16_pack(const float * x
 }
 
 // columns in blocks of 64 (4 accumulators), every row group over them while the block's weights
-// (64 rows) stay in L2; the tile numbers are immediates, hence a macro for the four steps
+// (64 rows) stay in L2; the tile numbers are immediates, hence a macro for the four steps. With
+// more than one row group the first group's pass also stores each A tile it loads into a
+// contiguous copy (thread-local, 4 KiB a step) that the other groups load: the weight rows are
+// 2·k bytes apart, a power of two for most layers, so the 64 rows of a block fell into two L1 sets
+// and every later group's tile loads missed (m = 88: ~190 cycles a tile product)
 MB_AMX void amx_bf16_gemm(const void * pack, int64_t m, int64_t k, const uint8_t * w, const float * b, int64_t o0,
                           int64_t o1, float * y, int64_t ldy) {
     if (m <= 0 || o1 <= o0) return;
     const auto *      xp  = static_cast<const uint16_t *>(pack);
-    const int64_t     wst = k * 2, ns = n_steps(k);
+    const int64_t     wst = k * 2, ns = n_steps(k), ng = n_groups(m);
     alignas(64) uint16_t abuf[k_block];
     alignas(64) float    cbuf[4][256];
+    thread_local std::vector<uint16_t> t_wa;    // [ns][4] A tiles of the current block (ng > 1)
+    if (ng > 1 && t_wa.size() < size_t(ns * 4 * k_block + 32)) t_wa.resize(size_t(ns * 4 * k_block + 32));
+    // 64-byte aligned inside the vector
+    uint16_t * wa = ng > 1 ? t_wa.data() + ((64 - (reinterpret_cast<uintptr_t>(t_wa.data()) & 63)) & 63) / 2 : nullptr;
     load_config();
     for (int64_t o = o0; o < o1; o += 64) {
         const int64_t nj = std::min<int64_t>(4, (o1 - o + 15) / 16);
-        // the next block's weights (64 rows, contiguous) fetched towards L2 during the first row
-        // group's pass, a slice a step: the tile loads touch 64 rows at once, more streams than the
+        // the next block's weights (64 rows, contiguous) fetched towards L2 a slice a step over
+        // every row group's pass: the tile loads touch 64 rows at once, more streams than the
         // hardware prefetcher follows
         const uint8_t * next     = o + 128 <= o1 ? w + (o + 64) * wst : nullptr;
-        const int64_t   pf_bytes = (64 * wst + ns - 1) / ns;
-        for (int64_t g = 0; g < n_groups(m); ++g) {
+        const int64_t   pf_bytes = (64 * wst + ns * ng - 1) / (ns * ng);
+        for (int64_t g = 0; g < ng; ++g) {
             _tile_zero(0);
             _tile_zero(1);
             _tile_zero(2);
             _tile_zero(3);
             for (int64_t s = 0; s < ns; ++s) {
-                if (next && g == 0) {
-                    for (int64_t p = s * pf_bytes; p < std::min(64 * wst, (s + 1) * pf_bytes); p += 64) {
+                if (next) {
+                    const int64_t q = g * ns + s;
+                    for (int64_t p = q * pf_bytes; p < std::min(64 * wst, (q + 1) * pf_bytes); p += 64) {
                         _mm_prefetch((const char *) (next + p), _MM_HINT_T1);
                     }
                 }
@@ -197,9 +206,15 @@ MB_AMX void amx_bf16_gemm(const void * pack, int64_t m, int64_t k, const uint8_t
                 // accumulator J from weight rows o + 16·J through A tile T (4 and 5 alternate)
 #define MB_AMX_STEP(J, T)                                                                  \
     if (nj > J) {                                                                          \
-        int64_t         st;                                                                \
-        const uint8_t * a = a_source(w, wst, k, o + 16 * (J), o1, 32 * s, abuf, st);       \
-        _tile_loadd(T, a, st);                                                             \
+        uint16_t * copy = wa ? wa + (s * 4 + (J)) * k_block : nullptr;                     \
+        if (g == 0) {                                                                      \
+            int64_t         st;                                                            \
+            const uint8_t * a = a_source(w, wst, k, o + 16 * (J), o1, 32 * s, abuf, st);   \
+            _tile_loadd(T, a, st);                                                         \
+            if (copy) _tile_stored(T, copy, 64);                                           \
+        } else {                                                                           \
+            _tile_loadd(T, copy, 64);                                                      \
+        }                                                                                  \
         _tile_dpbf16ps(J, T, 6);                                                           \
     }
                 MB_AMX_STEP(0, 4)
