@@ -624,9 +624,10 @@ private:
         const void *  pack       = nullptr;
         if (pack_bytes > 0) {
             const cpu::op_profile::scope pp(prof_, cpu::op_kind::GEMM_PACK);
-            grow(pack_, pack_bytes);
+            // 64-byte aligned (the tile loads read 1 KiB blocks: a misaligned one splits every row)
+            grow(pack_, pack_bytes + 64);
+            uint8_t * pk = pack_.data() + ((64 - (reinterpret_cast<uintptr_t>(pack_.data()) & 63)) & 63);
             // by 16-row groups over the threads: a group's packing starts after the bytes of the rows before it
-            uint8_t * pk = pack_.data();
             parallel_ranges((m + 15) / 16, 16 * k, [&](int64_t g0, int64_t g1, int) {
                 const int64_t r0 = 16 * g0, r1 = std::min(m, 16 * g1);
                 cpu::gemm_pack(x + r0 * ldx, r1 - r0, ldx, k, wt, isa_, pk + cpu::gemm_pack_bytes(r0, k, wt, isa_));

@@ -80,7 +80,7 @@ const uint8_t * a_source(const uint8_t * w, int64_t wst, int64_t k, int64_t o, i
 
 // c[i] element n → c[n] element i (16 × 16 floats in registers: unpacks and 128-bit lane shuffles;
 // the maskz forms: GCC 12 warns on the plain ones' undefined source)
-__attribute__((target("avx512f"))) inline void transpose16(__m512 * c) {
+__attribute__((target("avx512f"), always_inline)) inline void transpose16(__m512 * c) {
     __m512 t[16];
     for (int i = 0; i < 16; i += 2) {
         t[i]     = _mm512_maskz_unpacklo_ps(0xffff, c[i], c[i + 1]);
@@ -106,7 +106,7 @@ __attribute__((target("avx512f"))) inline void transpose16(__m512 * c) {
 
 // y for the up to 16 outputs o.. and rows 16g.. from accumulators c[output] (16 rows each):
 // transposed in registers, the bias added and each row stored at once (was: 256 scalar stores)
-__attribute__((target("avx512f"))) void write_y(__m512 * c, int64_t m, int64_t g, int64_t o, int64_t o1,
+__attribute__((target("avx512f"), always_inline)) inline void write_y(__m512 * c, int64_t m, int64_t g, int64_t o, int64_t o1,
                                                 const float * b, float * y, int64_t ldy) {
     const int64_t   nr   = std::min<int64_t>(16, o1 - o), nn = std::min<int64_t>(16, m - 16 * g);
     const __mmask16 mask = (__mmask16) (nr >= 16 ? 0xffff : (1u << nr) - 1u);
@@ -116,7 +116,7 @@ __attribute__((target("avx512f"))) void write_y(__m512 * c, int64_t m, int64_t g
 }
 
 // the same from an accumulator stored as [output][row]
-__attribute__((target("avx512f"))) void write_y(const float * cbuf, int64_t m, int64_t g, int64_t o, int64_t o1,
+__attribute__((target("avx512f"), always_inline)) inline void write_y(const float * cbuf, int64_t m, int64_t g, int64_t o, int64_t o1,
                                                 const float * b, float * y, int64_t ldy) {
     __m512 c[16];
     for (int r = 0; r < 16; ++r) c[r] = _mm512_load_ps(cbuf + r * 16);
