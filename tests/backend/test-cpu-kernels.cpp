@@ -275,6 +275,22 @@ TEST(cpu_kernels, op_profile_counts_each_kind_when_asked) {
     EXPECT_EQ(run("0"), "");
 }
 
+// MB_CPU_RANGES_PER_THREAD: 1..16 changes only how work is split (same bits), anything else is refused
+TEST(cpu_kernels, ranges_per_thread_override_is_validated) {
+    const int64_t n = 8, n_in = 256, n_out = 1024;
+    std::vector<float> x = random_vec(n * n_in, 1), w = random_vec(n_out * n_in, 2);
+    std::vector<float> y1((size_t) (n * n_out)), y2((size_t) (n * n_out));
+    mb::backend_cpu_create(3)->linear(host(x), n, n_in, host(w), {}, n_out, host(y1));
+    for (const char * bad : {"0", "17", "2x", "-1"}) {
+        ::setenv("MB_CPU_RANGES_PER_THREAD", bad, 1);
+        EXPECT_THROW(mb::backend_cpu_create(3), std::exception) << bad;
+    }
+    ::setenv("MB_CPU_RANGES_PER_THREAD", "1", 1);
+    mb::backend_cpu_create(3)->linear(host(x), n, n_in, host(w), {}, n_out, host(y2));
+    ::unsetenv("MB_CPU_RANGES_PER_THREAD");
+    EXPECT_EQ(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(float)), 0);
+}
+
 // every op, sized so that it is split over the threads, gives the same bits at 1, 2, 3 and 5
 // threads: each output is computed by the same code whichever thread takes its range
 TEST(cpu_kernels, ops_are_bitwise_equal_across_thread_counts) {

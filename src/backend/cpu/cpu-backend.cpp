@@ -60,8 +60,20 @@ inline void load16(v16f & v, const float * p) {
 constexpr int64_t k_min_parallel_fma = 1 << 16;
 // the work (about one float operation each) a thread takes at least in the other ops
 constexpr int64_t k_min_parallel_work = 1 << 14;
-// at most this many ranges per thread (dynamic claiming evens out a slow thread)
+// at most this many ranges per thread (dynamic claiming evens out a slow thread; each range costs
+// a claim on the pool's shared counter). MB_CPU_RANGES_PER_THREAD=1..16 overrides it, read when a
+// backend is made (to measure the trade on many-core hosts)
 constexpr int k_ranges_per_thread = 4;
+int ranges_per_thread_from_env() {
+    const char * e = std::getenv("MB_CPU_RANGES_PER_THREAD");
+    if (!e || !*e) return k_ranges_per_thread;
+    char *     end = nullptr;
+    const long v   = std::strtol(e, &end, 10);
+    if (*end != '\0' || v < 1 || v > 16) {
+        throw std::runtime_error(std::string("MB_CPU_RANGES_PER_THREAD=") + e + ": expected 1..16");
+    }
+    return int(v);
+}
 
 // host memory: owned (aligned, zeroed) or an alias of caller memory (weights)
 class cpu_buffer final : public backend_buffer {
@@ -570,7 +582,7 @@ private:
     static int64_t score_row(int64_t n) { return (n + 15) / 16 * 16; }
 
     // the most ranges parallel_ranges makes (each may own a slot of scratch)
-    int max_ranges() const { return pool_.size() == 1 ? 1 : k_ranges_per_thread * pool_.size(); }
+    int max_ranges() const { return pool_.size() == 1 ? 1 : ranges_per_thread_ * pool_.size(); }
 
     // f(i0, i1, slot) over [0, n) in contiguous ranges on the pool's threads, each range at least
     // k_min_parallel_work / cost items (cost: work per item), slot < max_ranges() the range's own
@@ -639,10 +651,10 @@ private:
             cpu::gemm_nt_packed(x, m, ldx, k, w, wt, b, 0, n_out, y, n_out, isa_, pack);
             return;
         }
-        // about 4 chunks per thread, each a multiple of 16 columns (whole cache lines of y), claimed
+        // about ranges_per_thread_ chunks per thread, each a multiple of 16 columns (whole cache lines of y), claimed
         // dynamically; at least 64 columns where that still gives every thread one (fewer wake-ups),
         // 16 on many threads
-        const int64_t per_thr  = (n_out + k_ranges_per_thread * n_thr - 1) / (k_ranges_per_thread * n_thr);
+        const int64_t per_thr  = (n_out + ranges_per_thread_ * n_thr - 1) / (ranges_per_thread_ * n_thr);
         const int64_t min_cols = n_out >= 64 * n_thr ? 64 : 16;
         const int64_t chunk    = (std::max<int64_t>(min_cols, per_thr) + 15) / 16 * 16;
         const int     n_chunks = (int) ((n_out + chunk - 1) / chunk);
@@ -667,6 +679,7 @@ private:
     }
 
     int                  n_threads_;
+    int                  ranges_per_thread_ = ranges_per_thread_from_env();
     cpu_gemm             gemm_;
     cpu::gemm_isa        isa_;        // own kernel's instruction set
     cpu::thread_pool     pool_;
