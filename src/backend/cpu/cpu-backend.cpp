@@ -639,10 +639,11 @@ private:
             // 64-byte aligned (the tile loads read 1 KiB blocks: a misaligned one splits every row)
             grow(pack_, pack_bytes + 64);
             uint8_t * pk = pack_.data() + ((64 - (reinterpret_cast<uintptr_t>(pack_.data()) & 63)) & 63);
-            // by 16-row groups over the threads: a group's packing starts after the bytes of the rows before it
-            parallel_ranges((m + 15) / 16, 16 * k, [&](int64_t g0, int64_t g1, int) {
-                const int64_t r0 = 16 * g0, r1 = std::min(m, 16 * g1);
-                cpu::gemm_pack(x + r0 * ldx, r1 - r0, ldx, k, wt, isa_, pk + cpu::gemm_pack_bytes(r0, k, wt, isa_));
+            // in units over the threads (AMX: 16 rows × 32 values, so a batch-one op's few rows
+            // split too instead of packing on the caller while the others wait)
+            const int64_t units = cpu::gemm_pack_units(m, k, wt, isa_);
+            parallel_ranges(units, std::max<int64_t>(1, 2 * m * k / units), [&](int64_t u0, int64_t u1, int) {
+                cpu::gemm_pack_range(x, m, ldx, k, wt, isa_, pk, u0, u1);
             });
             pack = pk;
         }

@@ -133,6 +133,10 @@ bool amx_bf16_usable() {
     return ok;
 }
 
+int64_t amx_pack_units(int64_t m, int64_t k) {
+    return n_groups(m) * n_steps(k);
+}
+
 int64_t amx_bf16_pack_bytes(int64_t m, int64_t k) {
     return n_groups(m) * n_steps(k) * k_block * 2;
 }
@@ -141,27 +145,27 @@ int64_t amx_bf16_pack_bytes(int64_t m, int64_t k) {
 // dwords), the 16 rows transposed in registers so pair p of row n lands at [p][n] and each block
 // is 16 full stores (was: a 16-dword scatter a row). Every CPU with AMX-BF16 has AVX512-BF16
 __attribute__((target("avx512f,avx512bf16"))) void amx_bf16_pack(const float * x, int64_t m, int64_t ldx,
-                                                                    int64_t k, void * pack) {
+                                                                    int64_t k, void * pack, int64_t u0, int64_t u1) {
     auto *        out = static_cast<float *>(pack);
     const int64_t ns  = n_steps(k);
-    for (int64_t g = 0; g < n_groups(m); ++g) {
-        for (int64_t s = 0; s < ns; ++s) {
-            float *         blk = out + (g * ns + s) * (k_block / 2);
-            const int64_t   nk  = std::min<int64_t>(32, k - 32 * s);
-            const __mmask16 lo  = (__mmask16) (nk >= 16 ? 0xffff : (1u << nk) - 1u);
-            const __mmask16 hi  = (__mmask16) (nk >= 32 ? 0xffff : nk > 16 ? (1u << (nk - 16)) - 1u : 0u);
-            __m512          v[16];
-            for (int64_t n = 0; n < 16; ++n) {
-                const int64_t i = 16 * g + n;
-                v[n]            = _mm512_setzero_ps();
-                if (i < m) {
-                    const float * xr = x + i * ldx + 32 * s;
-                    v[n] = (__m512) _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, xr + 16), _mm512_maskz_loadu_ps(lo, xr));
-                }
+    if (u1 < 0) u1 = amx_pack_units(m, k);
+    for (int64_t u = u0; u < u1; ++u) {
+        const int64_t   g = u / ns, s = u % ns;
+        float *         blk = out + u * (k_block / 2);
+        const int64_t   nk  = std::min<int64_t>(32, k - 32 * s);
+        const __mmask16 lo  = (__mmask16) (nk >= 16 ? 0xffff : (1u << nk) - 1u);
+        const __mmask16 hi  = (__mmask16) (nk >= 32 ? 0xffff : nk > 16 ? (1u << (nk - 16)) - 1u : 0u);
+        __m512          v[16];
+        for (int64_t n = 0; n < 16; ++n) {
+            const int64_t i = 16 * g + n;
+            v[n]            = _mm512_setzero_ps();
+            if (i < m) {
+                const float * xr = x + i * ldx + 32 * s;
+                v[n] = (__m512) _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, xr + 16), _mm512_maskz_loadu_ps(lo, xr));
             }
-            transpose16(v);
-            for (int p = 0; p < 16; ++p) _mm512_storeu_ps(blk + p * 16, v[p]);
         }
+        transpose16(v);
+        for (int p = 0; p < 16; ++p) _mm512_storeu_ps(blk + p * 16, v[p]);
     }
 }
 
@@ -286,38 +290,38 @@ __attribute__((target("avx512f"))) inline float max16(__m512 v) {
 // quantiser and 32 byte stores a row, 6 % of a Q8_0 plan on the calling thread). Every CPU with
 // AMX has AVX-512
 __attribute__((target("avx512f,avx512vl"))) void amx_q8_pack(const float * x, int64_t m, int64_t ldx, int64_t k,
-                                                            void * pack) {
+                                                            void * pack, int64_t u0, int64_t u1) {
     auto *        out  = static_cast<uint8_t *>(pack);
     const int64_t ns   = k / 32;
     const __m512  inf  = _mm512_set1_ps(INFINITY);
-    for (int64_t g = 0; g < n_groups(m); ++g) {
-        for (int64_t s = 0; s < ns; ++s) {
-            uint8_t * blk = out + (g * ns + s) * k_q8_block;
-            alignas(64) float d[16];
-            __m512            v[16];
-            for (int64_t n = 0; n < 16; ++n) {
-                const int64_t i = 16 * g + n;
-                __m256i       q = _mm256_setzero_si256();
-                d[n]            = 0.0f;
-                if (i < m) {
-                    const float *  xr  = x + i * ldx + 32 * s;
-                    const __m512   lo  = _mm512_loadu_ps(xr), hi = _mm512_loadu_ps(xr + 16);
-                    const __m512   alo = _mm512_abs_ps(lo), ahi = _mm512_abs_ps(hi);
-                    const bool     bad = (_mm512_cmp_ps_mask(alo, inf, _CMP_NLT_UQ) |
-                                      _mm512_cmp_ps_mask(ahi, inf, _CMP_NLT_UQ)) != 0;
-                    const float    dn  = bad ? NAN : max16(_mm512_maskz_max_ps(0xffff, alo, ahi)) / 127.0f;
-                    const __m512   id  = _mm512_set1_ps(dn != 0.0f && !bad ? 1.0f / dn : 0.0f);
-                    const __m128i  qlo = _mm512_maskz_cvtepi32_epi8(0xffff, _mm512_maskz_cvtps_epi32(0xffff, _mm512_mul_ps(lo, id)));
-                    const __m128i  qhi = _mm512_maskz_cvtepi32_epi8(0xffff, _mm512_maskz_cvtps_epi32(0xffff, _mm512_mul_ps(hi, id)));
-                    q                  = _mm256_inserti128_si256(_mm256_castsi128_si256(qlo), qhi, 1);
-                    d[n]               = dn;
-                }
-                v[n] = _mm512_castsi512_ps(_mm512_maskz_inserti64x4(0xff, _mm512_setzero_si512(), q, 0));
+    if (u1 < 0) u1 = amx_pack_units(m, k);
+    for (int64_t u = u0; u < u1; ++u) {
+        const int64_t g = u / ns, s = u % ns;
+        uint8_t * blk = out + u * k_q8_block;
+        alignas(64) float d[16];
+        __m512            v[16];
+        for (int64_t n = 0; n < 16; ++n) {
+            const int64_t i = 16 * g + n;
+            __m256i       q = _mm256_setzero_si256();
+            d[n]            = 0.0f;
+            if (i < m) {
+                const float *  xr  = x + i * ldx + 32 * s;
+                const __m512   lo  = _mm512_loadu_ps(xr), hi = _mm512_loadu_ps(xr + 16);
+                const __m512   alo = _mm512_abs_ps(lo), ahi = _mm512_abs_ps(hi);
+                const bool     bad = (_mm512_cmp_ps_mask(alo, inf, _CMP_NLT_UQ) |
+                                  _mm512_cmp_ps_mask(ahi, inf, _CMP_NLT_UQ)) != 0;
+                const float    dn  = bad ? NAN : max16(_mm512_maskz_max_ps(0xffff, alo, ahi)) / 127.0f;
+                const __m512   id  = _mm512_set1_ps(dn != 0.0f && !bad ? 1.0f / dn : 0.0f);
+                const __m128i  qlo = _mm512_maskz_cvtepi32_epi8(0xffff, _mm512_maskz_cvtps_epi32(0xffff, _mm512_mul_ps(lo, id)));
+                const __m128i  qhi = _mm512_maskz_cvtepi32_epi8(0xffff, _mm512_maskz_cvtps_epi32(0xffff, _mm512_mul_ps(hi, id)));
+                q                  = _mm256_inserti128_si256(_mm256_castsi128_si256(qlo), qhi, 1);
+                d[n]               = dn;
             }
-            transpose16(v);
-            for (int p = 0; p < 8; ++p) _mm512_storeu_ps(reinterpret_cast<float *>(blk + p * 64), v[p]);
-            std::memcpy(blk + 8 * 64, d, sizeof d);
+            v[n] = _mm512_castsi512_ps(_mm512_maskz_inserti64x4(0xff, _mm512_setzero_si512(), q, 0));
         }
+        transpose16(v);
+        for (int p = 0; p < 8; ++p) _mm512_storeu_ps(reinterpret_cast<float *>(blk + p * 64), v[p]);
+        std::memcpy(blk + 8 * 64, d, sizeof d);
     }
 }
 
@@ -413,7 +417,7 @@ bool amx_int8_usable() {
 int64_t amx_q8_pack_bytes(int64_t, int64_t) {
     return 0;
 }
-void amx_q8_pack(const float *, int64_t, int64_t, int64_t, void *) {}
+void amx_q8_pack(const float *, int64_t, int64_t, int64_t, void *, int64_t, int64_t) {}
 void amx_q8_gemm(const void *, int64_t, int64_t, const uint8_t *, const float *, int64_t, int64_t, float *, int64_t) {}
 
 bool amx_bf16_usable() {
@@ -422,7 +426,10 @@ bool amx_bf16_usable() {
 int64_t amx_bf16_pack_bytes(int64_t, int64_t) {
     return 0;
 }
-void amx_bf16_pack(const float *, int64_t, int64_t, int64_t, void *) {}
+void amx_bf16_pack(const float *, int64_t, int64_t, int64_t, void *, int64_t, int64_t) {}
+int64_t amx_pack_units(int64_t, int64_t) {
+    return 0;
+}
 void amx_bf16_gemm(const void *, int64_t, int64_t, const uint8_t *, const float *, int64_t, int64_t, float *,
                    int64_t) {}
 
