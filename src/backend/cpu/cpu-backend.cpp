@@ -27,6 +27,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -466,21 +467,30 @@ public:
         // lanes' rows stack ([n_batch·t, c_in·k]), so the weights are streamed once for all lanes
         grow(col_, n_batch * ck * t);
         float * col = col_.data();
+        std::optional<cpu::op_profile::scope> glue(std::in_place, prof_, cpu::op_kind::CONV_GLUE);
         parallel_ranges(n_batch * t, ck, [=](int64_t r0, int64_t r1, int) {
+            // per tap kk one pass over the channels with the bounds test hoisted out (was: tested
+            // per value, most of conv1d's glue at B = 8)
             for (int64_t r = r0; r < r1; ++r) {
                 const int64_t l = r / t, i = r % t;
                 float *       dst = col + r * ck;
-                for (int64_t c = 0; c < c_in; ++c) {
-                    const float * xc = x + (l * c_in + c) * t;
-                    for (int64_t kk = 0; kk < k; ++kk) {
-                        const int64_t src = i + (kk - half) * dilation;
-                        dst[c * k + kk]   = (src >= 0 && src < t) ? xc[src] : 0.0f;
+                const float * xl  = x + l * c_in * t;
+                for (int64_t kk = 0; kk < k; ++kk) {
+                    const int64_t src = i + (kk - half) * dilation;
+                    float *       d   = dst + kk;
+                    if (src < 0 || src >= t) {
+                        for (int64_t c = 0; c < c_in; ++c) d[c * k] = 0.0f;
+                    } else {
+                        const float * xs = xl + src;
+                        for (int64_t c = 0; c < c_in; ++c) d[c * k] = xs[c * t];
                     }
                 }
             }
         });
         grow(yt_, n_batch * t * c_out);
+        glue.reset();
         gemm_columns(col, n_batch * t, ck, ck, wt.p, wt.type, b, c_out, yt_.data());
+        glue.emplace(prof_, cpu::op_kind::CONV_GLUE);
         const float * yt = yt_.data();
         parallel_ranges(n_batch * c_out, t, [=](int64_t q0, int64_t q1, int) {
             for (int64_t q = q0; q < q1; ++q) {

@@ -19,6 +19,7 @@ enum class op_kind : int {
     LINEAR_Q8_0,
     GEMM_PACK,     // activations packed for the dot-product / tile kernels (inside linear and conv1d)
     CONV1D,        // im2col, the GEMM (also counted under linear) and the transposition back
+    CONV_GLUE,     // conv1d's im2col and transposition back alone
     ATTENTION,
     LAYER_NORM,
     ELEMENTWISE,   // add, relu, leaky_relu, silu, fill
@@ -38,7 +39,7 @@ public:
 
     void print(int n_threads) const {
         if (!on_) return;
-        static const char * const names[] = {"linear_f32", "linear_bf16", "linear_q8_0", "gemm_pack",  "conv1d",
+        static const char * const names[] = {"linear_f32", "linear_bf16", "linear_q8_0", "gemm_pack",  "conv1d", "conv_glue",
                                              "attention",  "layer_norm",  "elementwise", "layout",     "sampling"};
         std::fprintf(stderr, "{\"cpu_profile\": {\"threads\": %d", n_threads);
         for (int k = 0; k < int(op_kind::COUNT); ++k) {
