@@ -95,34 +95,43 @@ TEST_F(backends, linear_every_path) {
 }
 
 // the F32 products follow the order cuda-kernels.h states, bit for bit (the host's std::fmaf
-// is correctly rounded like the device's): the GEMV at 1 and 7 rows, the tiled kernel at 70
-// and 200, with and without 16-byte loads, K ending mid-slice
+// is correctly rounded like the device's): the GEMV at 1 and 7 rows, the tiled kernel at 70,
+// 150 and 200 on the chosen tile and on each tile forced, with and without 16-byte loads, K
+// ending mid-slice
 TEST_F(backends, f32_sums_follow_the_slice_order) {
     struct shape { int64_t n, n_in, n_out; };
-    const shape shapes[] = {{1, 1024, 64}, {7, 303, 50}, {70, 48, 100}, {200, 1030, 130}, {5, 4100, 9}};
-    uint32_t seed = 900;
-    for (const shape & s : shapes) {
-        auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
-        auto y = gpu->in(poisoned(s.n * s.n_out));
-        gpu->be->linear(gpu->in(x), s.n, s.n_in, gpu->in(w), gpu->in(b), s.n_out, y);
-        const std::vector<float> got = gpu->get(y, s.n * s.n_out);
-        int64_t differ = 0;
-        for (int64_t r = 0; r < s.n; ++r) {
-            for (int64_t o = 0; o < s.n_out; ++o) {
-                float tot = 0.0f;
-                for (int64_t k0 = 0; k0 < s.n_in; k0 += mb::cuda::k_sum_slice) {
-                    float sl = 0.0f;
-                    for (int64_t k = k0; k < std::min<int64_t>(k0 + mb::cuda::k_sum_slice, s.n_in); ++k) {
-                        sl = std::fmaf(x[(size_t) (r * s.n_in + k)], w[(size_t) (o * s.n_in + k)], sl);
+    const shape shapes[] = {{1, 1024, 64}, {7, 303, 50}, {70, 48, 100}, {200, 1030, 130}, {5, 4100, 9}, {150, 520, 200}};
+    std::vector<std::string> tiles = mb::cuda::tiled_tile_names();
+    tiles.insert(tiles.begin(), "");    // the chosen tile, then each one forced
+    for (const std::string & tile : tiles) {
+        if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
+        uint32_t seed = 900;
+        for (const shape & s : shapes) {
+            if (!tile.empty() && s.n <= mb::cuda::k_skinny_max_rows) continue;    // the GEMV: no tile
+            auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
+            auto y = gpu->in(poisoned(s.n * s.n_out));
+            gpu->be->linear(gpu->in(x), s.n, s.n_in, gpu->in(w), gpu->in(b), s.n_out, y);
+            const std::vector<float> got = gpu->get(y, s.n * s.n_out);
+            int64_t differ = 0;
+            for (int64_t r = 0; r < s.n; ++r) {
+                for (int64_t o = 0; o < s.n_out; ++o) {
+                    float tot = 0.0f;
+                    for (int64_t k0 = 0; k0 < s.n_in; k0 += mb::cuda::k_sum_slice) {
+                        float sl = 0.0f;
+                        for (int64_t k = k0; k < std::min<int64_t>(k0 + mb::cuda::k_sum_slice, s.n_in); ++k) {
+                            sl = std::fmaf(x[(size_t) (r * s.n_in + k)], w[(size_t) (o * s.n_in + k)], sl);
+                        }
+                        tot = tot + sl;
                     }
-                    tot = tot + sl;
+                    const float want = tot + b[(size_t) o], have = got[(size_t) (r * s.n_out + o)];
+                    differ += std::memcmp(&want, &have, sizeof want) != 0;
                 }
-                const float want = tot + b[(size_t) o], have = got[(size_t) (r * s.n_out + o)];
-                differ += std::memcmp(&want, &have, sizeof want) != 0;
             }
+            EXPECT_EQ(differ, 0) << s.n << "x" << s.n_in << " → " << s.n_out << " tile '" << tile
+                                 << "': outputs not in the slice order";
         }
-        EXPECT_EQ(differ, 0) << s.n << "x" << s.n_in << " → " << s.n_out << ": outputs not in the slice order";
     }
+    unsetenv("MB_CUDA_TILED_TILE");
 }
 
 // F32 products of many rows (the tiled kernel) sum every output in the GEMV's order:
@@ -130,8 +139,9 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
 // conv1d the bits of that lane alone (so fused batch lanes equal requests run alone)
 TEST_F(backends, f32_sums_do_not_depend_on_the_row_count) {
     struct shape { int64_t n, n_in, n_out; };
-    // 64 × 64 tiles, 128 × 64 (1100 rows) and 128 × 128 (2100 rows), with and without 16-byte
-    // loads; K shorter than a slice, ending mid-slice, at half a slice, and past 4 segments
+    // the chosen tiles (64 × 128; 64 × 64 for 64 and 160 outputs; f32_sums_follow_the_slice_order
+    // forces each), with and without 16-byte loads; K shorter than a slice, ending mid-slice, at
+    // half a slice, and past 4 segments
     const shape shapes[] = {{65, 1024, 517}, {130, 3072, 1024}, {300, 512, 64}, {97, 303, 160},
                             {256, 2048, 96}, {1100, 1024, 1024}, {1090, 303, 1030}, {2100, 256, 1100},
                             {70, 48, 100}, {200, 20, 33}, {129, 4100, 130}, {600, 1030, 300}};
@@ -195,9 +205,22 @@ TEST(cuda_speed, f32_products_of_many_rows) {
     const shape shapes[] = {{16384, 1024, 1024}, {16384, 1024, 3072}, {16384, 1024, 4096}, {16384, 4096, 1024},
                             {16384, 1536, 512},  {2560, 1024, 1024},  {2560, 1024, 3072},  {2560, 512, 160},
                             {10240, 1536, 512}};
-    for (const char * how : {"", "88", "84", "44", "cublas"}) {
-        if (std::string(how) == "cublas") setenv("MB_CUDA_F32_CUBLAS", "1", 1);
-        if (*how && std::string(how) != "cublas") setenv("MB_CUDA_TILED_TILE", how, 1);
+    // MB_CUDA_SPEED_TILES="a b …": those tiles only (names of MB_CUDA_TILED_TILE, auto, cublas)
+    std::vector<std::string> hows = mb::cuda::tiled_tile_names();
+    hows.insert(hows.begin(), "");
+    if (const char * only = std::getenv("MB_CUDA_SPEED_TILES")) {
+        hows.clear();
+        for (const char * p = only; *p;) {
+            const char * e = std::strchr(p, ' ') ? std::strchr(p, ' ') : p + std::strlen(p);
+            if (e > p) hows.emplace_back(std::string(p, e) == "auto" ? std::string() : std::string(p, e));
+            p = *e ? e + 1 : e;
+        }
+    }
+    hows.emplace_back("cublas");
+    for (const std::string & h : hows) {
+        const char * how = h.c_str();
+        if (h == "cublas") setenv("MB_CUDA_F32_CUBLAS", "1", 1);
+        if (*how && h != "cublas") setenv("MB_CUDA_TILED_TILE", how, 1);
         device d(mb::backend_device::BACKEND_DEVICE_CUDA);
         for (const shape & s : shapes) {
             auto x = d.in(random_vec(s.n * s.n_in, 1)), w = d.in(random_vec(s.n_out * s.n_in, 2)), b = d.in(random_vec(s.n_out, 3));

@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace mb::cuda {
 
@@ -32,6 +34,8 @@ constexpr int64_t k_skinny_max_rows = 64;
 bool linear_tiled_fits(int64_t n);
 void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
                   cudaStream_t s);
+// the tiles MB_CUDA_TILED_TILE can force (read on every call; the bits are the same on each)
+std::vector<std::string> tiled_tile_names();
 
 // the F32 product: linear_tiled where it fits, else linear_skinny (the same bits either way)
 void linear_f32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,

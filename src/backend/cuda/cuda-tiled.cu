@@ -3,25 +3,23 @@
 // summed with fmaf from 0, their sums added in order to a running total from 0, the bias last.
 // So a lane of a batch gets the bits it gets alone, whatever the batch's row count.
 //
-// A block owns BM × BN outputs (256 threads, TM × TN each, taken as two halves of TM/2 rows and
-// TN/2 columns so that the fragment reads from shared memory are conflict-free) and walks k in
-// tiles of 16, held twice in shared memory so that the next tile's global loads are in flight
-// during the current tile's products. Every second tile (and the last) closes a slice: its sum
-// joins the output's total, one extra register per output.
+// A block of TY × TX threads owns BM × BN outputs (TM × TN a thread, taken as two halves of
+// TM/2 rows and TN/2 columns so that the fragment reads from shared memory are conflict-free)
+// and walks k in tiles of 16, held twice in shared memory so that the next tile's global loads
+// are in flight during the current tile's products. Every second tile (and the last) closes a
+// slice: its sums join the outputs' totals, one extra register per output.
+//
+// Measured on the H200 (cuda_speed.f32_products_of_many_rows, docs/BACKEND.md): 8 × 8 a thread
+// in blocks of 128 threads, two blocks a multiprocessor, beat 256-thread blocks of 8 × 4 or
+// 8 × 8 by 5–10 %; k tiles of 32 (one slice a tile) were slower (255 registers), and copying
+// the tiles with cp.async into 3 or 4 stages, untransposed and swizzled, gave the same speed.
 #include "backend/cuda/cuda-kernels.h"
 
 #include <cstdlib>
+#include <cstring>
 
 namespace mb::cuda {
 namespace {
-
-constexpr int k_bk = 16;    // k per shared-memory tile: two tiles make a slice
-// the tiles' speeds relative to 128 × 64 at full waves (H200: 32.5, 35.3 and 30.2 TFLOP/s on
-// the large shapes of cuda_speed.f32_products_of_many_rows; cuBLAS's pedantic F32 46–50). 128 × 128
-// holds one block per multiprocessor (201 registers); with its totals in shared memory instead
-// (two blocks, 128 registers) it ran at 33.1–33.8, so that variant is gone
-constexpr double k_speed_88 = 0.92, k_speed_84 = 1.0, k_speed_44 = 0.855;
-static_assert(2 * k_bk == k_sum_slice, "a slice is two tiles");
 
 template <int H>
 __device__ __forceinline__ void read_frag(const float * p, float * v) {
@@ -35,26 +33,30 @@ __device__ __forceinline__ void read_frag(const float * p, float * v) {
     }
 }
 
+constexpr int k_bk = 16;    // k per shared-memory tile: two tiles make a slice
+static_assert(2 * k_bk == k_sum_slice, "a slice is two tiles");
+
 // VEC: K % 4 == 0 and 16-byte aligned x and w (16-byte loads), else scalar loads
-template <int TM, int TN, bool VEC>
-__global__ void __launch_bounds__(256) linear_tiled_kernel(const float * __restrict__ x, int n, int K,
-                                                          const float * __restrict__ w, const float * __restrict__ b,
-                                                          int N, float * __restrict__ y) {
-    constexpr int BM = 16 * TM, BN = 16 * TN, HM = TM / 2, HN = TN / 2;
-    constexpr int CW = VEC ? 4 : 1, CPR = k_bk / CW;            // loads per row of a tile
-    constexpr int AL = BM * CPR / 256, BL = BN * CPR / 256;     // loads per thread
-    static_assert(AL >= 1 && BL >= 1, "every thread loads");
+template <int TM, int TN, int TY, int TX, int MINB, bool VEC>
+__global__ void __launch_bounds__(TY * TX, MINB) linear_tiled_kernel(const float * __restrict__ x, int n, int K,
+                                                                    const float * __restrict__ w,
+                                                                    const float * __restrict__ b, int N,
+                                                                    float * __restrict__ y) {
+    constexpr int NT = TY * TX, BM = TY * TM, BN = TX * TN, HM = TM / 2, HN = TN / 2;
+    constexpr int CW = VEC ? 4 : 1, CPR = k_bk / CW;           // loads per row of a tile
+    constexpr int AL = BM * CPR / NT, BL = BN * CPR / NT;      // loads per thread
+    static_assert(AL >= 1 && BL >= 1 && AL * NT == BM * CPR && BL * NT == BN * CPR, "every thread loads alike");
     __shared__ __align__(16) float as[2][k_bk][BM + 4];        // [k][row]: rows 16 bytes apart per k
     __shared__ __align__(16) float bs[2][k_bk][BN + 4];
 
-    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
 
     float ar[AL][CW], br[BL][CW];
     auto  load = [&](int k0) {
 #pragma unroll
         for (int u = 0; u < AL; ++u) {
-            const int c = tid + 256 * u, m = c / CPR, k = k0 + (c % CPR) * CW, r = row0 + m;
+            const int c = tid + NT * u, m = c / CPR, k = k0 + (c % CPR) * CW, r = row0 + m;
             if (r < n && k < K) {
                 if constexpr (VEC) {
                     const float4 v = __ldg(reinterpret_cast<const float4 *>(x + (size_t) r * K + k));
@@ -69,7 +71,7 @@ __global__ void __launch_bounds__(256) linear_tiled_kernel(const float * __restr
         }
 #pragma unroll
         for (int u = 0; u < BL; ++u) {
-            const int c = tid + 256 * u, m = c / CPR, k = k0 + (c % CPR) * CW, o = col0 + m;
+            const int c = tid + NT * u, m = c / CPR, k = k0 + (c % CPR) * CW, o = col0 + m;
             if (o < N && k < K) {
                 if constexpr (VEC) {
                     const float4 v = __ldg(reinterpret_cast<const float4 *>(w + (size_t) o * K + k));
@@ -86,13 +88,13 @@ __global__ void __launch_bounds__(256) linear_tiled_kernel(const float * __restr
     auto store = [&](int buf) {
 #pragma unroll
         for (int u = 0; u < AL; ++u) {
-            const int c = tid + 256 * u, m = c / CPR, kq = (c % CPR) * CW;
+            const int c = tid + NT * u, m = c / CPR, kq = (c % CPR) * CW;
 #pragma unroll
             for (int e = 0; e < CW; ++e) as[buf][kq + e][m] = ar[u][e];
         }
 #pragma unroll
         for (int u = 0; u < BL; ++u) {
-            const int c = tid + 256 * u, m = c / CPR, kq = (c % CPR) * CW;
+            const int c = tid + NT * u, m = c / CPR, kq = (c % CPR) * CW;
 #pragma unroll
             for (int e = 0; e < CW; ++e) bs[buf][kq + e][m] = br[u][e];
         }
@@ -151,33 +153,40 @@ __global__ void __launch_bounds__(256) linear_tiled_kernel(const float * __restr
     }
 }
 
-template <int TM, int TN>
+template <int TM, int TN, int TY, int TX, int MINB>
 void launch_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
                   cudaStream_t s) {
-    const dim3 grid((unsigned) ((N + 16 * TN - 1) / (16 * TN)), (unsigned) ((n + 16 * TM - 1) / (16 * TM)));
+    constexpr int BM = TY * TM, BN = TX * TN;
+    const dim3    grid((unsigned) ((N + BN - 1) / BN), (unsigned) ((n + BM - 1) / BM));
     const bool vec = K % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0;
-    auto       kernel = vec ? linear_tiled_kernel<TM, TN, true> : linear_tiled_kernel<TM, TN, false>;
-    kernel<<<grid, 256, 0, s>>>(x, (int) n, (int) K, w, b, (int) N, y);
+    auto kernel = vec ? linear_tiled_kernel<TM, TN, TY, TX, MINB, true> : linear_tiled_kernel<TM, TN, TY, TX, MINB, false>;
+    kernel<<<grid, TY * TX, 0, s>>>(x, (int) n, (int) K, w, b, (int) N, y);
 }
 
-int multiprocessors() {
-    static const int m = [] {
-        int dev = 0, c = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-            cudaGetLastError();
-            return 132;
-        }
-        return c > 0 ? c : 132;
-    }();
-    return m;
-}
+using launcher = void (*)(const float *, int64_t, int64_t, const float *, const float *, int64_t, float *, cudaStream_t);
 
-// the estimated time of a product on a tile: the blocks each multiprocessor takes in turn, each
-// of bm × bn outputs at the tile's speed (matched the best tile of the nine shapes of
-// cuda_speed.f32_products_of_many_rows on the H200)
-double tile_cost(int64_t n, int64_t N, int bm, int bn, double speed) {
-    const int64_t nb = ((n + bm - 1) / bm) * ((N + bn - 1) / bn);
-    return double((nb + multiprocessors() - 1) / multiprocessors()) * bm * bn / speed;
+// the tiles: block rows × outputs, throughput relative to "84" (H200,
+// cuda_speed.f32_products_of_many_rows, full waves); speed 0: only where MB_CUDA_TILED_TILE
+// forces it (for comparisons)
+struct tile {
+    const char * name;
+    int          bm, bn;
+    double       speed;
+    launcher     run;
+};
+const tile k_tiles[] = {
+    {"88w", 64, 128, 1.06, launch_tiled<8, 8, 8, 16, 2>},     // 128 threads, 225 registers, 2 blocks a multiprocessor
+    {"44", 64, 64, 0.855, launch_tiled<4, 4, 16, 16, 2>},     // 256 threads, 85 registers, 2
+    {"84", 128, 64, 0, launch_tiled<8, 4, 16, 16, 2>},        // 256 threads, 127 registers, 2 (the fifth session's)
+    {"88", 128, 128, 0, launch_tiled<8, 8, 16, 16, 1>},       // 256 threads, 221 registers, 1
+};
+
+// the estimated time of a product on a tile: its blocks' outputs (padding included) at the
+// tile's throughput. Idle multiprocessors and tails of partial waves are not counted: a fused
+// batch runs two states on two streams, whose kernels fill them (88w forced everywhere beat a
+// choice that counted whole waves by ~5 % end to end); 44 where 88w pads many outputs (N = 64, 160)
+double tile_cost(int64_t n, int64_t N, const tile & t) {
+    return double((n + t.bm - 1) / t.bm) * double((N + t.bn - 1) / t.bn) * t.bm * t.bn / t.speed;
 }
 
 } // namespace
@@ -200,24 +209,28 @@ bool linear_tiled_fits(int64_t n) {
 void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
                   cudaStream_t s) {
     if (n <= 0 || N <= 0) return;
-    // MB_CUDA_TILED_TILE=88|84|44 forces a thread tile (read on every call, for timings; the bits
-    // are the same for every tile), else the one of least tile_cost
-    const char * f    = std::getenv("MB_CUDA_TILED_TILE");
-    int          tile = f ? std::atoi(f) : 0;
-    if (tile != 88 && tile != 84 && tile != 44) {
-        const double c88 = tile_cost(n, N, 128, 128, k_speed_88), c84 = tile_cost(n, N, 128, 64, k_speed_84),
-                     c44 = tile_cost(n, N, 64, 64, k_speed_44);
-        tile = c84 <= c88 && c84 <= c44 ? 84 : c44 <= c88 ? 44 : 88;
+    // MB_CUDA_TILED_TILE=<a k_tiles name> forces that tile (read on every call, for timings and
+    // tests; the bits are the same for every tile), else the one of least tile_cost
+    const char * f = std::getenv("MB_CUDA_TILED_TILE");
+    const tile * t = nullptr;
+    for (const tile & c : k_tiles) {
+        if (f && std::strcmp(f, c.name) == 0) t = &c;
     }
-    if (tile == 88) {
-        launch_tiled<8, 8>(x, n, K, w, b, N, y, s);
-    } else if (tile == 84) {
-        launch_tiled<8, 4>(x, n, K, w, b, N, y, s);
-    } else {
-        launch_tiled<4, 4>(x, n, K, w, b, N, y, s);
+    if (!t) {
+        for (const tile & c : k_tiles) {
+            if (c.speed > 0 && (!t || tile_cost(n, N, c) < tile_cost(n, N, *t))) t = &c;
+        }
     }
+    t->run(x, n, K, w, b, N, y, s);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) fail("linear_tiled", e);
+}
+
+// the names MB_CUDA_TILED_TILE takes (for tests and timings)
+std::vector<std::string> tiled_tile_names() {
+    std::vector<std::string> v;
+    for (const tile & c : k_tiles) v.emplace_back(c.name);
+    return v;
 }
 
 } // namespace mb::cuda
