@@ -17,7 +17,9 @@
 #include <cmath>
 #include <functional>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace {
@@ -245,6 +247,48 @@ TEST(cpu_kernels, ops_flush_subnormals_and_restore_the_callers_mode) {
         for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], 0.0f) << "linear output " << i << ", threads " << threads;
         EXPECT_EQ(mb::cpu::fp_mode_control(), before) << "the caller's mode is restored";
     }
+}
+
+// MB_CPU_PROFILE=1: the backend prints its ops' calls and time per kind when destroyed; unset, nothing
+TEST(cpu_kernels, op_profile_counts_each_kind_when_asked) {
+    const int64_t n = 4, n_in = 64, n_out = 64;
+    std::vector<float> x((size_t) (n * n_in), 0.5f), w((size_t) (n_out * n_in), 0.25f), y((size_t) (n * n_out));
+    const auto run = [&](const char * env) {
+        if (env) ::setenv("MB_CPU_PROFILE", env, 1);
+        else ::unsetenv("MB_CPU_PROFILE");
+        testing::internal::CaptureStderr();
+        {
+            auto be = mb::backend_cpu_create(2);
+            be->linear(host(x), n, n_in, host(w), {}, n_out, host(y));
+            be->linear(host(x), n, n_in, host(w), {}, n_out, host(y));
+            be->add(host(y), host(y), n * n_out, host(y));
+        }
+        ::unsetenv("MB_CPU_PROFILE");
+        return testing::internal::GetCapturedStderr();
+    };
+    const std::string on = run("1");
+    EXPECT_NE(on.find("{\"cpu_profile\": {\"threads\": 2"), std::string::npos) << on;
+    EXPECT_NE(on.find("\"linear_f32\": {\"calls\": 2,"), std::string::npos) << on;
+    EXPECT_NE(on.find("\"elementwise\": {\"calls\": 1,"), std::string::npos) << on;
+    EXPECT_NE(on.find("\"attention\": {\"calls\": 0,"), std::string::npos) << on;
+    EXPECT_EQ(run(nullptr), "");
+    EXPECT_EQ(run("0"), "");
+}
+
+// MB_CPU_RANGES_PER_THREAD: 1..16 changes only how work is split (same bits), anything else is refused
+TEST(cpu_kernels, ranges_per_thread_override_is_validated) {
+    const int64_t n = 8, n_in = 256, n_out = 1024;
+    std::vector<float> x = random_vec(n * n_in, 1), w = random_vec(n_out * n_in, 2);
+    std::vector<float> y1((size_t) (n * n_out)), y2((size_t) (n * n_out));
+    mb::backend_cpu_create(3)->linear(host(x), n, n_in, host(w), {}, n_out, host(y1));
+    for (const char * bad : {"0", "17", "2x", "-1"}) {
+        ::setenv("MB_CPU_RANGES_PER_THREAD", bad, 1);
+        EXPECT_THROW(mb::backend_cpu_create(3), std::exception) << bad;
+    }
+    ::setenv("MB_CPU_RANGES_PER_THREAD", "1", 1);
+    mb::backend_cpu_create(3)->linear(host(x), n, n_in, host(w), {}, n_out, host(y2));
+    ::unsetenv("MB_CPU_RANGES_PER_THREAD");
+    EXPECT_EQ(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(float)), 0);
 }
 
 // every op, sized so that it is split over the threads, gives the same bits at 1, 2, 3 and 5

@@ -12,6 +12,7 @@
 #include "backend/cpu/cpu-gemm.h"
 #include "backend/cpu/cpu-silu.h"
 #include "backend/cpu/fp-mode.h"
+#include "backend/cpu/op-profile.h"
 #include "backend/cpu/thread-pool.h"
 #include "backend/token-select.h"
 #include "format/error.h"
@@ -26,6 +27,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -38,12 +40,41 @@
 namespace mb {
 namespace {
 
+// the row loops of attention and LayerNorm also compiled for AVX-512 (16-wide, FMA) and chosen
+// when the process starts (GCC's target_clones: an ifunc); one clone runs every row on a given
+// CPU, so results still do not depend on the thread count
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
+#define MB_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "default")))
+#else
+#define MB_CPU_CLONES
+#endif
+
+// 16 floats as one value (GCC/Clang vector extension: zmm, or 4 xmm / NEON registers), so the
+// lanes' sums stay in vector registers where plain arrays of 16 partial sums did not
+typedef float v16f __attribute__((vector_size(64)));
+// (by reference: a vector return value draws GCC's -Wpsabi note on builds without AVX-512)
+inline void load16(v16f & v, const float * p) {
+    std::memcpy(&v, p, sizeof v);
+}
+
 // below this many multiply-adds one thread is faster than waking the others
 constexpr int64_t k_min_parallel_fma = 1 << 16;
 // the work (about one float operation each) a thread takes at least in the other ops
 constexpr int64_t k_min_parallel_work = 1 << 14;
-// at most this many ranges per thread (dynamic claiming evens out a slow thread)
+// at most this many ranges per thread (dynamic claiming evens out a slow thread; each range costs
+// a claim on the pool's shared counter). MB_CPU_RANGES_PER_THREAD=1..16 overrides it, read when a
+// backend is made (to measure the trade on many-core hosts)
 constexpr int k_ranges_per_thread = 4;
+int ranges_per_thread_from_env() {
+    const char * e = std::getenv("MB_CPU_RANGES_PER_THREAD");
+    if (!e || !*e) return k_ranges_per_thread;
+    char *     end = nullptr;
+    const long v   = std::strtol(e, &end, 10);
+    if (*end != '\0' || v < 1 || v > 16) {
+        throw std::runtime_error(std::string("MB_CPU_RANGES_PER_THREAD=") + e + ": expected 1..16");
+    }
+    return int(v);
+}
 
 // host memory: owned (aligned, zeroed) or an alias of caller memory (weights)
 class cpu_buffer final : public backend_buffer {
@@ -75,6 +106,9 @@ public:
         if (gemm_ == cpu_gemm::CPU_GEMM_OPENBLAS) openblas_set_num_threads(n_threads_);
 #endif
     }
+    ~cpu_backend() override { prof_.print(n_threads_); }
+    cpu_backend(const cpu_backend &)             = delete;
+    cpu_backend & operator=(const cpu_backend &) = delete;
 
     const char * name() const override {
         switch (gemm_) {
@@ -114,28 +148,40 @@ public:
         grow(col_, c_in * k * t);
         grow(yt_, t * c_out);
     }
-    void reserve_attention(int64_t n) override { grow(scores_, n * max_ranges()); }
+    void reserve_attention(int64_t n) override { grow(scores_, score_row(n) * max_ranges()); }
     void reserve_remask(int64_t m) override { grow(order_, m * max_ranges()); }
 
     // ---- elementwise
 
     void fill_f32(int64_t n, float v, bptr<float> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         std::fill(raw(y), raw(y) + n, v);
     }
     void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         std::fill(raw(y), raw(y) + n, v);
     }
     void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y, int64_t n_b) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         const cpu::fp_flush_scope fp;
         const float * pa = raw(a);
         const float * pb = raw(b);
         float *       py = raw(y);
         const int64_t m  = n_b > 0 ? n_b : n;
+        // b repeats every m values: contiguous runs of it (an i % m per value kept the loop scalar)
         parallel_ranges(n, 1, [=](int64_t i0, int64_t i1, int) {
-            for (int64_t i = i0; i < i1; ++i) py[i] = pa[i] + pb[i % m];
+            for (int64_t i = i0, j = i0 % m; i < i1; j = 0) {
+                const int64_t len = std::min(i1 - i, m - j);
+                const float * ra  = pa + i;
+                const float * rb  = pb + j;
+                float *       ry  = py + i;
+                for (int64_t c = 0; c < len; ++c) ry[c] = ra[c] + rb[c];
+                i += len;
+            }
         });
     }
     void relu(bptr<const float> x, int64_t n, bptr<float> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         const float * px = raw(x);
         float *       py = raw(y);
         parallel_ranges(n, 1, [=](int64_t i0, int64_t i1, int) {
@@ -143,6 +189,7 @@ public:
         });
     }
     void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         const cpu::fp_flush_scope fp;
         const float * px = raw(x);
         float *       py = raw(y);
@@ -152,11 +199,12 @@ public:
     }
 
     void silu(bptr<const float> x, int64_t n, bptr<float> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         const cpu::fp_flush_scope fp;
         const float * px = raw(x);
         float *       py = raw(y);
         // std::exp costs about 16 plain operations, the 16-wide one about 2 per value
-        const bool vector = isa_ >= cpu::gemm_isa::GEMM_ISA_AVX512 && isa_ != cpu::gemm_isa::GEMM_ISA_NEON;
+        const bool vector = vector_exp();
         parallel_ranges(n, vector ? 2 : 16, [=](int64_t i0, int64_t i1, int) {
             cpu::silu_f32(px + i0, i1 - i0, py + i0, vector);
         });
@@ -165,16 +213,19 @@ public:
     // ---- layout
 
     void copy_rows(bptr<const float> x, int64_t ldx, int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         for (int64_t i = 0; i < n; ++i) std::memcpy(raw(y) + i * ldy, raw(x) + i * ldx, size_t(d) * sizeof(float));
     }
     void where_rows(bptr<const uint8_t> sel, bptr<const float> a, int64_t lda, bptr<const float> b, int64_t ldb,
                     int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         for (int64_t i = 0; i < n; ++i) {
             const float * src = raw(sel)[i] ? raw(a) + i * lda : raw(b) + i * ldb;
             std::memcpy(raw(y) + i * ldy, src, size_t(d) * sizeof(float));
         }
     }
     void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         // by output rows (lane, j): each writes r contiguous values
         const float * px = raw(x);
         float *       py = raw(y);
@@ -188,11 +239,13 @@ public:
         });
     }
     void mask_cols(int64_t c, int64_t t, int64_t n_valid, bptr<float> x) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         if (n_valid >= t) return;
         const int64_t v = std::max<int64_t>(0, n_valid);
         for (int64_t i = 0; i < c; ++i) std::fill(raw(x) + i * t + v, raw(x) + (i + 1) * t, 0.0f);
     }
     void upsample2(bptr<const float> x, int64_t c, int64_t t, bptr<float> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         const float * px = raw(x);
         float *       py = raw(y);
         for (int64_t i = 0; i < c; ++i)
@@ -200,6 +253,7 @@ public:
     }
     void embed_heads(bptr<const float> table, int64_t n_head, int64_t rows_per_head, int64_t d,
                      bptr<const int32_t> idx, int64_t n, bptr<float> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         const float *   pt = raw(table);
         const int32_t * pi = raw(idx);
         float *         py = raw(y);
@@ -212,6 +266,7 @@ public:
     }
     void replace_frames(bptr<const float> src, bptr<const uint8_t> sel, int64_t t, int64_t f, int64_t w,
                         bptr<float> h, int64_t n_batch) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         const int64_t lane = t * f * w;     // elements of one lane of h and of src
         for (int64_t l = 0; l < n_batch; ++l) {
             float *         ph = raw(h) + l * lane;
@@ -261,6 +316,7 @@ public:
 
     void add_layer_norm(bptr<float> xb, bptr<const float> rb, int64_t n, int64_t d, bptr<const float> gb,
                         bptr<const float> bb, float eps) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYER_NORM);
         const cpu::fp_flush_scope fp;
         float *       x = raw(xb);
         const float * r = raw(rb);
@@ -269,7 +325,21 @@ public:
         // about 5 operations per value (residual, mean, variance, normalise), rows split over threads
         parallel_ranges(n, 5 * d, [=](int64_t i0, int64_t i1, int) { layer_norm_rows(x, r, i0, i1, d, g, b, eps); });
     }
-    static void layer_norm_rows(float * x, const float * r, int64_t i0, int64_t i1, int64_t d, const float * g,
+    // Σ f(j) for j < n in double, 16 partial sums (lane j % 16) added pairwise at the end: one
+    // running sum is a serial chain of dependent adds (it made LayerNorm ~5 % of a Q8_0 plan)
+    template <class F> static double sum16(const F & f, int64_t n) {
+        double  p[16] = {};
+        int64_t j     = 0;
+        for (; j + 16 <= n; j += 16) {
+            for (int l = 0; l < 16; ++l) p[l] += f(j + l);
+        }
+        for (; j < n; ++j) p[j % 16] += f(j);
+        for (int w = 8; w > 0; w /= 2) {
+            for (int l = 0; l < w; ++l) p[l] += p[l + w];
+        }
+        return p[0];
+    }
+    MB_CPU_CLONES static void layer_norm_rows(float * x, const float * r, int64_t i0, int64_t i1, int64_t d, const float * g,
                                 const float * b, float eps) {
         for (int64_t i = i0; i < i1; ++i) {
             float * row = x + i * d;
@@ -277,15 +347,11 @@ public:
                 const float * rr = r + i * d;
                 for (int64_t j = 0; j < d; ++j) row[j] += rr[j];
             }
-            double mean = 0.0;
-            for (int64_t j = 0; j < d; ++j) mean += row[j];
-            mean /= (double) d;
-            double var = 0.0;
-            for (int64_t j = 0; j < d; ++j) {
+            double mean = sum16([row](int64_t j) { return (double) row[j]; }, d) / (double) d;
+            double var  = sum16([row, mean](int64_t j) {
                 const double c = row[j] - mean;
-                var += c * c;
-            }
-            var /= (double) d;
+                return c * c;
+            }, d) / (double) d;
             const float inv = (float) (1.0 / std::sqrt(var + (double) eps));
             for (int64_t j = 0; j < d; ++j) {
                 row[j] = ((row[j] - (float) mean) * inv) * g[j] + b[j];
@@ -295,25 +361,47 @@ public:
 
     void attention(bptr<const float> qkvb, int64_t n, int64_t d, int64_t n_head, bptr<const uint8_t> maskb,
                    bptr<float> outb, int64_t n_batch) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::ATTENTION);
         const cpu::fp_flush_scope fp;
         // one item per (lane, head, query row), about 2·n·d/n_head multiply-adds each; every range
         // has its own score row (slot)
-        grow(scores_, n * max_ranges());
+        const int64_t ns = score_row(n);
+        grow(scores_, ns * max_ranges());
         const float *   qkv   = raw(qkvb);
         const uint8_t * mask  = maskb ? raw(maskb) : nullptr;
         float *         out   = raw(outb);
         float *         s     = scores_.data();
+        const bool      vector = vector_exp();
         parallel_ranges(n_batch * n_head * n, 2 * n * (d / n_head), [=](int64_t q0, int64_t q1, int slot) {
             for (int64_t q = q0; q < q1; ++q) {
                 const int64_t l = q / (n_head * n), h = (q / n) % n_head, i = q % n;
                 attention_row(qkv + l * n * 3 * d, n, d, n_head, h, i, mask ? mask + l * n : nullptr,
-                              out + l * n * d, s + slot * n);
+                              out + l * n * d, s + slot * ns, vector);
             }
         });
     }
+    // Σ a[c]·b[c] in 16 partial sums (lane c % 16) added pairwise at the end: the compiler keeps
+    // them in vector registers (one running sum is a serial chain it may not reorder; it was most
+    // of attention's time). The order is fixed, so results do not depend on the thread split
+    static float dot16(const float * a, const float * b, int64_t n) {
+        v16f    p = {};
+        int64_t c = 0;
+        for (; c + 16 <= n; c += 16) {
+            v16f x, y;
+            load16(x, a + c);
+            load16(y, b + c);
+            p += x * y;
+        }
+        for (; c < n; ++c) p[c % 16] += a[c] * b[c];
+        for (int w = 8; w > 0; w /= 2) {
+            for (int l = 0; l < w; ++l) p[l] += p[l + w];
+        }
+        return p[0];
+    }
+
     // output row i of head h of one lane; s: n floats of scratch
-    static void attention_row(const float * qkv, int64_t n, int64_t d, int64_t n_head, int64_t h, int64_t i,
-                              const uint8_t * key_mask, float * out, float * s) {
+    MB_CPU_CLONES static void attention_row(const float * qkv, int64_t n, int64_t d, int64_t n_head, int64_t h, int64_t i,
+                              const uint8_t * key_mask, float * out, float * s, bool vector_exp) {
         const int64_t dh    = d / n_head;
         const float   scale = 1.0f / std::sqrt((float) dh);
         const float * q     = qkv + i * 3 * d + h * dh;
@@ -323,23 +411,37 @@ public:
                 s[j] = -std::numeric_limits<float>::infinity();
                 continue;
             }
-            const float * k   = qkv + j * 3 * d + d + h * dh;
-            float         acc = 0.0f;
-            for (int64_t c = 0; c < dh; ++c) acc += q[c] * k[c];
-            s[j] = acc * scale;
+            s[j] = dot16(q, qkv + j * 3 * d + d + h * dh, dh) * scale;
             mx   = std::max(mx, s[j]);
         }
+        // e^(s − max) for the row at once (16-wide where the CPU has AVX-512: one std::exp call
+        // a key was most of attention's time at B = 8), masked keys 0
+        for (int64_t j = 0; j < n; ++j) s[j] -= mx;
+        cpu::exp_f32(s, n, s, vector_exp);
         float sum = 0.0f;
         for (int64_t j = 0; j < n; ++j) {
-            s[j] = (s[j] == -std::numeric_limits<float>::infinity()) ? 0.0f : std::exp(s[j] - mx);
+            if (key_mask && key_mask[j]) s[j] = 0.0f;
             sum += s[j];
         }
-        float * o = out + i * d + h * dh;
-        std::fill(o, o + dh, 0.0f);
-        for (int64_t j = 0; j < n; ++j) {
-            const float   p = s[j] / sum;
-            const float * v = qkv + j * 3 * d + 2 * d + h * dh;
-            for (int64_t c = 0; c < dh; ++c) o[c] += p * v[c];
+        for (int64_t j = 0; j < n; ++j) s[j] /= sum;
+        // 16 output values at a time over all keys (they stay in registers; was: the whole output
+        // row loaded and stored once per key), each summed over the keys in order as before
+        float *       o  = out + i * d + h * dh;
+        const float * v0 = qkv + 2 * d + h * dh;
+        int64_t       c0 = 0;
+        for (; c0 + 16 <= dh; c0 += 16) {
+            v16f a = {};
+            for (int64_t j = 0; j < n; ++j) {
+                v16f v;
+                load16(v, v0 + j * 3 * d + c0);
+                a += s[j] * v;
+            }
+            std::memcpy(o + c0, &a, sizeof a);
+        }
+        for (; c0 < dh; ++c0) {
+            float a = 0.0f;
+            for (int64_t j = 0; j < n; ++j) a += s[j] * v0[j * 3 * d + c0];
+            o[c0] = a;
         }
     }
 
@@ -350,6 +452,7 @@ public:
 
     void conv1d(bptr<const float> xb, int64_t c_in, int64_t t, bweight wt, bptr<const float> bb, int64_t c_out,
                 int64_t k, int64_t dilation, bptr<float> yb, int64_t n_batch) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::CONV1D);
         if (wt.type != weight_type::WEIGHT_F32) check_typed(wt.type, c_in * k);
         const cpu::fp_flush_scope fp;
         const float * x    = raw(xb);
@@ -369,21 +472,30 @@ public:
         // lanes' rows stack ([n_batch·t, c_in·k]), so the weights are streamed once for all lanes
         grow(col_, n_batch * ck * t);
         float * col = col_.data();
+        std::optional<cpu::op_profile::scope> glue(std::in_place, prof_, cpu::op_kind::CONV_GLUE);
         parallel_ranges(n_batch * t, ck, [=](int64_t r0, int64_t r1, int) {
+            // per tap kk one pass over the channels with the bounds test hoisted out (was: tested
+            // per value, most of conv1d's glue at B = 8)
             for (int64_t r = r0; r < r1; ++r) {
                 const int64_t l = r / t, i = r % t;
                 float *       dst = col + r * ck;
-                for (int64_t c = 0; c < c_in; ++c) {
-                    const float * xc = x + (l * c_in + c) * t;
-                    for (int64_t kk = 0; kk < k; ++kk) {
-                        const int64_t src = i + (kk - half) * dilation;
-                        dst[c * k + kk]   = (src >= 0 && src < t) ? xc[src] : 0.0f;
+                const float * xl  = x + l * c_in * t;
+                for (int64_t kk = 0; kk < k; ++kk) {
+                    const int64_t src = i + (kk - half) * dilation;
+                    float *       d   = dst + kk;
+                    if (src < 0 || src >= t) {
+                        for (int64_t c = 0; c < c_in; ++c) d[c * k] = 0.0f;
+                    } else {
+                        const float * xs = xl + src;
+                        for (int64_t c = 0; c < c_in; ++c) d[c * k] = xs[c * t];
                     }
                 }
             }
         });
         grow(yt_, n_batch * t * c_out);
+        glue.reset();
         gemm_columns(col, n_batch * t, ck, ck, wt.p, wt.type, b, c_out, yt_.data());
+        glue.emplace(prof_, cpu::op_kind::CONV_GLUE);
         const float * yt = yt_.data();
         parallel_ranges(n_batch * c_out, t, [=](int64_t q0, int64_t q1, int) {
             for (int64_t q = q0; q < q1; ++q) {
@@ -427,6 +539,7 @@ public:
 
     void sample_codes(bptr<const float> logits, int64_t m, int64_t n_code, bptr<const float> u, bptr<int32_t> tokens,
                       bptr<float> prob) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::SAMPLING);
         const cpu::fp_flush_scope fp;
         const float * pl = raw(logits);
         const float * pu = u ? raw(u) : nullptr;
@@ -449,6 +562,7 @@ public:
 
     void remask_lowest(bptr<const float> prob, int64_t m, int64_t n_mask, int32_t mask_id,
                        bptr<int32_t> tokens, int64_t n_batch) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::SAMPLING);
         // lanes over threads, each range with its own sort scratch (slot)
         grow(order_, m * max_ranges());
         const float * pp = raw(prob);
@@ -478,8 +592,15 @@ public:
     }
 
 private:
+    // the 16-wide exponential (cpu-silu.h) on the AVX-512 levels, std::exp elsewhere
+    bool vector_exp() const { return isa_ >= cpu::gemm_isa::GEMM_ISA_AVX512 && isa_ != cpu::gemm_isa::GEMM_ISA_NEON; }
+
+    // floats of one range's attention score row: whole cache lines, so two threads' rows never
+    // share one (they did for short sequences)
+    static int64_t score_row(int64_t n) { return (n + 15) / 16 * 16; }
+
     // the most ranges parallel_ranges makes (each may own a slot of scratch)
-    int max_ranges() const { return pool_.size() == 1 ? 1 : k_ranges_per_thread * pool_.size(); }
+    int max_ranges() const { return pool_.size() == 1 ? 1 : ranges_per_thread_ * pool_.size(); }
 
     // f(i0, i1, slot) over [0, n) in contiguous ranges on the pool's threads, each range at least
     // k_min_parallel_work / cost items (cost: work per item), slot < max_ranges() the range's own
@@ -525,16 +646,25 @@ private:
     // 16-float (cache-line) multiples, so each weight row is read by exactly one thread
     void gemm_columns(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w, weight_type wt,
                       const float * b, int64_t n_out, float * y) {
+        const cpu::op_profile::scope ps(prof_, wt == weight_type::WEIGHT_BF16   ? cpu::op_kind::LINEAR_BF16
+                                               : wt == weight_type::WEIGHT_Q8_0 ? cpu::op_kind::LINEAR_Q8_0
+                                                                                : cpu::op_kind::LINEAR_F32);
         // the dot-product levels read x packed (bfloat16 / int8 blocks): once here for all threads
         const int64_t pack_bytes = cpu::gemm_pack_bytes(m, k, wt, isa_);
         const void *  pack       = nullptr;
         if (pack_bytes > 0) {
-            grow(pack_, pack_bytes);
-            // by 16-row groups over the threads: a group's packing starts after the bytes of the rows before it
-            uint8_t * pk = pack_.data();
-            parallel_ranges((m + 15) / 16, 16 * k, [&](int64_t g0, int64_t g1, int) {
-                const int64_t r0 = 16 * g0, r1 = std::min(m, 16 * g1);
-                cpu::gemm_pack(x + r0 * ldx, r1 - r0, ldx, k, wt, isa_, pk + cpu::gemm_pack_bytes(r0, k, wt, isa_));
+            const cpu::op_profile::scope pp(prof_, cpu::op_kind::GEMM_PACK);
+            // 64-byte aligned (the tile loads read 1 KiB blocks: a misaligned one splits every row)
+            grow(pack_, pack_bytes + 64);
+            uint8_t * pk = pack_.data() + ((64 - (reinterpret_cast<uintptr_t>(pack_.data()) & 63)) & 63);
+            // in units over the threads (AMX: 16 rows × 32 values, so a batch-one op's few rows
+            // split too instead of packing on the caller while the others wait). A unit counts as
+            // 8 operations a value: x was written by every thread in the op before, so the pack
+            // mostly waits for other cores' caches (16-core host: 1.1 ms a plan at 16 threads against
+            // 0.64 ms at one with the count of 2)
+            const int64_t units = cpu::gemm_pack_units(m, k, wt, isa_);
+            parallel_ranges(units, std::max<int64_t>(1, 8 * m * k / units), [&](int64_t u0, int64_t u1, int) {
+                cpu::gemm_pack_range(x, m, ldx, k, wt, isa_, pk, u0, u1);
             });
             pack = pk;
         }
@@ -543,10 +673,10 @@ private:
             cpu::gemm_nt_packed(x, m, ldx, k, w, wt, b, 0, n_out, y, n_out, isa_, pack);
             return;
         }
-        // about 4 chunks per thread, each a multiple of 16 columns (whole cache lines of y), claimed
+        // about ranges_per_thread_ chunks per thread, each a multiple of 16 columns (whole cache lines of y), claimed
         // dynamically; at least 64 columns where that still gives every thread one (fewer wake-ups),
         // 16 on many threads
-        const int64_t per_thr  = (n_out + k_ranges_per_thread * n_thr - 1) / (k_ranges_per_thread * n_thr);
+        const int64_t per_thr  = (n_out + ranges_per_thread_ * n_thr - 1) / (ranges_per_thread_ * n_thr);
         const int64_t min_cols = n_out >= 64 * n_thr ? 64 : 16;
         const int64_t chunk    = (std::max<int64_t>(min_cols, per_thr) + 15) / 16 * 16;
         const int     n_chunks = (int) ((n_out + chunk - 1) / chunk);
@@ -571,6 +701,7 @@ private:
     }
 
     int                  n_threads_;
+    int                  ranges_per_thread_ = ranges_per_thread_from_env();
     cpu_gemm             gemm_;
     cpu::gemm_isa        isa_;        // own kernel's instruction set
     cpu::thread_pool     pool_;
@@ -579,6 +710,7 @@ private:
     std::vector<float>   scores_;     // attention scores of one query [n]
     std::vector<int32_t> order_;      // re-masking sort scratch [m]
     std::vector<uint8_t> pack_;       // activations packed for the dot-product kernels
+    cpu::op_profile      prof_;       // MB_CPU_PROFILE=1: time per op kind (op-profile.h)
 };
 
 int resolve_threads(int n_threads) {

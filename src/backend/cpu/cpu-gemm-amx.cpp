@@ -45,6 +45,14 @@ struct tile_config {
 };
 
 // tiles 0–3: accumulators of 16 outputs × 16 rows; 4, 5: weights (A); 6: packed x (B); all 16 × 64 bytes
+// GCC 12's _tile_loadconfig tells the compiler it reads only the config's first 8 bytes, so the
+// stores of the rows and column widths may be dropped (they were, once write_y was vectorised):
+// a memory barrier that takes the config's address keeps them
+MB_AMX inline void load_tile_config(const tile_config & c) {
+    __asm__ __volatile__("" : : "r"(&c) : "memory");
+    _tile_loadconfig(&c);
+}
+
 MB_AMX void load_config() {
     alignas(64) tile_config c{};
     c.palette = 1;
@@ -52,7 +60,7 @@ MB_AMX void load_config() {
         c.colsb[t] = 64;
         c.rows[t]  = 16;
     }
-    _tile_loadconfig(&c);
+    load_tile_config(c);
 }
 
 // where the A tile of weight rows o.. (those below o1) at column c0 loads from: the rows
@@ -70,13 +78,49 @@ const uint8_t * a_source(const uint8_t * w, int64_t wst, int64_t k, int64_t o, i
     return reinterpret_cast<const uint8_t *>(buf);
 }
 
-// y for the up to 16 outputs o.. and rows 16g.. from an accumulator stored as [output][row]
-void write_y(const float * c, int64_t m, int64_t g, int64_t o, int64_t o1, const float * b, float * y, int64_t ldy) {
-    const int64_t nr = std::min<int64_t>(16, o1 - o), nn = std::min<int64_t>(16, m - 16 * g);
-    for (int64_t r = 0; r < nr; ++r) {
-        const float bias = b ? b[o + r] : 0.0f;
-        for (int64_t n = 0; n < nn; ++n) y[(16 * g + n) * ldy + o + r] = c[r * 16 + n] + bias;
+// c[i] element n → c[n] element i (16 × 16 floats in registers: unpacks and 128-bit lane shuffles;
+// the maskz forms: GCC 12 warns on the plain ones' undefined source)
+__attribute__((target("avx512f"), always_inline)) inline void transpose16(__m512 * c) {
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i]     = _mm512_maskz_unpacklo_ps(0xffff, c[i], c[i + 1]);
+        t[i + 1] = _mm512_maskz_unpackhi_ps(0xffff, c[i], c[i + 1]);
     }
+    for (int i = 0; i < 16; i += 4) {
+        c[i]     = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+        c[i + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+        c[i + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+        c[i + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+    }
+    for (int h = 0; h < 16; h += 8) {
+        for (int i = 0; i < 4; ++i) {
+            t[h + i]     = _mm512_maskz_shuffle_f32x4(0xffff, c[h + i], c[h + i + 4], 0x88);
+            t[h + i + 4] = _mm512_maskz_shuffle_f32x4(0xffff, c[h + i], c[h + i + 4], 0xdd);
+        }
+    }
+    for (int i = 0; i < 8; ++i) {
+        c[i]     = _mm512_maskz_shuffle_f32x4(0xffff, t[i], t[i + 8], 0x88);
+        c[i + 8] = _mm512_maskz_shuffle_f32x4(0xffff, t[i], t[i + 8], 0xdd);
+    }
+}
+
+// y for the up to 16 outputs o.. and rows 16g.. from accumulators c[output] (16 rows each):
+// transposed in registers, the bias added and each row stored at once (was: 256 scalar stores)
+__attribute__((target("avx512f"), always_inline)) inline void write_y(__m512 * c, int64_t m, int64_t g, int64_t o, int64_t o1,
+                                                const float * b, float * y, int64_t ldy) {
+    const int64_t   nr   = std::min<int64_t>(16, o1 - o), nn = std::min<int64_t>(16, m - 16 * g);
+    const __mmask16 mask = (__mmask16) (nr >= 16 ? 0xffff : (1u << nr) - 1u);
+    const __m512    bias = b ? _mm512_maskz_loadu_ps(mask, b + o) : _mm512_setzero_ps();
+    transpose16(c);
+    for (int64_t n = 0; n < nn; ++n) _mm512_mask_storeu_ps(y + (16 * g + n) * ldy + o, mask, _mm512_add_ps(c[n], bias));
+}
+
+// the same from an accumulator stored as [output][row]
+__attribute__((target("avx512f"), always_inline)) inline void write_y(const float * cbuf, int64_t m, int64_t g, int64_t o, int64_t o1,
+                                                const float * b, float * y, int64_t ldy) {
+    __m512 c[16];
+    for (int r = 0; r < 16; ++r) c[r] = _mm512_load_ps(cbuf + r * 16);
+    write_y(c, m, g, o, o1, b, y, ldy);
 }
 
 } // namespace
@@ -89,62 +133,76 @@ bool amx_bf16_usable() {
     return ok;
 }
 
+int64_t amx_pack_units(int64_t m, int64_t k) {
+    return n_groups(m) * n_steps(k);
+}
+
 int64_t amx_bf16_pack_bytes(int64_t m, int64_t k) {
     return n_groups(m) * n_steps(k) * k_block * 2;
 }
 
-// each row's 32 values of a step rounded (vcvtne2ps2bf16: nearest even) into 16 column pairs, which
-// a scatter puts 16 pairs apart: pair p of row n at [p][n]. Every CPU with AMX-BF16 has AVX512-BF16
+// each row's 32 values of a step rounded (vcvtne2ps2bf16: nearest even) into 16 column pairs (16
+// dwords), the 16 rows transposed in registers so pair p of row n lands at [p][n] and each block
+// is 16 full stores (was: a 16-dword scatter a row). Every CPU with AMX-BF16 has AVX512-BF16
 __attribute__((target("avx512f,avx512bf16"))) void amx_bf16_pack(const float * x, int64_t m, int64_t ldx,
-                                                                    int64_t k, void * pack) {
-    auto *        out = static_cast<uint32_t *>(pack);
+                                                                    int64_t k, void * pack, int64_t u0, int64_t u1) {
+    auto *        out = static_cast<float *>(pack);
     const int64_t ns  = n_steps(k);
-    const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                           _mm512_set1_epi32(16));
-    for (int64_t g = 0; g < n_groups(m); ++g) {
-        for (int64_t s = 0; s < ns; ++s) {
-            uint32_t *      blk = out + (g * ns + s) * (k_block / 2);
-            const int64_t   nk  = std::min<int64_t>(32, k - 32 * s);
-            const __mmask16 lo  = (__mmask16) (nk >= 16 ? 0xffff : (1u << nk) - 1u);
-            const __mmask16 hi  = (__mmask16) (nk >= 32 ? 0xffff : nk > 16 ? (1u << (nk - 16)) - 1u : 0u);
-            for (int64_t n = 0; n < 16; ++n) {
-                const int64_t i = 16 * g + n;
-                __m512i       v = _mm512_setzero_si512();
-                if (i < m) {
-                    const float * xr = x + i * ldx + 32 * s;
-                    v = (__m512i) _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, xr + 16), _mm512_maskz_loadu_ps(lo, xr));
-                }
-                _mm512_i32scatter_epi32(blk + n, idx, v, 4);
+    if (u1 < 0) u1 = amx_pack_units(m, k);
+    for (int64_t u = u0; u < u1; ++u) {
+        const int64_t   g = u / ns, s = u % ns;
+        float *         blk = out + u * (k_block / 2);
+        const int64_t   nk  = std::min<int64_t>(32, k - 32 * s);
+        const __mmask16 lo  = (__mmask16) (nk >= 16 ? 0xffff : (1u << nk) - 1u);
+        const __mmask16 hi  = (__mmask16) (nk >= 32 ? 0xffff : nk > 16 ? (1u << (nk - 16)) - 1u : 0u);
+        __m512          v[16];
+        for (int64_t n = 0; n < 16; ++n) {
+            const int64_t i = 16 * g + n;
+            v[n]            = _mm512_setzero_ps();
+            if (i < m) {
+                const float * xr = x + i * ldx + 32 * s;
+                v[n] = (__m512) _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, xr + 16), _mm512_maskz_loadu_ps(lo, xr));
             }
         }
+        transpose16(v);
+        for (int p = 0; p < 16; ++p) _mm512_storeu_ps(blk + p * 16, v[p]);
     }
 }
 
 // columns in blocks of 64 (4 accumulators), every row group over them while the block's weights
-// (64 rows) stay in L2; the tile numbers are immediates, hence a macro for the four steps
+// (64 rows) stay in L2; the tile numbers are immediates, hence a macro for the four steps. With
+// more than one row group the first group's pass also stores each A tile it loads into a
+// contiguous copy (thread-local, 4 KiB a step) that the other groups load: the weight rows are
+// 2·k bytes apart, a power of two for most layers, so the 64 rows of a block fell into two L1 sets
+// and every later group's tile loads missed (m = 88: ~190 cycles a tile product)
 MB_AMX void amx_bf16_gemm(const void * pack, int64_t m, int64_t k, const uint8_t * w, const float * b, int64_t o0,
                           int64_t o1, float * y, int64_t ldy) {
     if (m <= 0 || o1 <= o0) return;
     const auto *      xp  = static_cast<const uint16_t *>(pack);
-    const int64_t     wst = k * 2, ns = n_steps(k);
+    const int64_t     wst = k * 2, ns = n_steps(k), ng = n_groups(m);
     alignas(64) uint16_t abuf[k_block];
     alignas(64) float    cbuf[4][256];
+    thread_local std::vector<uint16_t> t_wa;    // [ns][4] A tiles of the current block (ng > 1)
+    if (ng > 1 && t_wa.size() < size_t(ns * 4 * k_block + 32)) t_wa.resize(size_t(ns * 4 * k_block + 32));
+    // 64-byte aligned inside the vector
+    uint16_t * wa = ng > 1 ? t_wa.data() + ((64 - (reinterpret_cast<uintptr_t>(t_wa.data()) & 63)) & 63) / 2 : nullptr;
     load_config();
     for (int64_t o = o0; o < o1; o += 64) {
         const int64_t nj = std::min<int64_t>(4, (o1 - o + 15) / 16);
-        // the next block's weights (64 rows, contiguous) fetched towards L2 during the first row
-        // group's pass, a slice a step: the tile loads touch 64 rows at once, more streams than the
+        // the next block's weights (64 rows, contiguous) fetched towards L2 a slice a step over
+        // every row group's pass: the tile loads touch 64 rows at once, more streams than the
         // hardware prefetcher follows
         const uint8_t * next     = o + 128 <= o1 ? w + (o + 64) * wst : nullptr;
-        const int64_t   pf_bytes = (64 * wst + ns - 1) / ns;
-        for (int64_t g = 0; g < n_groups(m); ++g) {
+        const int64_t   pf_bytes = (64 * wst + ns * ng - 1) / (ns * ng);
+        for (int64_t g = 0; g < ng; ++g) {
             _tile_zero(0);
             _tile_zero(1);
             _tile_zero(2);
             _tile_zero(3);
             for (int64_t s = 0; s < ns; ++s) {
-                if (next && g == 0) {
-                    for (int64_t p = s * pf_bytes; p < std::min(64 * wst, (s + 1) * pf_bytes); p += 64) {
+                if (next) {
+                    const int64_t q = g * ns + s;
+                    for (int64_t p = q * pf_bytes; p < std::min(64 * wst, (q + 1) * pf_bytes); p += 64) {
                         _mm_prefetch((const char *) (next + p), _MM_HINT_T1);
                     }
                 }
@@ -152,9 +210,15 @@ MB_AMX void amx_bf16_gemm(const void * pack, int64_t m, int64_t k, const uint8_t
                 // accumulator J from weight rows o + 16·J through A tile T (4 and 5 alternate)
 #define MB_AMX_STEP(J, T)                                                                  \
     if (nj > J) {                                                                          \
-        int64_t         st;                                                                \
-        const uint8_t * a = a_source(w, wst, k, o + 16 * (J), o1, 32 * s, abuf, st);       \
-        _tile_loadd(T, a, st);                                                             \
+        uint16_t * copy = wa ? wa + (s * 4 + (J)) * k_block : nullptr;                     \
+        if (g == 0) {                                                                      \
+            int64_t         st;                                                            \
+            const uint8_t * a = a_source(w, wst, k, o + 16 * (J), o1, 32 * s, abuf, st);   \
+            _tile_loadd(T, a, st);                                                         \
+            if (copy) _tile_stored(T, copy, 64);                                           \
+        } else {                                                                           \
+            _tile_loadd(T, copy, 64);                                                      \
+        }                                                                                  \
         _tile_dpbf16ps(J, T, 6);                                                           \
     }
                 MB_AMX_STEP(0, 4)
@@ -197,7 +261,7 @@ MB_AMX_INT8 void load_config_int8() {
         c.colsb[t + 2] = 64;
         c.rows[t + 2]  = 8;
     }
-    _tile_loadconfig(&c);
+    load_tile_config(c);
 }
 
 } // namespace
@@ -210,26 +274,54 @@ int64_t amx_q8_pack_bytes(int64_t m, int64_t k) {
     return n_groups(m) * (k / 32) * k_q8_block;
 }
 
-__attribute__((target("avx2"))) void amx_q8_pack(const float * x, int64_t m, int64_t ldx, int64_t k, void * pack) {
-    auto *        out = static_cast<uint8_t *>(pack);
-    const int64_t ns  = k / 32;
-    for (int64_t g = 0; g < n_groups(m); ++g) {
-        for (int64_t s = 0; s < ns; ++s) {
-            uint8_t * blk = out + (g * ns + s) * k_q8_block;
-            float     d[16];
-            for (int64_t n = 0; n < 16; ++n) {
-                const int64_t i = 16 * g + n;
-                d[n]            = 0.0f;
-                if (i >= m) {
-                    for (int64_t c = 0; c < 32; ++c) blk[(c / 4) * 64 + n * 4 + c % 4] = 0;
-                    continue;
-                }
-                int8_t q[32];
-                d[n] = quantise_q8_block(x + i * ldx + 32 * s, q);
-                for (int64_t c = 0; c < 32; ++c) blk[(c / 4) * 64 + n * 4 + c % 4] = uint8_t(q[c]);
+// the largest of 16 floats, none NaN (maskz forms and 128-bit tail: GCC 12 warns on the plain ones)
+__attribute__((target("avx512f"))) inline float max16(__m512 v) {
+    v         = _mm512_maskz_max_ps(0xffff, v, _mm512_maskz_shuffle_f32x4(0xffff, v, v, 0x4e));
+    v         = _mm512_maskz_max_ps(0xffff, v, _mm512_maskz_shuffle_f32x4(0xffff, v, v, 0xb1));
+    __m128 lo = _mm512_maskz_extractf32x4_ps(0xf, v, 0);
+    lo        = _mm_max_ps(lo, _mm_movehl_ps(lo, lo));
+    lo        = _mm_max_ss(lo, _mm_shuffle_ps(lo, lo, 1));
+    return _mm_cvtss_f32(lo);
+}
+
+// each row's 32 values of a block quantised in registers exactly as quantise_q8_block does (d =
+// max|x| / 127, codes x·(1/d) rounded by the MXCSR mode, NaN d and zero codes for a non-finite
+// block), the 16 rows' 8 code quadruples transposed in registers to [p][n] (was: the scalar
+// quantiser and 32 byte stores a row, 6 % of a Q8_0 plan on the calling thread). Every CPU with
+// AMX has AVX-512
+__attribute__((target("avx512f,avx512vl"))) void amx_q8_pack(const float * x, int64_t m, int64_t ldx, int64_t k,
+                                                            void * pack, int64_t u0, int64_t u1) {
+    auto *        out  = static_cast<uint8_t *>(pack);
+    const int64_t ns   = k / 32;
+    const __m512  inf  = _mm512_set1_ps(INFINITY);
+    if (u1 < 0) u1 = amx_pack_units(m, k);
+    for (int64_t u = u0; u < u1; ++u) {
+        const int64_t g = u / ns, s = u % ns;
+        uint8_t * blk = out + u * k_q8_block;
+        alignas(64) float d[16];
+        __m512            v[16];
+        for (int64_t n = 0; n < 16; ++n) {
+            const int64_t i = 16 * g + n;
+            __m256i       q = _mm256_setzero_si256();
+            d[n]            = 0.0f;
+            if (i < m) {
+                const float *  xr  = x + i * ldx + 32 * s;
+                const __m512   lo  = _mm512_loadu_ps(xr), hi = _mm512_loadu_ps(xr + 16);
+                const __m512   alo = _mm512_abs_ps(lo), ahi = _mm512_abs_ps(hi);
+                const bool     bad = (_mm512_cmp_ps_mask(alo, inf, _CMP_NLT_UQ) |
+                                  _mm512_cmp_ps_mask(ahi, inf, _CMP_NLT_UQ)) != 0;
+                const float    dn  = bad ? NAN : max16(_mm512_maskz_max_ps(0xffff, alo, ahi)) / 127.0f;
+                const __m512   id  = _mm512_set1_ps(dn != 0.0f && !bad ? 1.0f / dn : 0.0f);
+                const __m128i  qlo = _mm512_maskz_cvtepi32_epi8(0xffff, _mm512_maskz_cvtps_epi32(0xffff, _mm512_mul_ps(lo, id)));
+                const __m128i  qhi = _mm512_maskz_cvtepi32_epi8(0xffff, _mm512_maskz_cvtps_epi32(0xffff, _mm512_mul_ps(hi, id)));
+                q                  = _mm256_inserti128_si256(_mm256_castsi128_si256(qlo), qhi, 1);
+                d[n]               = dn;
             }
-            std::memcpy(blk + 8 * 64, d, sizeof d);
+            v[n] = _mm512_castsi512_ps(_mm512_maskz_inserti64x4(0xff, _mm512_setzero_si512(), q, 0));
         }
+        transpose16(v);
+        for (int p = 0; p < 8; ++p) _mm512_storeu_ps(reinterpret_cast<float *>(blk + p * 64), v[p]);
+        std::memcpy(blk + 8 * 64, d, sizeof d);
     }
 }
 
@@ -246,13 +338,17 @@ MB_AMX_INT8 void amx_q8_gemm(const void * pack, int64_t m, int64_t k, const uint
     const int64_t ns  = k / 32, wst = ns * 34;
     alignas(64) uint8_t abuf[16 * 32];
     alignas(64) int32_t cbuf[256];
-    alignas(64) float   fbuf[256];
     thread_local std::vector<float> t_dw;    // [ns][16] d_w of the current 16 outputs
     if (t_dw.size() < size_t(ns * 16)) t_dw.resize(size_t(ns * 16));
     float * dws = t_dw.data();
     load_config_int8();
     for (int64_t o = o0; o < o1; o += 16) {
         const int64_t nr = std::min<int64_t>(16, o1 - o);
+        // the F16 scales d_w of a block's 16 rows in one gather (the low half of 4 bytes a row: the
+        // gather reads 2 bytes past a row's scale, inside its block)
+        const __mmask16 rmask = (__mmask16) (nr >= 16 ? 0xffff : (1u << nr) - 1u);
+        const __m512i   rows  = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                                   _mm512_set1_epi32(int(wst)));
         // the next 16 weight rows (contiguous) fetched towards L2 during the first row group's
         // pass, a slice a step: the A tile loads read 16 rows at once, more streams than the
         // hardware prefetcher follows (as amx_bf16_gemm)
@@ -268,12 +364,8 @@ MB_AMX_INT8 void amx_q8_gemm(const void * pack, int64_t m, int64_t k, const uint
         if (g == 0) {                                                                                     \
             for (int64_t p = (S) * pf_bytes; next && p < std::min(16 * wst, ((S) + 1) * pf_bytes); p += 64) \
                 _mm_prefetch((const char *) (next + p), _MM_HINT_T1);                                      \
-            float * dw = dws + (S) * 16;                                                                  \
-            for (int r = 0; r < 16; ++r) {                                                                \
-                uint16_t h = 0;                                                                           \
-                if (r < nr) std::memcpy(&h, wa + r * wst, 2);                                             \
-                dw[r] = _cvtsh_ss(h);                                                                     \
-            }                                                                                             \
+            const __m512i h = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), rmask, rows, wa, 1);   \
+            _mm512_storeu_ps(dws + (S) * 16, _mm512_maskz_cvtph_ps(0xffff, _mm512_maskz_cvtepi32_epi16(0xffff, h)));                  \
         }                                                                                                 \
         _tile_zero(TC);                                                                                   \
         if (nr == 16) {                                                                                   \
@@ -311,8 +403,7 @@ MB_AMX_INT8 void amx_q8_gemm(const void * pack, int64_t m, int64_t k, const uint
             else MB_Q8_DRAIN(ns - 1, 3)
 #undef MB_Q8_ISSUE
 #undef MB_Q8_DRAIN
-            for (int r = 0; r < 16; ++r) _mm512_store_ps(fbuf + r * 16, acc[r]);
-            write_y(fbuf, m, g, o, o1, b, y, ldy);
+            write_y(acc, m, g, o, o1, b, y, ldy);
         }
     }
     _tile_release();
@@ -326,7 +417,7 @@ bool amx_int8_usable() {
 int64_t amx_q8_pack_bytes(int64_t, int64_t) {
     return 0;
 }
-void amx_q8_pack(const float *, int64_t, int64_t, int64_t, void *) {}
+void amx_q8_pack(const float *, int64_t, int64_t, int64_t, void *, int64_t, int64_t) {}
 void amx_q8_gemm(const void *, int64_t, int64_t, const uint8_t *, const float *, int64_t, int64_t, float *, int64_t) {}
 
 bool amx_bf16_usable() {
@@ -335,7 +426,10 @@ bool amx_bf16_usable() {
 int64_t amx_bf16_pack_bytes(int64_t, int64_t) {
     return 0;
 }
-void amx_bf16_pack(const float *, int64_t, int64_t, int64_t, void *) {}
+void amx_bf16_pack(const float *, int64_t, int64_t, int64_t, void *, int64_t, int64_t) {}
+int64_t amx_pack_units(int64_t, int64_t) {
+    return 0;
+}
 void amx_bf16_gemm(const void *, int64_t, int64_t, const uint8_t *, const float *, int64_t, int64_t, float *,
                    int64_t) {}
 

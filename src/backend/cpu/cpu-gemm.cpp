@@ -559,6 +559,24 @@ void gemm_pack(const float * x, int64_t m, int64_t ldx, int64_t k, weight_type w
 #endif
 }
 
+int64_t gemm_pack_units(int64_t m, int64_t k, weight_type wt, gemm_isa isa) {
+    isa = effective(isa);
+    if (on_tiles(wt, isa)) return amx_pack_units(m, k);
+    return packs(wt, isa) ? m : 0;
+}
+
+void gemm_pack_range(const float * x, int64_t m, int64_t ldx, int64_t k, weight_type wt, gemm_isa isa, void * pack,
+                     int64_t u0, int64_t u1) {
+    isa = effective(isa);
+    if (on_tiles(wt, isa)) {
+        if (wt == weight_type::WEIGHT_BF16) amx_bf16_pack(x, m, ldx, k, pack, u0, u1);
+        else amx_q8_pack(x, m, ldx, k, pack, u0, u1);
+        return;
+    }
+    // rows u0..u1: their packing starts after the bytes of the rows before them
+    gemm_pack(x + u0 * ldx, u1 - u0, ldx, k, wt, isa, static_cast<uint8_t *>(pack) + gemm_pack_bytes(u0, k, wt, isa));
+}
+
 void gemm_nt_packed(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w, weight_type wt,
                     const float * b, int64_t o0, int64_t o1, float * y, int64_t ldy, gemm_isa isa, const void * pack) {
     if (m <= 0 || o1 <= o0) return;

@@ -61,6 +61,11 @@ void gemm_nt(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w,
 // memory, and gemm_nt reading it (pack null when gemm_pack_bytes is 0)
 int64_t gemm_pack_bytes(int64_t m, int64_t k, weight_type wt, gemm_isa isa);
 void    gemm_pack(const float * x, int64_t m, int64_t ldx, int64_t k, weight_type wt, gemm_isa isa, void * pack);
+// the packing in units threads can split (AMX: 16 rows × 32 values, so a few rows still split;
+// the other levels: rows), and the units [u0, u1) of it packed into the whole packing's memory
+int64_t gemm_pack_units(int64_t m, int64_t k, weight_type wt, gemm_isa isa);
+void    gemm_pack_range(const float * x, int64_t m, int64_t ldx, int64_t k, weight_type wt, gemm_isa isa, void * pack,
+                        int64_t u0, int64_t u1);
 void    gemm_nt_packed(const float * x, int64_t m, int64_t ldx, int64_t k, const void * w, weight_type wt,
                        const float * b, int64_t o0, int64_t o1, float * y, int64_t ldy, gemm_isa isa,
                        const void * pack);

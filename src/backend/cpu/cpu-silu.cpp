@@ -42,9 +42,27 @@ MB_AVX512 void silu_avx512(const float * x, int64_t n, float * y) {
         _mm512_mask_storeu_ps(y + i, mask, _mm512_div_ps(v, _mm512_add_ps(one, e)));
     }
 }
+
+MB_AVX512 void exp_avx512(const float * x, int64_t n, float * y) {
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 mask = n - i >= 16 ? (__mmask16) 0xffff : (__mmask16) ((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(y + i, mask, exp16(_mm512_maskz_loadu_ps(mask, x + i)));
+    }
+}
 #endif
 
 } // namespace
+
+void exp_f32(const float * x, int64_t n, float * y, bool vector) {
+#if defined(__x86_64__)
+    if (vector) {
+        exp_avx512(x, n, y);
+        return;
+    }
+#endif
+    (void) vector;
+    for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
+}
 
 void silu_f32(const float * x, int64_t n, float * y, bool vector) {
 #if defined(__x86_64__)

@@ -39,16 +39,23 @@ void thread_pool::work_on(uint32_t gen) {
     // one word holds generation, chunk count and next chunk, so a claim is valid only for
     // the job it was meant for; job_ is read after the claim: the job cannot change while
     // one of its chunks is claimed and unfinished
-    uint64_t v = next_.load(std::memory_order_acquire);
+    // The chunks this thread ran are counted in done_ once, when it finds none left (one shared
+    // write per thread and job instead of one per chunk: at 16 threads every shared write is a
+    // cache-line transfer on the op's critical path). The job stays current until done_ reaches
+    // its count, so the generation cannot move on while this thread holds uncounted chunks.
+    uint64_t v   = next_.load(std::memory_order_acquire);
+    int      ran = 0, n = 0;
     for (;;) {
         const uint32_t g = (uint32_t) (v >> 32);
-        const int      n = (int) ((v >> 16) & 0xFFFF), c = (int) (v & 0xFFFF);
-        if (g != gen || c >= n) return;
+        const int      c = (int) (v & 0xFFFF);
+        n                = (int) ((v >> 16) & 0xFFFF);
+        if (g != gen || c >= n) break;
         if (!next_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
         (*job_.load(std::memory_order_acquire))(c);
-        if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == n) done_.notify_one();
+        ++ran;
         v = next_.load(std::memory_order_acquire);
     }
+    if (ran > 0 && done_.fetch_add(ran, std::memory_order_acq_rel) + ran == n) done_.notify_one();
 }
 
 void thread_pool::worker() {
