@@ -3,7 +3,7 @@
 // run the skinny kernel (conv1d through an im2col), F32 products above 64 rows the tiled kernel
 // that sums in the same order. MB_PRECISION_BF16 keeps a bfloat16 copy of every weight matrix
 // (made once, at load) and streams that; MB_PRECISION_TF32 runs products of 32+ rows on tensor
-// cores; both run products above 64 rows on cuBLAS.
+// cores; both run products above 64 rows on cuBLAS (cuBLASLt, with the bias in its epilogue).
 #include "backend/cuda/cuda-backend.h"
 
 #include "backend/cuda/cuda-blas.h"
@@ -123,15 +123,15 @@ struct gpu_profile {
     int64_t     graphs[k_kinds]   = {};
     double      set_ms = 0, get_ms = 0, wait_ms = 0;
     double      set_bytes = 0, get_bytes = 0;
-    int64_t     set_pinned = 0, sets = 0;
+    int64_t     sets = 0;
 
     ~gpu_profile() {
         if (!on) return;
         static const char * names[k_kinds] = {"other", "root_a", "root_b", "pose", "vq"};
         std::fprintf(stderr, "cuda profile: graphs (GPU ms, launches):");
         for (int i = 0; i < k_kinds; ++i) std::fprintf(stderr, " %s %.1f (%lld)", names[i], graph_ms[i], (long long) graphs[i]);
-        std::fprintf(stderr, "; set %.1f ms %.1f MB (%lld of %lld pinned), get %.1f ms %.1f MB, waits %.1f ms\n",
-                     set_ms, set_bytes / 1e6, (long long) set_pinned, (long long) sets, get_ms, get_bytes / 1e6, wait_ms);
+        std::fprintf(stderr, "; %lld sets %.1f ms %.1f MB, get %.1f ms %.1f MB, waits %.1f ms\n", (long long) sets,
+                     set_ms, set_bytes / 1e6, get_ms, get_bytes / 1e6, wait_ms);
     }
 };
 gpu_profile & profile() {
@@ -141,17 +141,6 @@ gpu_profile & profile() {
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// whether host memory is page-locked (registered or allocated by CUDA): copies from it are DMA'd
-// asynchronously, so set() waits for them before the caller may reuse it
-bool is_pinned(const void * host) {
-    cudaPointerAttributes a{};
-    if (cudaPointerGetAttributes(&a, host) != cudaSuccess) {
-        cudaGetLastError();
-        return false;
-    }
-    return a.type == cudaMemoryTypeHost;
 }
 
 class cuda_backend final : public backend {
@@ -207,18 +196,13 @@ public:
     void set_bytes(void * dst, const void * host, size_t bytes) override {
         if (!bytes) return;
         const auto t0 = std::chrono::steady_clock::now();
-        // from pageable memory the call returns once the host bytes are staged; from page-locked
-        // memory (a batch state's bulk arrays) the copy is a DMA that may still be reading when
-        // the call returns, so wait for it (the stream is idle at the networks' uploads)
+        // from pageable memory the call returns once the host bytes are staged
         check(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, s()), "set");
-        const bool pinned = is_pinned(host);
-        if (pinned) check(cudaStreamSynchronize(s()), "set");
         if (profile().on) {
             std::lock_guard<std::mutex> lock(profile().mu);
             profile().set_ms += ms_since(t0);
             profile().set_bytes += double(bytes);
             profile().sets += 1;
-            profile().set_pinned += pinned ? 1 : 0;
         }
     }
 

@@ -17,6 +17,18 @@
 namespace mb::cuda {
 namespace {
 
+// the library's .so.13, else its unversioned .so (null when neither opens)
+void * open_library(const char * name) {
+    void * lib = dlopen((std::string(name) + ".so.13").c_str(), RTLD_NOW | RTLD_LOCAL);
+    return lib ? lib : dlopen((std::string(name) + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
+// fn ← the symbol `name` of lib; false when lib lacks it
+template <class F> bool resolve(void * lib, F & fn, const char * name) {
+    fn = reinterpret_cast<F>(dlsym(lib, name));
+    return fn != nullptr;
+}
+
 // the few entry points used, resolved from libcublas.so.13 (or .so)
 struct blas_api {
     cublasStatus_t (*create)(cublasHandle_t *)                           = nullptr;
@@ -34,15 +46,13 @@ const blas_api & api() {
     static blas_api      a;
     static std::once_flag once;
     std::call_once(once, [] {
-        void * lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
-        if (!lib) lib = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
+        void * lib = open_library("libcublas");
         if (!lib) {
             a.problem = std::string("cannot open libcublas: ") + dlerror();
             return;
         }
         auto get = [&](auto & fn, const char * name) {
-            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-            if (!fn && a.problem.empty()) a.problem = std::string("libcublas lacks ") + name;
+            if (!resolve(lib, fn, name) && a.problem.empty()) a.problem = std::string("libcublas lacks ") + name;
         };
         get(a.create, "cublasCreate_v2");
         get(a.destroy, "cublasDestroy_v2");
@@ -84,14 +94,10 @@ const lt_api & lt() {
         // MB_CUDA_LT=0: biases as a separate kernel again (to measure what the epilogue saves)
         const char * off = std::getenv("MB_CUDA_LT");
         if (off && std::strcmp(off, "0") == 0) return;
-        void * lib = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
-        if (!lib) lib = dlopen("libcublasLt.so", RTLD_NOW | RTLD_LOCAL);
+        void * lib = open_library("libcublasLt");
         if (!lib) return;
         bool all = true;
-        auto get = [&](auto & fn, const char * name) {
-            fn  = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-            all = all && fn;
-        };
+        auto get = [&](auto & fn, const char * name) { all = resolve(lib, fn, name) && all; };
         get(a.create, "cublasLtCreate");
         get(a.destroy, "cublasLtDestroy");
         get(a.desc_create, "cublasLtMatmulDescCreate");
