@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -38,12 +39,61 @@ constexpr float k_max_abs_value   = 1e4f;   // largest accepted |feature|
 constexpr float k_heading_tol     = 0.02f;  // |cos² + sin² − 1| for enabled global-root slots
 constexpr int   k_max_infer_steps = 16;
 constexpr int   k_local_root_dim  = 4;
+// chunks in flight on a GPU (batch_states): with two, the GPU idled while both states were in
+// host steps or waits (H100, B = 1,024, same call: F32 244k → 267k frames/s with four, TF32
+// 586k → 654k); three gave about as much as four
+constexpr int64_t k_cuda_batch_states = 4;
 
 using clock_type = std::chrono::steady_clock;
 
 double ms_since(clock_type::time_point t0) {
     return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
+
+// MB_PREDICT_PROFILE=1: the wall time of each step of predict_chunk summed over chunks (and the
+// threads running them), printed to stderr at exit: where a fused batch's host time goes
+struct chunk_profile {
+    enum step { prepare, root, root_host, pose_host, pose_in, pose_net, pose_out, dec_host, dec_in, dec_net,
+                dec_out, finish, n_steps };
+    static constexpr const char * names[n_steps] = {"prepare", "root", "root_host", "pose_host", "pose_in",
+                                                    "pose_net", "pose_out", "dec_host", "dec_in", "dec_net",
+                                                    "dec_out", "finish"};
+    const bool on = [] {
+        const char * v = std::getenv("MB_PREDICT_PROFILE");
+        return v && std::string(v) == "1";
+    }();
+    std::mutex mu;
+    double     ms[n_steps] = {};
+    int64_t    chunks = 0, lanes = 0;
+    double     batch_ms = 0;        // predict_batch calls of the pooled states, wall time
+    int64_t    batches  = 0;
+
+    void add(const double (&t)[n_steps], int64_t B) {
+        std::lock_guard<std::mutex> lock(mu);
+        for (int i = 0; i < n_steps; ++i) ms[i] += t[i];
+        ++chunks;
+        lanes += B;
+    }
+    ~chunk_profile() {
+        if (!on || chunks == 0) return;
+        std::fprintf(stderr, "predict profile: %lld chunks, %lld lanes; ms summed:", (long long) chunks,
+                     (long long) lanes);
+        for (int i = 0; i < n_steps; ++i) std::fprintf(stderr, " %s %.1f", names[i], ms[i]);
+        std::fprintf(stderr, "; %lld batch calls %.1f ms\n", (long long) batches, batch_ms);
+    }
+};
+chunk_profile g_profile;
+
+// times consecutive steps of one chunk
+struct step_clock {
+    double                 t[chunk_profile::n_steps] = {};
+    clock_type::time_point t0 = clock_type::now();
+    void lap(chunk_profile::step i) {
+        const auto now = clock_type::now();
+        t[i] += std::chrono::duration<double, std::milli>(now - t0).count();
+        t0 = now;
+    }
+};
 
 template <typename T, size_t N>
 std::string check_mask(const std::array<T, N> & m, const char * what) {
@@ -205,6 +255,17 @@ int64_t motion_model::batch_lanes() const {
     return cuda_lanes;
 }
 
+int64_t motion_model::batch_states() const {
+    if (p_->device != backend_device::BACKEND_DEVICE_CUDA) return 1;
+    // MB_CUDA_BATCH_STATES=N (1..8): another number of chunks in flight, to compare throughput
+    static const int64_t cuda_states = [] {
+        const char * v = std::getenv("MB_CUDA_BATCH_STATES");
+        const long   n = v ? std::atol(v) : 0;
+        return n >= 1 && n <= 8 ? int64_t(n) : int64_t(k_cuda_batch_states);
+    }();
+    return cuda_states;
+}
+
 namespace {
 
 // a state from `pool` (a new one of `lanes` lanes when the pool is empty), returned to it whether
@@ -245,16 +306,22 @@ void motion_model::predict_batch(std::span<const predict_request> reqs, std::spa
                                  size_t * failed) const {
     impl &       m     = *p_;
     const size_t lanes = size_t(batch_lanes());
+    const auto   t0    = clock_type::now();
     // any GPU: the CUDA backend makes its GPU current on whichever thread calls it
-    if (m.device == backend_device::BACKEND_DEVICE_CUDA && reqs.size() > lanes &&
+    if (m.device == backend_device::BACKEND_DEVICE_CUDA && reqs.size() > lanes && batch_states() > 1 &&
         reqs.size() == out.size()) {
-        predict_batch_two_states(reqs, out, failed);
-        return;
+        predict_batch_states(reqs, out, failed);
+    } else {
+        with_pooled_state(*this, m.pool_mutex, m.batch_pool, batch_lanes(), [&](predict_state & st) {
+            predict_batch(st, reqs, out, failed);
+            return 0;
+        });
     }
-    with_pooled_state(*this, m.pool_mutex, m.batch_pool, batch_lanes(), [&](predict_state & st) {
-        predict_batch(st, reqs, out, failed);
-        return 0;
-    });
+    if (g_profile.on) {
+        std::lock_guard<std::mutex> lock(g_profile.mu);
+        g_profile.batch_ms += ms_since(t0);
+        g_profile.batches += 1;
+    }
 }
 
 namespace {
@@ -427,6 +494,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
     const auto      t_start = clock_type::now();
     auto            t0      = t_start;
     *failed                 = -1;
+    step_clock      sc;     // MB_PREDICT_PROFILE
 
     // step 1: recentre (x, z − start; heading unchanged) and normalise  [8, 5] [8, 4] [8, 304]
     each_lane(st.host.get(), B, failed, [&](int64_t l) {
@@ -466,6 +534,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         rin.allow_out_of_reach  = r.allow_out_of_reach;
     });
     tm.prepare_ms = ms_since(t0);
+    sc.lap(chunk_profile::prepare);
 
     // step 2: root planner → n, normalised global root [4n, 5] (all lanes fused)
     t0 = clock_type::now();
@@ -475,6 +544,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         *failed = st.root_st.failed_lane;
         throw;
     }
+    sc.lap(chunk_profile::root);
     each_lane(st.host.get(), B, failed, [&](int64_t l) {
         const predict_request & r  = req[l];
         const root_result &     rr = st.rr[size_t(l)];
@@ -497,6 +567,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         tap_host(trace, "pred_local_root_values", lr, {F, 4});
     });
     tm.root_ms = ms_since(t0);
+    sc.lap(chunk_profile::root_host);
 
     // step 3: pose tokens. dense keyframe condition: context at frames 0..3, target at 4n−4..4n−1
     t0 = clock_type::now();
@@ -536,6 +607,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
     const auto uniforms_of = [&](int64_t l) {
         return req[l].gumbel_uniforms.empty() ? st.uniforms.data() + l * U : req[l].gumbel_uniforms.data();
     };
+    sc.lap(chunk_profile::pose_host);
     std::fill(st.done.begin(), st.done.end(), 0);
     for (int64_t l0 = 0; l0 < B; ++l0) {
         if (st.done[size_t(l0)]) continue;
@@ -581,7 +653,9 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
             tokens_out        = st.b_tokens.data();
         }
         *failed = Bk == 1 ? l0 : -1;
+        sc.lap(chunk_profile::pose_in);
         m.pose.decode(*st.be, st.pose_st, pin, opt, tokens_out, trace, Bk);
+        sc.lap(chunk_profile::pose_net);
         if (Bk > 1) {
             int64_t none = -1;
             each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
@@ -597,6 +671,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         res[l].tokens.assign(tok, tok + n * H);
     });
     tm.pose_ms = ms_since(t0);
+    sc.lap(chunk_profile::pose_out);
 
     // step 4: decode. external condition: normalised local vx, vz; target condition: the keyframes
     // (context only with skip_ending_target_cond)
@@ -615,6 +690,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         tap_host(trace, "decoder_external_cond", ext, {F, 2});
         tap_host(trace, "decoder_has_target_cond", ht, {F});
     });
+    sc.lap(chunk_profile::dec_host);
     std::fill(st.done.begin(), st.done.end(), 0);
     for (int64_t l0 = 0; l0 < B; ++l0) {
         if (st.done[size_t(l0)]) continue;
@@ -643,14 +719,17 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
                         st.b_pose_cond.begin() + i * F * k_pose_feat_dim);
             std::copy_n(st.has_tgt.begin() + l * FM, F, st.b_has_tgt.begin() + i * F);
         });
+        sc.lap(chunk_profile::dec_in);
         m.vq.decode(*st.be, st.vq_st, st.b_tokens.data(), n, st.b_ext.data(), st.b_pose_cond.data(),
                     st.b_has_tgt.data(), st.b_recon.data(), trace, Bk);
+        sc.lap(chunk_profile::dec_net);
         each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
             std::copy_n(st.b_recon.begin() + i * F * k_local_dim, F * k_local_dim,
                         st.recon.begin() + st.bucket[size_t(i)] * FM * k_local_dim);
         });
     }
     tm.decoder_ms = ms_since(t0);
+    sc.lap(chunk_profile::dec_out);
 
     // step 5: unnormalise, integrate the root from 0, re-apply the start transform, FK
     t0 = clock_type::now();
@@ -681,6 +760,8 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         tap_host(trace, "joint_positions", o.joint_positions.data(), {F, k_n_joints, 3});
     });
     tm.finish_ms = ms_since(t0);
+    sc.lap(chunk_profile::finish);
+    if (g_profile.on) g_profile.add(sc.t, B);
     tm.total_ms  = ms_since(t_start);
     for (int64_t l = 0; l < B; ++l) res[l].timings = tm;
 }
@@ -714,59 +795,85 @@ static void validate_each(const motion_model & model, std::span<const predict_re
     }
 }
 
-// more than one chunk on a GPU: two pooled states take the chunks in turn from two threads, so
-// that one chunk's host steps and meetings with the host overlap the other's device work (each
-// state has its own stream). Every request is validated before any runs; the lowest failing
-// request is named
-void motion_model::predict_batch_two_states(std::span<const predict_request> reqs, std::span<predict_result> out,
-                                            size_t * failed) const {
+// more than one chunk on a GPU: pooled states (batch_states() of them) take the chunks in turn,
+// each from a thread of its own, so that one chunk's host steps and meetings with the host
+// overlap the others' device work (each state has its own stream). The requests are split into
+// equal chunks, a multiple of the states in number, so that no chunk runs alone at the end. Every
+// request is validated before any runs; the lowest failing request is named
+void motion_model::predict_batch_states(std::span<const predict_request> reqs, std::span<predict_result> out,
+                                        size_t * failed) const {
     impl & m = *p_;
     validate_each(*this, reqs, failed);
-    const size_t lanes = size_t(batch_lanes()), n_chunks = (reqs.size() + lanes - 1) / lanes;
-    with_pooled_state(*this, m.pool_mutex, m.batch_pool, int64_t(lanes), [&](predict_state & st0) {
-        with_pooled_state(*this, m.pool_mutex, m.batch_pool, int64_t(lanes), [&](predict_state & st1) {
-            const uint64_t      mode = cpu::fp_mode_control();
-            std::atomic<size_t> next{0};
-            std::atomic<bool>   stop{false};
-            std::mutex          mu;
-            size_t              first = SIZE_MAX;     // lowest failing request (SIZE_MAX: none named)
-            bool                any   = false;
-            std::exception_ptr  err;
-            const auto work = [&](predict_state & st) {
-                for (size_t c; !stop.load() && (c = next.fetch_add(1)) < n_chunks;) {
-                    const size_t c0 = c * lanes, nb = std::min(lanes, reqs.size() - c0);
-                    size_t       lane = SIZE_MAX;
-                    try {
-                        predict_batch(st, reqs.subspan(c0, nb), out.subspan(c0, nb), &lane);
-                    } catch (...) {
-                        std::lock_guard lock(mu);
-                        const size_t at = lane == SIZE_MAX ? SIZE_MAX : c0 + lane;
-                        if (!any || at < first) {
-                            first = at;
-                            err   = std::current_exception();
-                        }
-                        any = true;
-                        stop.store(true);
-                    }
-                }
-            };
-            std::thread other;
+    const size_t lanes    = size_t(batch_lanes());
+    const size_t n_states = std::min(size_t(batch_states()), (reqs.size() + lanes - 1) / lanes);
+    size_t       n_chunks = (reqs.size() + lanes - 1) / lanes;
+    n_chunks              = (n_chunks + n_states - 1) / n_states * n_states;
+    const size_t per      = (reqs.size() + n_chunks - 1) / n_chunks;     // ≤ lanes
+    n_chunks              = (reqs.size() + per - 1) / per;
+
+    // the states borrowed from the pool (new ones when it holds too few), all given back
+    std::vector<std::unique_ptr<predict_state>> states;
+    struct give_back {
+        impl &                                        m;
+        std::vector<std::unique_ptr<predict_state>> & states;
+        ~give_back() {
+            std::lock_guard<std::mutex> lock(m.pool_mutex);
+            for (auto & st : states) {
+                if (st) m.batch_pool.push_back(std::move(st));
+            }
+        }
+    } back{m, states};
+    {
+        std::lock_guard<std::mutex> lock(m.pool_mutex);
+        while (states.size() < n_states && !m.batch_pool.empty()) {
+            states.push_back(std::move(m.batch_pool.back()));
+            m.batch_pool.pop_back();
+        }
+    }
+    while (states.size() < n_states) states.push_back(create_state(int64_t(lanes)));
+
+    const uint64_t      mode = cpu::fp_mode_control();
+    std::atomic<size_t> next{0};
+    std::atomic<bool>   stop{false};
+    std::mutex          mu;
+    size_t              first = SIZE_MAX;     // lowest failing request (SIZE_MAX: none named)
+    bool                any   = false;
+    std::exception_ptr  err;
+    const auto work = [&](predict_state & st) {
+        for (size_t c; !stop.load() && (c = next.fetch_add(1)) < n_chunks;) {
+            const size_t c0 = c * per, nb = std::min(per, reqs.size() - c0);
+            size_t       lane = SIZE_MAX;
             try {
-                other = std::thread([&] {
-                    cpu::fp_mode_set(mode);
-                    work(st1);
-                });
-            } catch (const std::system_error &) {
-                // no second thread: this one takes every chunk
+                predict_batch(st, reqs.subspan(c0, nb), out.subspan(c0, nb), &lane);
+            } catch (...) {
+                std::lock_guard lock(mu);
+                const size_t at = lane == SIZE_MAX ? SIZE_MAX : c0 + lane;
+                if (!any || at < first) {
+                    first = at;
+                    err   = std::current_exception();
+                }
+                any = true;
+                stop.store(true);
             }
-            work(st0);
-            if (other.joinable()) other.join();
-            if (err) {
-                if (failed) *failed = first;
-                std::rethrow_exception(err);
-            }
-        });
-    });
+        }
+    };
+    std::vector<std::thread> others;
+    for (size_t i = 1; i < n_states; ++i) {
+        try {
+            others.emplace_back([&, i] {
+                cpu::fp_mode_set(mode);
+                work(*states[i]);
+            });
+        } catch (const std::system_error &) {
+            break;      // fewer threads: the ones there take every chunk
+        }
+    }
+    work(*states[0]);
+    for (std::thread & t : others) t.join();
+    if (err) {
+        if (failed) *failed = first;
+        std::rethrow_exception(err);
+    }
 }
 
 void motion_model::predict_batch(predict_state & state, std::span<const predict_request> reqs,

@@ -142,6 +142,10 @@ public:
     // the lane count predict_batch's pooled states fuse per chunk (64 on the CPU, 256 on CUDA)
     int64_t batch_lanes() const;
 
+    // how many pooled states (chunks in flight, a thread each) predict_batch runs at once when a
+    // batch has more than one chunk (1 on the CPU, whose backend has the cores)
+    int64_t batch_states() const;
+
     // runs predict on `st`; throws mb::error: invalid_argument for an invalid request,
     // compute_failed otherwise (e.g. the root planner choosing "out of reach" when allow_out_of_reach is set).
     // Thread-safe for distinct states; the trace callback sees the arrays in stage order, each
@@ -167,8 +171,8 @@ public:
     struct impl;
 private:
     explicit motion_model(std::unique_ptr<impl> p);
-    void predict_batch_two_states(std::span<const predict_request> reqs, std::span<predict_result> out,
-                                  size_t * failed) const;
+    void predict_batch_states(std::span<const predict_request> reqs, std::span<predict_result> out,
+                              size_t * failed) const;
     std::unique_ptr<impl> p_;
 };
 

@@ -3,7 +3,7 @@
 // run the skinny kernel (conv1d through an im2col), F32 products above 64 rows the tiled kernel
 // that sums in the same order. MB_PRECISION_BF16 keeps a bfloat16 copy of every weight matrix
 // (made once, at load) and streams that; MB_PRECISION_TF32 runs products of 32+ rows on tensor
-// cores; both run products above 64 rows on cuBLAS.
+// cores; both run products above 64 rows on cuBLAS (cuBLASLt, with the bias in its epilogue).
 #include "backend/cuda/cuda-backend.h"
 
 #include "backend/cuda/cuda-blas.h"
@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -19,6 +21,7 @@
 #include <shared_mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace mb {
 namespace {
@@ -109,6 +112,37 @@ bool env_is(const char * name, const char * value) {
     return v && std::string(v) == value;
 }
 
+// MB_CUDA_PROFILE=1: the GPU time of every replayed recording by network (events around each
+// launch, read at the next wait) and the host time of copies and waits, summed over every object
+// of the process and printed to stderr at exit: how busy fused batches keep the GPU
+struct gpu_profile {
+    static constexpr int k_kinds = 5;     // recordings by the key's top byte: other, root a, root b, pose, vq
+    const bool  on = env_is("MB_CUDA_PROFILE", "1");
+    std::mutex  mu;
+    double      graph_ms[k_kinds] = {};
+    int64_t     graphs[k_kinds]   = {};
+    double      set_ms = 0, get_ms = 0, wait_ms = 0;
+    double      set_bytes = 0, get_bytes = 0;
+    int64_t     sets = 0;
+
+    ~gpu_profile() {
+        if (!on) return;
+        static const char * names[k_kinds] = {"other", "root_a", "root_b", "pose", "vq"};
+        std::fprintf(stderr, "cuda profile: graphs (GPU ms, launches):");
+        for (int i = 0; i < k_kinds; ++i) std::fprintf(stderr, " %s %.1f (%lld)", names[i], graph_ms[i], (long long) graphs[i]);
+        std::fprintf(stderr, "; %lld sets %.1f ms %.1f MB, get %.1f ms %.1f MB, waits %.1f ms\n", (long long) sets,
+                     set_ms, set_bytes / 1e6, get_ms, get_bytes / 1e6, wait_ms);
+    }
+};
+gpu_profile & profile() {
+    static gpu_profile p;
+    return p;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 class cuda_backend final : public backend {
 public:
     cuda_backend(int ordinal, backend_precision precision)
@@ -160,16 +194,42 @@ public:
     }
 
     void set_bytes(void * dst, const void * host, size_t bytes) override {
+        if (!bytes) return;
+        const auto t0 = std::chrono::steady_clock::now();
         // from pageable memory the call returns once the host bytes are staged
-        if (bytes) check(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, s()), "set");
+        check(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, s()), "set");
+        if (profile().on) {
+            std::lock_guard<std::mutex> lock(profile().mu);
+            profile().set_ms += ms_since(t0);
+            profile().set_bytes += double(bytes);
+            profile().sets += 1;
+        }
     }
 
     void get_bytes(const void * src, void * host, size_t bytes) override {
+        if (profile().on) {
+            // the wait for the device work before the copy, then the copy
+            auto t0 = std::chrono::steady_clock::now();
+            check(cudaStreamSynchronize(s()), "get");
+            collect_profile();
+            const double wait = ms_since(t0);
+            t0                = std::chrono::steady_clock::now();
+            if (bytes) check(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, s()), "get");
+            check(cudaStreamSynchronize(s()), "get");
+            std::lock_guard<std::mutex> lock(profile().mu);
+            profile().wait_ms += wait;
+            profile().get_ms += ms_since(t0);
+            profile().get_bytes += double(bytes);
+            return;
+        }
         if (bytes) check(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, s()), "get");
         check(cudaStreamSynchronize(s()), "get");
     }
 
-    void synchronize() override { check(cudaStreamSynchronize(s()), "synchronize"); }
+    void synchronize() override {
+        check(cudaStreamSynchronize(s()), "synchronize");
+        collect_profile();
+    }
 
     // the first run of a key is captured into a CUDA graph (thread-local capture: other
     // states' threads keep working) and launched; later runs launch the graph alone. A
@@ -205,6 +265,17 @@ public:
                 return;
             }
             it = graphs_.emplace(key, exec).first;
+        }
+        if (profile().on) {
+            const int kind = int(std::min<uint64_t>(key >> 56, gpu_profile::k_kinds - 1));
+            cudaEvent_t ev[2];
+            check(cudaEventCreate(&ev[0]), "cudaEventCreate");
+            check(cudaEventCreate(&ev[1]), "cudaEventCreate");
+            check(cudaEventRecord(ev[0], s()), "cudaEventRecord");
+            check(cudaGraphLaunch(it->second, s()), "cudaGraphLaunch");
+            check(cudaEventRecord(ev[1], s()), "cudaEventRecord");
+            timed_.push_back({kind, ev[0], ev[1]});
+            return;
         }
         check(cudaGraphLaunch(it->second, s()), "cudaGraphLaunch");
     }
@@ -258,8 +329,7 @@ public:
                         : xh_ && n * n_in <= xh_floats_                    ? xh_->base()
                         : n * n_in * 2 <= k_col_floats * int64_t(sizeof(float)) ? col_->base()
                                                                              : nullptr;
-            blas_->linear(x.p, n, n_in, w.p, xb ? h : nullptr, xb, n_out, y.p);
-            if (b) cuda::add_bias_rows(y.p, b.p, n, n_out, s());
+            blas_->linear_bias(x.p, n, n_in, w.p, xb ? h : nullptr, xb, n_out, b.p, y.p);
         } else if (precision_ == backend_precision::BACKEND_PRECISION_TF32 && tf32_ok_ && n >= 32 &&
             cuda::linear_tf32_fits(n, n_in, n_out, x.p, w.p)) {
             cuda::linear_tf32(x.p, n, n_in, w.p, b.p, n_out, y.p, s());
@@ -333,6 +403,31 @@ public:
     }
 
 private:
+    // MB_CUDA_PROFILE: the recordings launched since the last wait, with their events
+    struct timed_launch {
+        int         kind;
+        cudaEvent_t start, stop;
+    };
+    std::vector<timed_launch> timed_;
+
+    // after a wait: the GPU time of the launches since the previous one, added to the profile
+    void collect_profile() {
+        if (timed_.empty()) return;
+        std::lock_guard<std::mutex> lock(profile().mu);
+        for (const timed_launch & t : timed_) {
+            float ms = 0;
+            if (cudaEventElapsedTime(&ms, t.start, t.stop) == cudaSuccess) {
+                profile().graph_ms[t.kind] += ms;
+                profile().graphs[t.kind] += 1;
+            } else {
+                cudaGetLastError();
+            }
+            cudaEventDestroy(t.start);
+            cudaEventDestroy(t.stop);
+        }
+        timed_.clear();
+    }
+
     // conv1d of many lanes as one product per chunk of lanes: im2col, then the linear product
     // (F32: the tiled kernel, which sums as the skinny kernel on the explicit im2col does, so a
     // lane keeps the bits of its conv alone; TF32 / BF16: cuBLAS), then y[lane] = ytᵀ (NCW).
@@ -353,8 +448,7 @@ private:
             } else {
                 const void * h  = bf16_of(w);
                 void *       xb = h && xh_ && rows * K <= xh_floats_ ? xh_->base() : nullptr;
-                blas_->linear(col, rows, K, w, xb ? h : nullptr, xb, c_out, yt);
-                if (b) cuda::add_bias_rows(yt, b, rows, c_out, s());
+                blas_->linear_bias(col, rows, K, w, xb ? h : nullptr, xb, c_out, b, yt);
             }
             cuda::transpose(yt, t, c_out, y + l0 * c_out * t, nb, s());
         }

@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <map>
+#include <tuple>
 
 namespace mb::cuda {
 
@@ -29,10 +31,33 @@ public:
     void linear(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,
                 int64_t N, float * y);
 
+    // the same plus b[N] on every row (b may be null). TF32 and BF16 products add it in
+    // cuBLASLt's epilogue (one pass over y fewer) where cuBLASLt has a kernel for the shape;
+    // otherwise, and for F32 (MB_CUDA_F32_CUBLAS) or with MB_CUDA_LT=0, linear + add_bias_rows
+    void linear_bias(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,
+                     int64_t N, const float * b, float * y);
+
 private:
+    // one cuBLASLt product shape with its descriptors and the algorithm chosen for it (ok false:
+    // cuBLASLt has none, the shape runs linear + add_bias_rows)
+    struct lt_plan {
+        bool  ok   = false;
+        void * desc = nullptr, * a = nullptr, * b = nullptr, * d = nullptr;
+        alignas(8) unsigned char algo[64] = {};     // cublasLtMatmulAlgo_t
+    };
+    // n, K, N, bf16, the alignments of w, x, y and b (the heuristic's choice depends on them)
+    using lt_key = std::tuple<int64_t, int64_t, int64_t, bool, int, int, int, int>;
+    lt_plan & plan_for(const lt_key & key);
+    // linear_bias on cuBLASLt; false when it cannot (then nothing was issued)
+    bool      lt_linear(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,
+                        int64_t N, const float * b, float * y);
+
     cudaStream_t stream_    = nullptr;
     void *       handle_    = nullptr;
     void *       workspace_ = nullptr;
+    bool         tf32_      = false;
+    void *       lt_        = nullptr;      // cublasLtHandle_t (null: cuBLASLt not opened or refused)
+    std::map<lt_key, lt_plan> plans_;
 };
 
 // y[i, j] += b[j] for i < n, j < N
