@@ -102,14 +102,20 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
     struct shape { int64_t n, n_in, n_out; };
     const shape shapes[] = {{1, 1024, 64}, {7, 303, 50}, {70, 48, 100}, {200, 1030, 130}, {5, 4100, 9},
                             {150, 520, 200}, {10, 3072, 520}, {3, 64, 40}, {64, 1536, 72}, {2, 8200, 24},
-                            {12, 1029, 33}};
+                            {12, 1029, 33}, {10, 1024, 3072}, {10, 2048, 1032}, {40, 1536, 130}, {4, 520, 1536},
+                            {8, 1000, 2050}, {33, 2048, 100}, {16, 36, 17}};
     std::vector<std::string> tiles = mb::cuda::tiled_tile_names();
     tiles.insert(tiles.begin(), "");    // the chosen tile, then each one forced
+    // then the GEMV's variants forced (MB_CUDA_GEMV): one and two weight rows a warp, the old kernel
+    for (const char * g : {"gemv=o1", "gemv=o2", "gemv=old"}) tiles.emplace_back(g);
     for (const std::string & tile : tiles) {
-        if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
+        const bool gemv = tile.rfind("gemv=", 0) == 0;
+        if (gemv) setenv("MB_CUDA_GEMV", tile.c_str() + 5, 1);
+        else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         uint32_t seed = 900;
         for (const shape & s : shapes) {
-            if (!tile.empty() && s.n <= mb::cuda::k_skinny_max_rows) continue;    // the GEMV: no tile
+            if (!tile.empty() && !gemv && s.n <= mb::cuda::k_skinny_max_rows) continue;    // the GEMV: no tile
+            if (gemv && s.n > mb::cuda::k_skinny_max_rows) continue;
             auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
             auto y = gpu->in(poisoned(s.n * s.n_out));
             gpu->be->linear(gpu->in(x), s.n, s.n_in, gpu->in(w), gpu->in(b), s.n_out, y);
@@ -132,8 +138,9 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
             EXPECT_EQ(differ, 0) << s.n << "x" << s.n_in << " → " << s.n_out << " tile '" << tile
                                  << "': outputs not in the slice order";
         }
+        unsetenv("MB_CUDA_TILED_TILE");
+        unsetenv("MB_CUDA_GEMV");
     }
-    unsetenv("MB_CUDA_TILED_TILE");
 }
 
 // F32 products of many rows (the tiled kernel) sum every output in the GEMV's order:
@@ -240,6 +247,55 @@ TEST(cuda_speed, f32_products_of_many_rows) {
         unsetenv("MB_CUDA_TILED_TILE");
         unsetenv("MB_CUDA_F32_CUBLAS");
     }
+}
+
+// MB_CUDA_SPEED=1 (a timing): the batch-one products of a plan (pose planner 10 rows, root
+// planner 9, conv decoders 10–40 frames) on each GEMV variant (MB_CUDA_GEMV), weights rotating
+// over ≥ 128 MB (past the L2), 32 calls recorded in one graph, median of 15 replays
+TEST(cuda_speed, gemv_at_batch_one) {
+    if (!std::getenv("MB_CUDA_SPEED")) GTEST_SKIP() << "a timing: set MB_CUDA_SPEED=1";
+    const std::string problem = mb::backend_cuda_problem(0);
+    if (!problem.empty()) GTEST_SKIP() << "skipped: " << problem;
+    struct shape { int64_t n, n_in, n_out, conv_t; };
+    const shape shapes[] = {{10, 1024, 3072, 0}, {10, 1024, 1024, 0}, {10, 1024, 2048, 0}, {10, 2048, 1024, 0},
+                            {9, 512, 1536, 0},   {9, 512, 512, 0},    {9, 2048, 512, 0},   {1, 1024, 3072, 0},
+                            {10, 1536, 512, 10}, {20, 1536, 512, 20}, {40, 1536, 512, 40}};
+    for (const char * how : {"old", "o1", "o2", ""}) {
+        setenv("MB_CUDA_GEMV", how, 1);
+        device d(mb::backend_device::BACKEND_DEVICE_CUDA);
+        uint64_t key = 1;
+        for (const shape & s : shapes) {
+            const int64_t wbytes = s.n_out * s.n_in * 4;
+            const int     copies = (int) std::max<int64_t>(2, (128 << 20) / wbytes);
+            const std::vector<float>     wh = random_vec(s.n_out * s.n_in, 10);
+            std::vector<mb::bptr<float>> ws;
+            for (int c = 0; c < copies; ++c) ws.push_back(d.in(wh));
+            auto x = d.in(random_vec(s.n * s.n_in, 3)), b = d.in(random_vec(s.n_out, 4));
+            auto y = d.in(std::vector<float>((size_t) (s.n * s.n_out)));
+            const int calls = 32;
+            auto ops = [&] {
+                for (int i = 0; i < calls; ++i) {
+                    const mb::bptr<const float> w = ws[(size_t) (i % copies)];
+                    if (s.conv_t) d.be->conv1d(x, 512, s.conv_t, w, b, s.n_out, 3, 1, y);
+                    else d.be->linear(x, s.n, s.n_in, w, b, s.n_out, y);
+                }
+            };
+            d.be->run_recorded(key, ops);
+            d.be->synchronize();
+            std::vector<double> t;
+            for (int rep = 0; rep < 15; ++rep) {
+                const auto t0 = std::chrono::steady_clock::now();
+                d.be->run_recorded(key, ops);
+                d.be->synchronize();
+                t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls);
+            }
+            ++key;
+            std::sort(t.begin(), t.end());
+            std::printf("gemv %-4s %3ldx%-5ld -> %-5ld %s %7.2f us %6.2f TB/s\n", *how ? how : "auto", (long) s.n,
+                        (long) s.n_in, (long) s.n_out, s.conv_t ? "conv" : "    ", t[7], wbytes / t[7] / 1e6);
+        }
+    }
+    unsetenv("MB_CUDA_GEMV");
 }
 
 // MB_PRECISION_TF32 / BF16: the reduced-precision kernels run (their results differ from the

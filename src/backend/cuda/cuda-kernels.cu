@@ -688,17 +688,22 @@ unsigned grid_for(int64_t total, int block) {
 
 void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
                    float * y, cudaStream_t s) {
+    if (gemv_f32(x, n, n_in, w, b, n_out, y, 0, 0, 0.0f, s)) return;
     skinny<SKINNY_LINEAR>(x, n, n_in, w, b, n_out, y, conv_geom{}, s);
     check_launch("linear_skinny");
 }
 
 void linear_f32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,
-                cudaStream_t s) {
+                cudaStream_t s, int act, float slope) {
     if (linear_tiled_fits(n)) {
         linear_tiled(x, n, n_in, w, b, n_out, y, s);
+    } else if (gemv_f32(x, n, n_in, w, b, n_out, y, 0, act, slope, s)) {
+        return;
     } else {
-        linear_skinny(x, n, n_in, w, b, n_out, y, s);
+        skinny<SKINNY_LINEAR>(x, n, n_in, w, b, n_out, y, conv_geom{}, s);
+        check_launch("linear_skinny");
     }
+    if (act) leaky_relu(y, n * n_out, slope, y, s);
 }
 
 void linear_skinny_bf16(const float * x, int64_t n, int64_t n_in, const void * w, const float * b, int64_t n_out,
@@ -752,9 +757,11 @@ void im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilatio
 }
 
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
-                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s) {
+                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
+                int act, float slope) {
     im2col(x, c_in, t, k, dilation, col, n_batch, s);
     const conv_geom g{(int) t, (int) k, (int) dilation};
+    if (!w_bf16 && gemv_f32(col, n_batch * t, c_in * k, w, b, c_out, y, t, act, slope, s)) return;
     if (w_bf16) {
         skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, static_cast<const __nv_bfloat16 *>(w_bf16), b, c_out, y,
                                 g, s);
@@ -762,6 +769,7 @@ void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const
         skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, w, b, c_out, y, g, s);
     }
     check_launch("conv1d_col");
+    if (act) leaky_relu(y, n_batch * c_out * t, slope, y, s);
 }
 
 void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w, const float * b, int64_t c_out,
