@@ -64,7 +64,7 @@ if [[ " $steps " == *" bench "* ]]; then
     echo "== bench ($(el) s)"
 fi
 if [[ " $steps " == *" ncu "* ]]; then
-    for who in new ${base:+base}; do
+    for who in new ${MB_B1_NCU_BASE:+${base:+base}}; do
         mb=$b/motionbricks
         [ "$who" = base ] && mb=$base/build/base/motionbricks
         timeout 100 ncu --cache-control none --clock-control none --metrics gpu__time_duration.sum,launch__grid_size \
