@@ -107,10 +107,12 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
     std::vector<std::string> tiles = mb::cuda::tiled_tile_names();
     tiles.insert(tiles.begin(), "");    // the chosen tile, then each one forced
     // then the GEMV's variants forced (MB_CUDA_GEMV): one and two weight rows a warp, the old kernel
-    for (const char * g : {"gemv=o1", "gemv=o2", "gemv=old"}) tiles.emplace_back(g);
+    // and the explicit im2col before the GEMV's convolutions (MB_CUDA_GEMV_IM2COL)
+    for (const char * g : {"gemv=o1", "gemv=o2", "gemv=old", "gemv=im2col"}) tiles.emplace_back(g);
     for (const std::string & tile : tiles) {
         const bool gemv = tile.rfind("gemv=", 0) == 0;
-        if (gemv) setenv("MB_CUDA_GEMV", tile.c_str() + 5, 1);
+        if (tile == "gemv=im2col") setenv("MB_CUDA_GEMV_IM2COL", "1", 1);
+        else if (gemv) setenv("MB_CUDA_GEMV", tile.c_str() + 5, 1);
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         uint32_t seed = 900;
         for (const shape & s : shapes) {
@@ -138,8 +140,46 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
             EXPECT_EQ(differ, 0) << s.n << "x" << s.n_in << " → " << s.n_out << " tile '" << tile
                                  << "': outputs not in the slice order";
         }
+        // conv1d at batch one (1–64 rows: lanes × frames) is the product of its im2col: the same order
+        struct conv { int64_t c_in, t, c_out, k, dil, lanes; };
+        for (const conv & c : {conv{512, 40, 64, 3, 3, 1}, conv{96, 10, 77, 3, 9, 2}, conv{64, 16, 40, 1, 1, 1},
+                               conv{6, 7, 5, 3, 1, 3}}) {
+            if (!tile.empty() && !gemv) break;
+            const int64_t K = c.c_in * c.k, rows = c.lanes * c.t;
+            auto x = random_vec(c.lanes * c.c_in * c.t, seed++), w = random_vec(c.c_out * K, seed++),
+                 b = random_vec(c.c_out, seed++);
+            auto y = gpu->in(poisoned(c.lanes * c.c_out * c.t));
+            gpu->be->conv1d(gpu->in(x), c.c_in, c.t, gpu->in(w), gpu->in(b), c.c_out, c.k, c.dil, y, c.lanes);
+            const std::vector<float> got = gpu->get(y, c.lanes * c.c_out * c.t);
+            int64_t differ = 0;
+            for (int64_t r = 0; r < rows; ++r) {
+                const int64_t l = r / c.t, i = r % c.t;
+                std::vector<float> col((size_t) K);
+                for (int64_t ch = 0; ch < c.c_in; ++ch) {
+                    for (int64_t kk = 0; kk < c.k; ++kk) {
+                        const int64_t src = i + (kk - (c.k - 1) / 2) * c.dil;
+                        col[(size_t) (ch * c.k + kk)] = src >= 0 && src < c.t ? x[(size_t) ((l * c.c_in + ch) * c.t + src)] : 0.0f;
+                    }
+                }
+                for (int64_t o = 0; o < c.c_out; ++o) {
+                    float tot = 0.0f;
+                    for (int64_t k0 = 0; k0 < K; k0 += mb::cuda::k_sum_slice) {
+                        float sl = 0.0f;
+                        for (int64_t k = k0; k < std::min<int64_t>(k0 + mb::cuda::k_sum_slice, K); ++k) {
+                            sl = std::fmaf(col[(size_t) k], w[(size_t) (o * K + k)], sl);
+                        }
+                        tot = tot + sl;
+                    }
+                    const float want = tot + b[(size_t) o], have = got[(size_t) ((l * c.c_out + o) * c.t + i)];
+                    differ += std::memcmp(&want, &have, sizeof want) != 0;
+                }
+            }
+            EXPECT_EQ(differ, 0) << "conv " << c.c_in << "→" << c.c_out << " t " << c.t << " k " << c.k << " lanes "
+                                 << c.lanes << " '" << tile << "': outputs not in the slice order";
+        }
         unsetenv("MB_CUDA_TILED_TILE");
         unsetenv("MB_CUDA_GEMV");
+        unsetenv("MB_CUDA_GEMV_IM2COL");
     }
 }
 

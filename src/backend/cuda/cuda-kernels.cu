@@ -759,6 +759,7 @@ void im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilatio
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
                 int act, float slope) {
+    if (!w_bf16 && gemv_conv_f32(x, c_in, t, w, b, c_out, k, dilation, y, n_batch, act, slope, s)) return;
     im2col(x, c_in, t, k, dilation, col, n_batch, s);
     const conv_geom g{(int) t, (int) k, (int) dilation};
     if (!w_bf16 && gemv_f32(col, n_batch * t, c_in * k, w, b, c_out, y, t, act, slope, s)) return;

@@ -44,6 +44,12 @@ std::vector<std::string> tiled_tile_names();
 bool gemv_f32(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
               int64_t t, int act, float slope, cudaStream_t s);
 
+// conv1d "same" (NCW, lanes of t rows) on the same GEMV with the im2col built in its staging: no
+// scratch and no im2col kernel (where the GEMV applies to n_batch·t rows and K = c_in·k; false
+// otherwise, or with MB_CUDA_GEMV_IM2COL=1); the same bits as conv1d_col
+bool gemv_conv_f32(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
+                   int64_t k, int64_t dilation, float * y, int64_t n_batch, int act, float slope, cudaStream_t s);
+
 // the F32 product: linear_tiled where it fits, else the GEMV (the same bits either way);
 // act 1 applies leaky_relu(slope) to y, in the GEMV's epilogue where it runs
 void linear_f32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,
