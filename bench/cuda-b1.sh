@@ -58,8 +58,10 @@ if [[ " $steps " == *" bench "* ]]; then
     for round in 1 2; do
         [ -n "$base" ] && bench base "$base/build/base/motionbricks"
         bench new $b/motionbricks
-        bench old-gemv MB_CUDA_GEMV=old $b/motionbricks
+        # main's kernels: the old GEMV on the explicit im2col, activations as their own kernels
+        bench main-knobs MB_CUDA_GEMV=old MB_CUDA_ACT_EPILOGUE=0 $b/motionbricks
         bench o1 MB_CUDA_GEMV=o1 $b/motionbricks
+        bench im2col MB_CUDA_GEMV_IM2COL=1 $b/motionbricks
     done
     echo "== bench ($(el) s)"
 fi

@@ -276,7 +276,7 @@ public:
     void linear_act(bptr<const float> x, int64_t n, int64_t n_in, bweight w, bptr<const float> b, int64_t n_out,
                     float slope, bptr<float> y) override {
         const float * wf = static_cast<const float *>(w.p);
-        if (w.type == weight_type::WEIGHT_F32 && n > 0 && n_out > 0 && f32_kernels(n, n_in, n_out, x.p, wf)) {
+        if (act_epilogue_ && w.type == weight_type::WEIGHT_F32 && n > 0 && n_out > 0 && f32_kernels(n, n_in, n_out, x.p, wf)) {
             bind();
             cuda::linear_f32(x.p, n, n_in, wf, b.p, n_out, y.p, s(), 1, slope);
             return;
@@ -285,7 +285,7 @@ public:
     }
     void conv1d_act(bptr<const float> x, int64_t c_in, int64_t t, bweight w, bptr<const float> b, int64_t c_out,
                     int64_t k, int64_t dilation, float slope, bptr<float> y, int64_t n_batch) override {
-        if (w.type == weight_type::WEIGHT_F32 && t > 0 && c_out > 0 && n_batch > 0 &&
+        if (act_epilogue_ && w.type == weight_type::WEIGHT_F32 && t > 0 && c_out > 0 && n_batch > 0 &&
             conv1d_impl(x.p, c_in, t, static_cast<const float *>(w.p), b.p, c_out, k, dilation, y.p, n_batch, slope)) {
             return;
         }
@@ -442,6 +442,8 @@ private:
     // MB_CUDA_F32_CUBLAS=1: F32 products of many rows on cuBLAS (pedantic FP32), to compare speed;
     // lanes then differ from requests alone in the last bits
     bool                              f32_blas_  = env_is("MB_CUDA_F32_CUBLAS", "1");
+    // MB_CUDA_ACT_EPILOGUE=0: linear_act / conv1d_act as two ops (the default's), to compare
+    bool                              act_epilogue_ = !env_is("MB_CUDA_ACT_EPILOGUE", "0");
     bool                              tf32_ok_   = compute_major(ordinal_) >= 8;    // TF32 tensor cores
     std::map<uint64_t, cudaGraphExec_t> graphs_;
     std::unique_ptr<cuda::device_ops> ops_;
