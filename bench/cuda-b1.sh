@@ -2,7 +2,7 @@
 # batch-one GEMV session on the GPU machine: builds this tree (and, given BASE_DIR, the
 # motionbricks CLI of a baseline tree beside it, at once), runs the `cuda` CTest label, the
 # GEMV timing per variant (cuda_speed.gemv_at_batch_one), B = 1 `motionbricks bench` of the
-# baseline and of this tree (default, old GEMV, one weight row a warp) in one call, and, time
+# baseline and of this tree (default, activations apart, 16-row GEMV tiles) in one call, and, time
 # left, ncu kernel durations of a 10-token plan. Logs under $OUT; a short table last.
 # usage: bench/cuda-b1.sh [BASE_DIR] [SHARED_DIR]   (MB_B1_STEPS="build test speed bench ncu")
 set -uo pipefail
@@ -58,10 +58,9 @@ if [[ " $steps " == *" bench "* ]]; then
     for round in 1 2; do
         [ -n "$base" ] && bench base "$base/build/base/motionbricks"
         bench new $b/motionbricks
-        # main's kernels: the old GEMV on the explicit im2col, activations as their own kernels
-        bench main-knobs MB_CUDA_GEMV=old MB_CUDA_ACT_EPILOGUE=0 $b/motionbricks
-        bench o1 MB_CUDA_GEMV=o1 $b/motionbricks
-        bench im2col MB_CUDA_GEMV_IM2COL=1 $b/motionbricks
+        # main's kernels: activations as their own kernels
+        bench act-apart MB_CUDA_ACT_EPILOGUE=0 $b/motionbricks
+        bench rows16 MB_CUDA_SKINNY_ROWS=16 $b/motionbricks
     done
     echo "== bench ($(el) s)"
 fi

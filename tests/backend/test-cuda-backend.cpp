@@ -106,13 +106,11 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
                             {8, 1000, 2050}, {33, 2048, 100}, {16, 36, 17}};
     std::vector<std::string> tiles = mb::cuda::tiled_tile_names();
     tiles.insert(tiles.begin(), "");    // the chosen tile, then each one forced
-    // then the GEMV's variants forced (MB_CUDA_GEMV): one and two weight rows a warp, the old kernel
-    // and the explicit im2col before the GEMV's convolutions (MB_CUDA_GEMV_IM2COL)
-    for (const char * g : {"gemv=o1", "gemv=o2", "gemv=old", "gemv=im2col"}) tiles.emplace_back(g);
+    // then the GEMV's 16-row tiles forced (MB_CUDA_SKINNY_ROWS; the default takes 8 above 4 rows)
+    tiles.emplace_back("rows=16");
     for (const std::string & tile : tiles) {
-        const bool gemv = tile.rfind("gemv=", 0) == 0;
-        if (tile == "gemv=im2col") setenv("MB_CUDA_GEMV_IM2COL", "1", 1);
-        else if (gemv) setenv("MB_CUDA_GEMV", tile.c_str() + 5, 1);
+        const bool gemv = tile == "rows=16";
+        if (gemv) setenv("MB_CUDA_SKINNY_ROWS", "16", 1);
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         uint32_t seed = 900;
         for (const shape & s : shapes) {
@@ -178,8 +176,7 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
                                  << c.lanes << " '" << tile << "': outputs not in the slice order";
         }
         unsetenv("MB_CUDA_TILED_TILE");
-        unsetenv("MB_CUDA_GEMV");
-        unsetenv("MB_CUDA_GEMV_IM2COL");
+        unsetenv("MB_CUDA_SKINNY_ROWS");
     }
 }
 
@@ -290,8 +287,9 @@ TEST(cuda_speed, f32_products_of_many_rows) {
 }
 
 // MB_CUDA_SPEED=1 (a timing): the batch-one products of a plan (pose planner 10 rows, root
-// planner 9, conv decoders 10–40 frames) on each GEMV variant (MB_CUDA_GEMV), weights rotating
-// over ≥ 128 MB (past the L2), 32 calls recorded in one graph, median of 15 replays
+// planner 9, conv decoders 10–40 frames) on the GEMV's default and 16-row tiles
+// (MB_CUDA_SKINNY_ROWS), weights rotating over ≥ 128 MB (past the L2), 32 calls recorded in one
+// graph, median of 15 replays
 TEST(cuda_speed, gemv_at_batch_one) {
     if (!std::getenv("MB_CUDA_SPEED")) GTEST_SKIP() << "a timing: set MB_CUDA_SPEED=1";
     const std::string problem = mb::backend_cuda_problem(0);
@@ -300,8 +298,8 @@ TEST(cuda_speed, gemv_at_batch_one) {
     const shape shapes[] = {{10, 1024, 3072, 0}, {10, 1024, 1024, 0}, {10, 1024, 2048, 0}, {10, 2048, 1024, 0},
                             {9, 512, 1536, 0},   {9, 512, 512, 0},    {9, 2048, 512, 0},   {1, 1024, 3072, 0},
                             {10, 1536, 512, 10}, {20, 1536, 512, 20}, {40, 1536, 512, 40}};
-    for (const char * how : {"old", "o1", "o2", ""}) {
-        setenv("MB_CUDA_GEMV", how, 1);
+    for (const char * how : {"", "16"}) {
+        setenv("MB_CUDA_SKINNY_ROWS", how, 1);
         device d(mb::backend_device::BACKEND_DEVICE_CUDA);
         uint64_t key = 1;
         for (const shape & s : shapes) {
@@ -331,11 +329,11 @@ TEST(cuda_speed, gemv_at_batch_one) {
             }
             ++key;
             std::sort(t.begin(), t.end());
-            std::printf("gemv %-4s %3ldx%-5ld -> %-5ld %s %7.2f us %6.2f TB/s\n", *how ? how : "auto", (long) s.n,
+            std::printf("gemv rows %-4s %3ldx%-5ld -> %-5ld %s %7.2f us %6.2f TB/s\n", *how ? how : "auto", (long) s.n,
                         (long) s.n_in, (long) s.n_out, s.conv_t ? "conv" : "    ", t[7], wbytes / t[7] / 1e6);
         }
     }
-    unsetenv("MB_CUDA_GEMV");
+    unsetenv("MB_CUDA_SKINNY_ROWS");
 }
 
 // MB_PRECISION_TF32 / BF16: the reduced-precision kernels run (their results differ from the

@@ -12,7 +12,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -286,7 +285,7 @@ public:
     void conv1d_act(bptr<const float> x, int64_t c_in, int64_t t, bweight w, bptr<const float> b, int64_t c_out,
                     int64_t k, int64_t dilation, float slope, bptr<float> y, int64_t n_batch) override {
         if (act_epilogue_ && w.type == weight_type::WEIGHT_F32 && t > 0 && c_out > 0 && n_batch > 0 &&
-            conv1d_impl(x.p, c_in, t, static_cast<const float *>(w.p), b.p, c_out, k, dilation, y.p, n_batch, slope)) {
+            conv1d_impl(x.p, c_in, t, static_cast<const float *>(w.p), b.p, c_out, k, dilation, y.p, n_batch, true, slope)) {
             return;
         }
         backend::conv1d_act(x, c_in, t, w, b, c_out, k, dilation, slope, y, n_batch);
@@ -302,7 +301,7 @@ public:
     void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bptr<const float> w, bptr<const float> b,
                 int64_t c_out, int64_t k, int64_t dilation, bptr<float> y, int64_t n_batch) override {
         if (t <= 0 || c_out <= 0 || n_batch <= 0) return;
-        conv1d_impl(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p, n_batch, NAN);
+        conv1d_impl(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p, n_batch, false, 0.0f);
     }
     void sample_codes(bptr<const float> logits, int64_t m, int64_t n_code, bptr<const float> u, bptr<int32_t> tokens,
                       bptr<float> prob) override {
@@ -351,13 +350,12 @@ private:
         return bf16_of(w) == nullptr;
     }
 
-    // conv1d, then leaky_relu(slope) where slope is not NaN: in the GEMV's epilogue on the im2col
-    // path (batch one), else as its own op. False (nothing issued) for an activation on a path
-    // without one: the caller composes
+    // conv1d, then (act) leaky_relu(slope): in the GEMV's epilogue on the im2col path (batch
+    // one), else as its own op. False (nothing issued) for an activation on a path without one:
+    // the caller composes
     bool conv1d_impl(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
-                     int64_t k, int64_t dilation, float * y, int64_t n_batch, float slope) {
+                     int64_t k, int64_t dilation, float * y, int64_t n_batch, bool act, float slope) {
         bind();
-        const bool act = !std::isnan(slope);
         if (n_batch * t >= k_conv_gemm_rows && conv1d_gemm(x, c_in, t, w, b, c_out, k, dilation, y, n_batch)) {
             if (act) cuda::leaky_relu(y, n_batch * c_out * t, slope, y, s());
             return true;

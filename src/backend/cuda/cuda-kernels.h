@@ -37,21 +37,9 @@ void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const 
 // the tiles MB_CUDA_TILED_TILE can force (read on every call; the bits are the same on each)
 std::vector<std::string> tiled_tile_names();
 
-// the batch-one GEMV (cuda-gemv.cu): y = act(x·wᵀ + b) in the same slice order, for 1–64 rows,
-// K % 4 == 0 and 16-byte aligned x and w; t > 0: y is NCW per lane of t rows (conv1d on an
-// explicit im2col), else [n, N]. act 1: leaky ReLU with slope (0: ReLU, as leaky_relu). Returns
-// false, launching nothing, where it does not apply (or MB_CUDA_GEMV=old); linear_skinny then
-bool gemv_f32(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
-              int64_t t, int act, float slope, cudaStream_t s);
-
-// conv1d "same" (NCW, lanes of t rows) on the same GEMV with the im2col built in its staging: no
-// scratch and no im2col kernel (where the GEMV applies to n_batch·t rows and K = c_in·k; false
-// otherwise, or with MB_CUDA_GEMV_IM2COL=1); the same bits as conv1d_col
-bool gemv_conv_f32(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
-                   int64_t k, int64_t dilation, float * y, int64_t n_batch, int act, float slope, cudaStream_t s);
-
-// the F32 product: linear_tiled where it fits, else the GEMV (the same bits either way);
-// act 1 applies leaky_relu(slope) to y, in the GEMV's epilogue where it runs
+// the F32 product: linear_tiled where it fits, else linear_skinny (the same bits either way);
+// act 1 applies leaky_relu(slope) to y (slope 0: ReLU), in the GEMV's epilogue where it runs
+// (the same arithmetic on the same float as the leaky_relu kernel)
 void linear_f32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,
                 cudaStream_t s, int act = 0, float slope = 0.0f);
 
@@ -92,7 +80,7 @@ bool conv1d_col_fits(int64_t c_in, int64_t t, int64_t k, int64_t capacity);
 // col[n_batch·t, c_in·k] ← the im2col of x[n_batch, c_in, t] (row r: position r mod t of lane r / t)
 void im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, float * col, int64_t n_batch,
             cudaStream_t s);
-// act 1: leaky_relu(slope) on y (in the GEMV's epilogue for F32 weights)
+// act 1: leaky_relu(slope) on y, in the GEMV's epilogue
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
                 int act = 0, float slope = 0.0f);
