@@ -1,5 +1,6 @@
-// the parts of the backend interface that are not one backend's: the default of the
-// optional alloc_from_host, and the registry of built-in backends
+// the parts of the backend interface that are not one backend's: the defaults of the
+// optional ops (alloc_from_host, typed weights, fused activations), and the registry of
+// built-in backends
 #include "backend/backend.h"
 
 #include <stdexcept>
@@ -45,6 +46,20 @@ void backend::conv1d(bptr<const float> x, int64_t c_in, int64_t t, bweight w, bp
                      int64_t k, int64_t dilation, bptr<float> y, int64_t n_batch) {
     if (w.type != weight_type::WEIGHT_F32) no_weight_type(*this, w.type);
     conv1d(x, c_in, t, bptr<const float>(static_cast<const float *>(w.p)), b, c_out, k, dilation, y, n_batch);
+}
+
+void backend::linear_act(bptr<const float> x, int64_t n, int64_t n_in, bweight w, bptr<const float> b,
+                         int64_t n_out, float slope, bptr<float> y) {
+    linear(x, n, n_in, w, b, n_out, y);
+    if (slope == 0.0f) relu(y, n * n_out, y);
+    else leaky_relu(y, n * n_out, slope, y);
+}
+
+void backend::conv1d_act(bptr<const float> x, int64_t c_in, int64_t t, bweight w, bptr<const float> b, int64_t c_out,
+                         int64_t k, int64_t dilation, float slope, bptr<float> y, int64_t n_batch) {
+    conv1d(x, c_in, t, w, b, c_out, k, dilation, y, n_batch);
+    if (slope == 0.0f) relu(y, n_batch * c_out * t, y);
+    else leaky_relu(y, n_batch * c_out * t, slope, y);
 }
 
 const std::vector<backend_reg> & backend_registry() {

@@ -219,6 +219,12 @@ public:
     virtual void linear(bptr<const float> x, int64_t n, int64_t n_in, bweight w, bptr<const float> b, int64_t n_out,
                         bptr<float> y);
 
+    // y ← act(x·wᵀ + b): linear (either overload's meaning) followed by relu on y where slope is
+    // 0, else by leaky_relu(slope). Optional: the default issues exactly those two ops; a
+    // backend may apply the activation in the product's epilogue (the same float result)
+    virtual void linear_act(bptr<const float> x, int64_t n, int64_t n_in, bweight w, bptr<const float> b,
+                            int64_t n_out, float slope, bptr<float> y);
+
     // in place: x[n, d] ← LayerNorm(x + r)·g + b per row, mean and biased variance over d,
     // (v − mean)/sqrt(var + eps); r [n, d] may be null (no residual); g, b [d]
     virtual void add_layer_norm(bptr<float> x, bptr<const float> r, int64_t n, int64_t d, bptr<const float> g,
@@ -242,6 +248,12 @@ public:
     // the same with a weight of any weight_type (rows of c_in·k values); optional as linear's
     virtual void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bweight w, bptr<const float> b, int64_t c_out,
                         int64_t k, int64_t dilation, bptr<float> y, int64_t n_batch = 1);
+
+    // y ← act(conv1d(x)): conv1d (the bweight overload's meaning), then relu on y[n_batch·c_out·t]
+    // where slope is 0, else leaky_relu(slope). Optional as linear_act
+    virtual void conv1d_act(bptr<const float> x, int64_t c_in, int64_t t, bweight w, bptr<const float> b,
+                            int64_t c_out, int64_t k, int64_t dilation, float slope, bptr<float> y,
+                            int64_t n_batch = 1);
 
     // ---- sampling (masked token decoding) ------------------------------------------------------
 

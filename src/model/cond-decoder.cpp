@@ -14,6 +14,12 @@ void conv(backend & be, const conv_weights & w, bptr<const float> x, int64_t t, 
     be.conv1d(x, w.c_in, t, w.weight, w.bias, w.c_out, w.k, dilation, y, n_batch);
 }
 
+// conv then ReLU (one op: a backend may apply the ReLU in the product's epilogue)
+void conv_relu(backend & be, const conv_weights & w, bptr<const float> x, int64_t t, int64_t dilation, bptr<float> y,
+               int64_t n_batch) {
+    be.conv1d_act(x, w.c_in, t, w.weight, w.bias, w.c_out, w.k, dilation, 0.0f, y, n_batch);
+}
+
 } // namespace
 
 cond_decoder_state::cond_decoder_state(backend & be, const cond_decoder_hparams & hp, int64_t max_pos_)
@@ -137,8 +143,7 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
     be.transpose(x, n_pos, hp.c_in, t0, B);
     be.mask_cols(B * hp.c_in, n_pos, n_valid, t0);
     // model.0 + ReLU: [c_in, P] → [width, P], k3 p1
-    conv(be, conv_in, t0, n_pos, 1, h, B);
-    be.relu(h, B * w * n_pos, h);
+    conv_relu(be, conv_in, t0, n_pos, 1, h, B);
 
     int64_t P  = n_pos;     // positions at this resolution
     int64_t nv = n_valid;   // valid positions at this resolution
@@ -150,8 +155,7 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
 
         // target condition: frame f = p·n + j takes channels [j·w/n, (j+1)·w/n) of position p
         if (hp.tgt_dim > 0 && has_tgt) {
-            be.linear(tgt, B * frames, hp.tgt_dim, s.tgt.weight, s.tgt.bias, wn, st.tc);   // [frames, w/n]
-            be.relu(st.tc, B * frames * wn, st.tc);
+            be.linear_act(tgt, B * frames, hp.tgt_dim, s.tgt.weight, s.tgt.bias, wn, 0.0f, st.tc);   // [frames, w/n]
             be.replace_frames(st.tc, has_tgt, P, n, wn, h, B);
         }
 
@@ -161,8 +165,7 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
             be.transpose(h, w, P, t1, B);                                   // [P, w]
             be.copy_rows(t1, w, B * P, w, st.rows, row);
             be.copy_rows(ext, n * hp.ext_dim, B * P, n * hp.ext_dim, st.rows + w, row);
-            be.linear(st.rows, B * P, row, s.ext.weight, s.ext.bias, w, t0);   // [P, w]
-            be.relu(t0, B * P * w, t0);
+            be.linear_act(st.rows, B * P, row, s.ext.weight, s.ext.bias, w, 0.0f, t0);   // [P, w]
             be.transpose(t0, P, w, h, B);                                   // [w, P]
         }
 
@@ -171,8 +174,7 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
             be.mask_cols(B * w, P, nv, h);                      // x = x·m; x0 = x
             be.relu(h, B * w * P, t0);
             be.mask_cols(B * w, P, nv, t0);
-            conv(be, rb.conv1, t0, P, rb.dilation, t1, B);      // k3, padding = dilation
-            be.relu(t1, B * w * P, t1);
+            conv_relu(be, rb.conv1, t0, P, rb.dilation, t1, B);     // k3, padding = dilation
             be.mask_cols(B * w, P, nv, t1);
             conv(be, rb.conv2, t1, P, 1, t0, B);                // k1
             be.add(t0, h, B * w * P, h);
@@ -190,8 +192,7 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
 
     // model.<2+down_t> + ReLU, then model.<4+down_t>: [w, 4·n_pos] → [c_out, 4·n_pos]
     be.mask_cols(B * w, P, nv, h);
-    conv(be, conv_mid, h, P, 1, t0, B);
-    be.relu(t0, B * w * P, t0);
+    conv_relu(be, conv_mid, h, P, 1, t0, B);
     be.mask_cols(B * w, P, nv, t0);
     conv(be, conv_out, t0, P, 1, t1, B);
     be.mask_cols(B * hp.c_out, P, nv, t1);

@@ -123,8 +123,7 @@ void fc_block_forward(backend & be, const fc_block_weights & w, bptr<const float
     for (size_t i = 0; i < w.fc.size(); ++i) {
         const linear_weights & l = w.fc[i];
         const bptr<float>      o = bufs[i % 2];
-        be.linear(h, n, l.n_in, l.weight, l.bias, l.n_out, o);
-        be.leaky_relu(o, n * l.n_out, 0.01f, o);
+        be.linear_act(h, n, l.n_in, l.weight, l.bias, l.n_out, 0.01f, o);
         h = o;
     }
     be.linear(h, n, w.out.n_in, w.out.weight, w.out.bias, w.out.n_out, y);

@@ -170,8 +170,7 @@ void pose_planner::backbone(backend & be, pose_planner_state & st, int64_t n_lan
     }
 
     // input fusion: x = ReLU(_proj_input.0(cat)) + position_emb[p]   [n, n_embd]
-    be.linear(st.cat, n, cat, proj_input.weight, proj_input.bias, E, st.x);
-    be.relu(st.x, n * E, st.x);
+    be.linear_act(st.cat, n, cat, proj_input.weight, proj_input.bias, E, 0.0f, st.x);
     be.add(st.x, position_emb, n * E, st.x, n_lane * E);
     if (stepped) tap_f32(tap, be, tf_in, st.x, {1, n, E});
     else tap_f32(tap, be, tf_in, st.x, {n, E});

@@ -76,8 +76,7 @@ void transformer::forward(backend & be, bptr<float> x, int64_t n_lane, transform
         be.add_layer_norm(x, st.proj, n, d, l.norm1_weight, l.norm1_bias, eps);
         // feed-forward: linear2(relu(linear1(x))) [n, n_ff] → [n, d]
         {
-            be.linear(x, n, d, l.linear1_weight, l.linear1_bias, f, st.ff);
-            be.relu(st.ff, n * f, st.ff);
+            be.linear_act(x, n, d, l.linear1_weight, l.linear1_bias, f, 0.0f, st.ff);
             be.linear(st.ff, n, f, l.linear2_weight, l.linear2_bias, d, st.proj);
         }
         // x = norm2(x + ffn)

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <string>
@@ -239,6 +240,66 @@ TEST_P(backend_ops, linear) {
             for (int64_t o = 0; o < n_out; ++o) ref[i * n_out + o] += b[o];
         be->linear(px, n, n_in, pw, in(b), n_out, py);
         EXPECT_LT(nmse(get(py, n * n_out), ref), k_nmse_linear) << n << "×" << n_in << "→" << n_out;
+    }
+}
+
+// linear_act / conv1d_act: bitwise the product followed by relu (slope 0) or leaky_relu on the
+// same backend (a fused epilogue must give the same floats), and near the double reference;
+// shapes through each product path (GEMV rows 1–64 with and without 16-byte loads, many rows)
+TEST_P(backend_ops, linear_act_and_conv1d_act) {
+    auto act = [](double v, float slope) { return v < 0.0 ? v * slope : v; };
+    for (float slope : {0.0f, 0.01f}) {
+        for (auto [n, n_in, n_out] : {std::tuple<int64_t, int64_t, int64_t>{1, 67, 45}, {10, 1024, 3072},
+                                      {7, 2048, 300}, {25, 1024, 33}, {64, 1541, 512}, {100, 256, 130}}) {
+            const auto x = random_vec(n * n_in, 21), w = random_vec(n_out * n_in, 22), b = random_vec(n_out, 23);
+            std::vector<double> ref(n * n_out);
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t o = 0; o < n_out; ++o) {
+                    double acc = b[o];
+                    for (int64_t c = 0; c < n_in; ++c) acc += (double) x[i * n_in + c] * w[o * n_in + c];
+                    ref[i * n_out + o] = act(acc, slope);
+                }
+            auto px = in(x), pw = in(w), pb = in(b);
+            auto fused = in(std::vector<float>(n * n_out, k_sentinel)), apart = in(std::vector<float>(n * n_out, k_sentinel));
+            be->linear_act(px, n, n_in, bweight(bptr<const float>(pw)), pb, n_out, slope, fused);
+            be->linear(px, n, n_in, pw, pb, n_out, apart);
+            if (slope == 0.0f) be->relu(apart, n * n_out, apart);
+            else be->leaky_relu(apart, n * n_out, slope, apart);
+            const auto yf = get(fused, n * n_out), ya = get(apart, n * n_out);
+            EXPECT_EQ(std::memcmp(yf.data(), ya.data(), yf.size() * sizeof(float)), 0)
+                << n << "×" << n_in << "→" << n_out << " slope " << slope << ": fused differs from linear + activation";
+            EXPECT_LT(nmse(yf, ref), k_nmse_linear) << n << "×" << n_in << "→" << n_out << " slope " << slope;
+        }
+        for (auto [c_in, c_out, t, k, dil, lanes] : {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>{
+                                                          6, 5, 16, 3, 1, 1},
+                                                      {512, 512, 24, 3, 3, 1}, {96, 77, 40, 3, 9, 2}, {64, 64, 10, 1, 1, 3}}) {
+            const auto x = random_vec(lanes * c_in * t, 24), w = random_vec(c_out * c_in * k, 25), b = random_vec(c_out, 26);
+            std::vector<double> ref(lanes * c_out * t);
+            for (int64_t l = 0; l < lanes; ++l)
+                for (int64_t o = 0; o < c_out; ++o)
+                    for (int64_t i = 0; i < t; ++i) {
+                        double acc = b[o];
+                        for (int64_t c = 0; c < c_in; ++c)
+                            for (int64_t kk = 0; kk < k; ++kk) {
+                                const int64_t src = i + (kk - (k - 1) / 2) * dil;
+                                if (src >= 0 && src < t)
+                                    acc += (double) w[(o * c_in + c) * k + kk] * x[(l * c_in + c) * t + src];
+                            }
+                        ref[(l * c_out + o) * t + i] = act(acc, slope);
+                    }
+            const int64_t ny = lanes * c_out * t;
+            auto px = in(x), pw = in(w), pb = in(b);
+            auto fused = in(std::vector<float>(ny, k_sentinel)), apart = in(std::vector<float>(ny, k_sentinel));
+            be->conv1d_act(px, c_in, t, bweight(bptr<const float>(pw)), pb, c_out, k, dil, slope, fused, lanes);
+            be->conv1d(px, c_in, t, pw, pb, c_out, k, dil, apart, lanes);
+            if (slope == 0.0f) be->relu(apart, ny, apart);
+            else be->leaky_relu(apart, ny, slope, apart);
+            const auto yf = get(fused, ny), ya = get(apart, ny);
+            EXPECT_EQ(std::memcmp(yf.data(), ya.data(), yf.size() * sizeof(float)), 0)
+                << c_in << "→" << c_out << " t " << t << " lanes " << lanes << " slope " << slope
+                << ": fused differs from conv1d + activation";
+            EXPECT_LT(nmse(yf, ref), k_nmse_conv) << c_in << "→" << c_out << " t " << t << " slope " << slope;
+        }
     }
 }
 

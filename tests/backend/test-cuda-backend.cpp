@@ -102,14 +102,20 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
     struct shape { int64_t n, n_in, n_out; };
     const shape shapes[] = {{1, 1024, 64}, {7, 303, 50}, {70, 48, 100}, {200, 1030, 130}, {5, 4100, 9},
                             {150, 520, 200}, {10, 3072, 520}, {3, 64, 40}, {64, 1536, 72}, {2, 8200, 24},
-                            {12, 1029, 33}};
+                            {12, 1029, 33}, {10, 1024, 3072}, {10, 2048, 1032}, {40, 1536, 130}, {4, 520, 1536},
+                            {8, 1000, 2050}, {33, 2048, 100}, {16, 36, 17}};
     std::vector<std::string> tiles = mb::cuda::tiled_tile_names();
     tiles.insert(tiles.begin(), "");    // the chosen tile, then each one forced
+    // then the GEMV's 16-row tiles forced (MB_CUDA_SKINNY_ROWS; the default takes 8 above 4 rows)
+    tiles.emplace_back("rows=16");
     for (const std::string & tile : tiles) {
-        if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
+        const bool gemv = tile == "rows=16";
+        if (gemv) setenv("MB_CUDA_SKINNY_ROWS", "16", 1);
+        else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         uint32_t seed = 900;
         for (const shape & s : shapes) {
-            if (!tile.empty() && s.n <= mb::cuda::k_skinny_max_rows) continue;    // the GEMV: no tile
+            if (!tile.empty() && !gemv && s.n <= mb::cuda::k_skinny_max_rows) continue;    // the GEMV: no tile
+            if (gemv && s.n > mb::cuda::k_skinny_max_rows) continue;
             auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++), b = random_vec(s.n_out, seed++);
             auto y = gpu->in(poisoned(s.n * s.n_out));
             gpu->be->linear(gpu->in(x), s.n, s.n_in, gpu->in(w), gpu->in(b), s.n_out, y);
@@ -132,8 +138,46 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
             EXPECT_EQ(differ, 0) << s.n << "x" << s.n_in << " → " << s.n_out << " tile '" << tile
                                  << "': outputs not in the slice order";
         }
+        // conv1d at batch one (1–64 rows: lanes × frames) is the product of its im2col: the same order
+        struct conv { int64_t c_in, t, c_out, k, dil, lanes; };
+        for (const conv & c : {conv{512, 40, 64, 3, 3, 1}, conv{96, 10, 77, 3, 9, 2}, conv{64, 16, 40, 1, 1, 1},
+                               conv{6, 7, 5, 3, 1, 3}}) {
+            if (!tile.empty() && !gemv) break;
+            const int64_t K = c.c_in * c.k, rows = c.lanes * c.t;
+            auto x = random_vec(c.lanes * c.c_in * c.t, seed++), w = random_vec(c.c_out * K, seed++),
+                 b = random_vec(c.c_out, seed++);
+            auto y = gpu->in(poisoned(c.lanes * c.c_out * c.t));
+            gpu->be->conv1d(gpu->in(x), c.c_in, c.t, gpu->in(w), gpu->in(b), c.c_out, c.k, c.dil, y, c.lanes);
+            const std::vector<float> got = gpu->get(y, c.lanes * c.c_out * c.t);
+            int64_t differ = 0;
+            for (int64_t r = 0; r < rows; ++r) {
+                const int64_t l = r / c.t, i = r % c.t;
+                std::vector<float> col((size_t) K);
+                for (int64_t ch = 0; ch < c.c_in; ++ch) {
+                    for (int64_t kk = 0; kk < c.k; ++kk) {
+                        const int64_t src = i + (kk - (c.k - 1) / 2) * c.dil;
+                        col[(size_t) (ch * c.k + kk)] = src >= 0 && src < c.t ? x[(size_t) ((l * c.c_in + ch) * c.t + src)] : 0.0f;
+                    }
+                }
+                for (int64_t o = 0; o < c.c_out; ++o) {
+                    float tot = 0.0f;
+                    for (int64_t k0 = 0; k0 < K; k0 += mb::cuda::k_sum_slice) {
+                        float sl = 0.0f;
+                        for (int64_t k = k0; k < std::min<int64_t>(k0 + mb::cuda::k_sum_slice, K); ++k) {
+                            sl = std::fmaf(col[(size_t) k], w[(size_t) (o * K + k)], sl);
+                        }
+                        tot = tot + sl;
+                    }
+                    const float want = tot + b[(size_t) o], have = got[(size_t) ((l * c.c_out + o) * c.t + i)];
+                    differ += std::memcmp(&want, &have, sizeof want) != 0;
+                }
+            }
+            EXPECT_EQ(differ, 0) << "conv " << c.c_in << "→" << c.c_out << " t " << c.t << " k " << c.k << " lanes "
+                                 << c.lanes << " '" << tile << "': outputs not in the slice order";
+        }
+        unsetenv("MB_CUDA_TILED_TILE");
+        unsetenv("MB_CUDA_SKINNY_ROWS");
     }
-    unsetenv("MB_CUDA_TILED_TILE");
 }
 
 // F32 products of many rows (the tiled kernel) sum every output in the GEMV's order:
@@ -240,6 +284,56 @@ TEST(cuda_speed, f32_products_of_many_rows) {
         unsetenv("MB_CUDA_TILED_TILE");
         unsetenv("MB_CUDA_F32_CUBLAS");
     }
+}
+
+// MB_CUDA_SPEED=1 (a timing): the batch-one products of a plan (pose planner 10 rows, root
+// planner 9, conv decoders 10–40 frames) on the GEMV's default and 16-row tiles
+// (MB_CUDA_SKINNY_ROWS), weights rotating over ≥ 128 MB (past the L2), 32 calls recorded in one
+// graph, median of 15 replays
+TEST(cuda_speed, gemv_at_batch_one) {
+    if (!std::getenv("MB_CUDA_SPEED")) GTEST_SKIP() << "a timing: set MB_CUDA_SPEED=1";
+    const std::string problem = mb::backend_cuda_problem(0);
+    if (!problem.empty()) GTEST_SKIP() << "skipped: " << problem;
+    struct shape { int64_t n, n_in, n_out, conv_t; };
+    const shape shapes[] = {{10, 1024, 3072, 0}, {10, 1024, 1024, 0}, {10, 1024, 2048, 0}, {10, 2048, 1024, 0},
+                            {9, 512, 1536, 0},   {9, 512, 512, 0},    {9, 2048, 512, 0},   {1, 1024, 3072, 0},
+                            {10, 1536, 512, 10}, {20, 1536, 512, 20}, {40, 1536, 512, 40}};
+    for (const char * how : {"", "16"}) {
+        setenv("MB_CUDA_SKINNY_ROWS", how, 1);
+        device d(mb::backend_device::BACKEND_DEVICE_CUDA);
+        uint64_t key = 1;
+        for (const shape & s : shapes) {
+            const int64_t wbytes = s.n_out * s.n_in * 4;
+            const int     copies = (int) std::max<int64_t>(2, (128 << 20) / wbytes);
+            const std::vector<float>     wh = random_vec(s.n_out * s.n_in, 10);
+            std::vector<mb::bptr<float>> ws;
+            for (int c = 0; c < copies; ++c) ws.push_back(d.in(wh));
+            auto x = d.in(random_vec(s.n * s.n_in, 3)), b = d.in(random_vec(s.n_out, 4));
+            auto y = d.in(std::vector<float>((size_t) (s.n * s.n_out)));
+            const int calls = 32;
+            auto ops = [&] {
+                for (int i = 0; i < calls; ++i) {
+                    const mb::bptr<const float> w = ws[(size_t) (i % copies)];
+                    if (s.conv_t) d.be->conv1d(x, 512, s.conv_t, w, b, s.n_out, 3, 1, y);
+                    else d.be->linear(x, s.n, s.n_in, w, b, s.n_out, y);
+                }
+            };
+            d.be->run_recorded(key, ops);
+            d.be->synchronize();
+            std::vector<double> t;
+            for (int rep = 0; rep < 15; ++rep) {
+                const auto t0 = std::chrono::steady_clock::now();
+                d.be->run_recorded(key, ops);
+                d.be->synchronize();
+                t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls);
+            }
+            ++key;
+            std::sort(t.begin(), t.end());
+            std::printf("gemv rows %-4s %3ldx%-5ld -> %-5ld %s %7.2f us %6.2f TB/s\n", *how ? how : "auto", (long) s.n,
+                        (long) s.n_in, (long) s.n_out, s.conv_t ? "conv" : "    ", t[7], wbytes / t[7] / 1e6);
+        }
+    }
+    unsetenv("MB_CUDA_SKINNY_ROWS");
 }
 
 // MB_PRECISION_TF32 / BF16: the reduced-precision kernels run (their results differ from the

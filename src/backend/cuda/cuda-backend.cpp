@@ -339,6 +339,27 @@ public:
             ops()->linear(x.p, n, n_in, w.p, b.p, n_out, y.p);
         }
     }
+    // the activation in the F32 product's epilogue where linear() would run the F32 kernels (the
+    // GEMV applies it to the biased total; elsewhere leaky_relu runs after the product: the same
+    // arithmetic on the same float either way, so lanes of a batch keep their bits)
+    void linear_act(bptr<const float> x, int64_t n, int64_t n_in, bweight w, bptr<const float> b, int64_t n_out,
+                    float slope, bptr<float> y) override {
+        const float * wf = static_cast<const float *>(w.p);
+        if (act_epilogue_ && w.type == weight_type::WEIGHT_F32 && n > 0 && n_out > 0 && f32_kernels(n, n_in, n_out, x.p, wf)) {
+            bind();
+            cuda::linear_f32(x.p, n, n_in, wf, b.p, n_out, y.p, s(), 1, slope);
+            return;
+        }
+        backend::linear_act(x, n, n_in, w, b, n_out, slope, y);
+    }
+    void conv1d_act(bptr<const float> x, int64_t c_in, int64_t t, bweight w, bptr<const float> b, int64_t c_out,
+                    int64_t k, int64_t dilation, float slope, bptr<float> y, int64_t n_batch) override {
+        if (act_epilogue_ && w.type == weight_type::WEIGHT_F32 && t > 0 && c_out > 0 && n_batch > 0 &&
+            conv1d_impl(x.p, c_in, t, static_cast<const float *>(w.p), b.p, c_out, k, dilation, y.p, n_batch, true, slope)) {
+            return;
+        }
+        backend::conv1d_act(x, c_in, t, w, b, c_out, k, dilation, slope, y, n_batch);
+    }
     void add_layer_norm(bptr<float> x, bptr<const float> r, int64_t n, int64_t d, bptr<const float> g,
                         bptr<const float> b, float eps) override {
         if (n > 0) cuda::add_layer_norm(x.p, r.p, n, d, g.p, b.p, eps, s());
@@ -350,23 +371,7 @@ public:
     void conv1d(bptr<const float> x, int64_t c_in, int64_t t, bptr<const float> w, bptr<const float> b,
                 int64_t c_out, int64_t k, int64_t dilation, bptr<float> y, int64_t n_batch) override {
         if (t <= 0 || c_out <= 0 || n_batch <= 0) return;
-        bind();
-        if (n_batch * t >= k_conv_gemm_rows && conv1d_gemm(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p, n_batch)) {
-            return;
-        }
-        if (cuda::conv1d_col_fits(c_in, t, k, k_col_floats)) {
-            // lanes in chunks whose im2col fits the scratch (all of them at batch one)
-            const int64_t per = std::max<int64_t>(1, k_col_floats / (t * c_in * k));
-            for (int64_t l0 = 0; l0 < n_batch; l0 += per) {
-                const int64_t nb = std::min(per, n_batch - l0);
-                cuda::conv1d_col(x.p + l0 * c_in * t, c_in, t, w.p, bf16_of(w.p), b.p, c_out, k, dilation,
-                                 y.p + l0 * c_out * t, col_->as<float>().p, nb, s());
-            }
-        } else if (const void * h = bf16_of(w.p)) {
-            cuda::conv1d_skinny_bf16(x.p, c_in, t, h, b.p, c_out, k, dilation, y.p, n_batch, s());
-        } else {
-            ops()->conv1d(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p, n_batch);
-        }
+        conv1d_impl(x.p, c_in, t, w.p, b.p, c_out, k, dilation, y.p, n_batch, false, 0.0f);
     }
     void sample_codes(bptr<const float> logits, int64_t m, int64_t n_code, bptr<const float> u, bptr<int32_t> tokens,
                       bptr<float> prob) override {
@@ -426,6 +431,47 @@ private:
             cudaEventDestroy(t.stop);
         }
         timed_.clear();
+    }
+
+    // whether linear() runs an F32 product on the own kernels (linear_f32) for these operands
+    bool f32_kernels(int64_t n, int64_t n_in, int64_t n_out, const float * x, const float * w) const {
+        if (n > cuda::k_skinny_max_rows && (precision_ != backend_precision::BACKEND_PRECISION_F32 || f32_blas_)) {
+            return false;
+        }
+        if (precision_ == backend_precision::BACKEND_PRECISION_TF32 && tf32_ok_ && n >= 32 &&
+            cuda::linear_tf32_fits(n, n_in, n_out, x, w)) {
+            return false;
+        }
+        return bf16_of(w) == nullptr;
+    }
+
+    // conv1d, then (act) leaky_relu(slope): in the GEMV's epilogue on the im2col path (batch
+    // one), else as its own op. False (nothing issued) for an activation on a path without one:
+    // the caller composes
+    bool conv1d_impl(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
+                     int64_t k, int64_t dilation, float * y, int64_t n_batch, bool act, float slope) {
+        bind();
+        if (n_batch * t >= k_conv_gemm_rows && conv1d_gemm(x, c_in, t, w, b, c_out, k, dilation, y, n_batch)) {
+            if (act) cuda::leaky_relu(y, n_batch * c_out * t, slope, y, s());
+            return true;
+        }
+        if (cuda::conv1d_col_fits(c_in, t, k, k_col_floats)) {
+            // lanes in chunks whose im2col fits the scratch (all of them at batch one)
+            const int64_t per = std::max<int64_t>(1, k_col_floats / (t * c_in * k));
+            for (int64_t l0 = 0; l0 < n_batch; l0 += per) {
+                const int64_t nb = std::min(per, n_batch - l0);
+                cuda::conv1d_col(x + l0 * c_in * t, c_in, t, w, bf16_of(w), b, c_out, k, dilation, y + l0 * c_out * t,
+                                 col_->as<float>().p, nb, s(), act ? 1 : 0, act ? slope : 0.0f);
+            }
+            return true;
+        }
+        if (act) return false;
+        if (const void * h = bf16_of(w)) {
+            cuda::conv1d_skinny_bf16(x, c_in, t, h, b, c_out, k, dilation, y, n_batch, s());
+        } else {
+            ops()->conv1d(x, c_in, t, w, b, c_out, k, dilation, y, n_batch);
+        }
+        return true;
     }
 
     // conv1d of many lanes as one product per chunk of lanes: im2col, then the linear product
@@ -488,6 +534,8 @@ private:
     // MB_CUDA_F32_CUBLAS=1: F32 products of many rows on cuBLAS (pedantic FP32), to compare speed;
     // lanes then differ from requests alone in the last bits
     bool                              f32_blas_  = env_is("MB_CUDA_F32_CUBLAS", "1");
+    // MB_CUDA_ACT_EPILOGUE=0: linear_act / conv1d_act as two ops (the default's), to compare
+    bool                              act_epilogue_ = !env_is("MB_CUDA_ACT_EPILOGUE", "0");
     bool                              tf32_ok_   = compute_major(ordinal_) >= 8;    // TF32 tensor cores
     std::map<uint64_t, cudaGraphExec_t> graphs_;
     std::unique_ptr<cuda::device_ops> ops_;

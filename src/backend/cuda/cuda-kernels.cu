@@ -102,8 +102,12 @@ __device__ __forceinline__ double warp_sum_d(double v) {
 // the output is y[N, t] (NCW) instead of y[n, N]
 // Rows of several lanes (n_batch·t): row r is position r mod t of lane r / t, whose x starts at
 // lane·c_in·t (c_in = K / k) and whose y at lane·N·t
+// act 1: the output's epilogue applies leaky_relu(slope) to the biased total (linear_act,
+// conv1d_act: the leaky_relu kernel's arithmetic, so fused and separate give the same floats)
 struct conv_geom {
-    int t = 0, k = 1, dilation = 1;
+    int   t = 0, k = 1, dilation = 1;
+    int   act   = 0;
+    float slope = 0.0f;
 };
 
 // how the skinny kernel reads x and writes y
@@ -275,7 +279,8 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
         const int    r  = r0 + lane;
         const int    ln = MODE != SKINNY_LINEAR ? r / g.t : 0;    // lane of the row (NCW per lane)
         const size_t at = MODE != SKINNY_LINEAR ? ((size_t) ln * N + o) * g.t + (r - ln * g.t) : (size_t) r * N + o;
-        y[at]           = tot + (b ? b[o] : 0.0f);
+        const float  v  = tot + (b ? b[o] : 0.0f);
+        y[at]           = g.act ? (v < 0.0f ? (g.slope == 0.0f ? 0.0f : v * g.slope) : v) : v;
     }
 }
 
@@ -309,14 +314,11 @@ void launch_skinny(const float * x, int64_t n, int64_t K, const WT * w, const fl
 }
 
 // MB_CUDA_SKINNY_ROWS=4|8|16: that row tile (from 5 rows on), to compare speeds (a tile's
-// shape does not change any output's sums)
+// shape does not change any output's sums). Read on every call, so a test can force each
 int forced_skinny_rows() {
-    static const int r = [] {
-        const char * v = std::getenv("MB_CUDA_SKINNY_ROWS");
-        const int    i = v ? std::atoi(v) : 0;
-        return i == 4 || i == 8 || i == 16 ? i : 0;
-    }();
-    return r;
+    const char * v = std::getenv("MB_CUDA_SKINNY_ROWS");
+    const int    i = v ? std::atoi(v) : 0;
+    return i == 4 || i == 8 || i == 16 ? i : 0;
 }
 
 template <int MODE, class WT>
@@ -693,11 +695,13 @@ void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, co
 }
 
 void linear_f32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,
-                cudaStream_t s) {
+                cudaStream_t s, int act, float slope) {
     if (linear_tiled_fits(n)) {
         linear_tiled(x, n, n_in, w, b, n_out, y, s);
+        if (act) leaky_relu(y, n * n_out, slope, y, s);
     } else {
-        linear_skinny(x, n, n_in, w, b, n_out, y, s);
+        skinny<SKINNY_LINEAR>(x, n, n_in, w, b, n_out, y, conv_geom{0, 1, 1, act, slope}, s);
+        check_launch("linear_skinny");
     }
 }
 
@@ -752,9 +756,10 @@ void im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilatio
 }
 
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
-                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s) {
+                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
+                int act, float slope) {
     im2col(x, c_in, t, k, dilation, col, n_batch, s);
-    const conv_geom g{(int) t, (int) k, (int) dilation};
+    const conv_geom g{(int) t, (int) k, (int) dilation, act, slope};
     if (w_bf16) {
         skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, static_cast<const __nv_bfloat16 *>(w_bf16), b, c_out, y,
                                 g, s);

@@ -37,9 +37,11 @@ void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const 
 // the tiles MB_CUDA_TILED_TILE can force (read on every call; the bits are the same on each)
 std::vector<std::string> tiled_tile_names();
 
-// the F32 product: linear_tiled where it fits, else linear_skinny (the same bits either way)
+// the F32 product: linear_tiled where it fits, else linear_skinny (the same bits either way);
+// act 1 applies leaky_relu(slope) to y (slope 0: ReLU), in the GEMV's epilogue where it runs
+// (the same arithmetic on the same float as the leaky_relu kernel)
 void linear_f32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,
-                cudaStream_t s);
+                cudaStream_t s, int act = 0, float slope = 0.0f);
 
 // the same as linear_skinny with w[n_out, n_in] in bfloat16 (MB_PRECISION_BF16), float32 sums
 void linear_skinny_bf16(const float * x, int64_t n, int64_t n_in, const void * w, const float * b, int64_t n_out,
@@ -78,8 +80,10 @@ bool conv1d_col_fits(int64_t c_in, int64_t t, int64_t k, int64_t capacity);
 // col[n_batch·t, c_in·k] ← the im2col of x[n_batch, c_in, t] (row r: position r mod t of lane r / t)
 void im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, float * col, int64_t n_batch,
             cudaStream_t s);
+// act 1: leaky_relu(slope) on y, in the GEMV's epilogue
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
-                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s);
+                int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
+                int act = 0, float slope = 0.0f);
 void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w, const float * b, int64_t c_out,
                         int64_t k, int64_t dilation, float * y, int64_t n_batch, cudaStream_t s);
 
