@@ -360,16 +360,17 @@ MB_API mb_status mb_agent_plan_batch(mb_agent * const * agents, const mb_command
             }
         }
 
-        // fused lanes: per chunk of batch_lanes() agents, every agent prepares its request, the
-        // requests run through the networks together, then every agent finishes its plan. On a
-        // failure every agent is rolled back (preparing may have seeded an empty history)
+        // fused lanes: per span of batch_lanes() × batch_states() agents, every agent prepares its
+        // request, the requests run through the networks together (on CUDA, several chunks in flight
+        // on the model's pooled states), then every agent finishes its plan. On a failure every agent
+        // is rolled back (preparing may have seeded an empty history)
         std::vector<std::unique_ptr<mb_motion>> motions(static_cast<size_t>(count));
         std::vector<std::unique_ptr<mb::agent>> backups(static_cast<size_t>(count));
         for (size_t i = 0; i < backups.size(); ++i) {
             backups[i] = std::make_unique<mb::agent>(*agents[i]->core);
         }
         const mb::motion_model &        net   = *agents[0]->model->net;
-        const size_t                    chunk = size_t(net.batch_lanes());
+        const size_t                    chunk = size_t(net.batch_lanes() * net.batch_states());
         std::vector<mb::agent_trace>    traces(std::min(chunk, size_t(count)));
         std::vector<mb::predict_request> reqs(traces.size());
         std::vector<mb::predict_result>  results(traces.size());
