@@ -405,15 +405,15 @@ bool gemm_isa_parse(const char * name, gemm_isa & isa) {
     return false;
 }
 
-// the level taken when MB_CPU_ISA is unset: the best, except that avx512-bf16 is opt-in. vdpbf16ps
-// measured slower than avx512's in-register conversion of BF16 weights (10 × 1024 → 3072, one
-// thread of the 2-core Xeon VM: 0.85 vs 0.74 ms) and it rounds x to bfloat16 as well. AMX tiles
-// (which round x too) were faster than the conversion for batch one and far faster for fused
-// lanes (BF16 10-token plans, 1 thread, loaded VM: 57–76 vs 92–100 ms at B = 1, 38 vs 68–92 ms a
-// plan at B = 8), so amx is the default where the kernel grants it
+// the level taken when MB_CPU_ISA is unset: the best the CPU has. AMX tiles were faster than
+// avx512's in-register conversion of BF16 weights for batch one and far faster for fused lanes
+// (BF16 10-token plans, 1 thread, loaded Xeon VM: 57–76 vs 92–100 ms at B = 1, 38 vs 68–92 ms a
+// plan at B = 8). Without AMX (AMD Zen 4/5, or where the kernel refuses the tile state) avx512-bf16
+// runs BF16 weights on vdpbf16ps: on the Zen 5 VM a many-row product ran at 250–283 GFLOP/s
+// against the conversion's 129 (one thread, 88 × 1024 → 3072), and BF16 plans at B = 8 took 373–414
+// against 575–948 ms a call (2 threads, load 6), B = 1 no slower. Both round x to bfloat16 as AMX does
+// (the first Xeon measurement, 0.85 vs 0.74 ms for 10 × 1024 → 3072, was the earlier in-place kernel)
 gemm_isa default_level() {
-    if (cpu_best() == gemm_isa::GEMM_ISA_NEON) return gemm_isa::GEMM_ISA_NEON;
-    if (cpu_best() == gemm_isa::GEMM_ISA_AVX512_BF16) return gemm_isa::GEMM_ISA_AVX512_VNNI;
     return cpu_best();
 }
 
