@@ -17,4 +17,11 @@ namespace mb::cpu {
 void gemm_nt_avx512(const float * x, int64_t m, int64_t ldx, int64_t k, const uint8_t * w, weight_type wt,
                     const float * b, int64_t o0, int64_t o1, float * y, int64_t ldy);
 
+// the dot-product levels' BF16 (vdpbf16ps) and Q8_0 (vpdpbusd) products on x packed by gemm_pack
+// (rows xst bytes apart): output (i, o) keeps one 16-lane sum updated a step (32 BF16 / 64 Q8_0
+// values) at a time in c order, lanes then added as above, so it too is independent of m and the
+// column range. Callers check avx512-bf16 / avx512-vnni (gemm_isa_supported)
+void gemm_dot_avx512(const uint8_t * xp, int64_t xst, int64_t m, int64_t k, const uint8_t * w, weight_type wt,
+                     const float * b, int64_t o0, int64_t o1, float * y, int64_t ldy);
+
 } // namespace mb::cpu

@@ -138,16 +138,6 @@ MB_AVX2 void column_block(const float * x, int64_t m, int64_t ldx, int64_t k, co
     if (m - i == 1) block<W, 1, NO>(x + i * ldx, ldx, w, wst, k, b, y + i * ldy, ldy, pf);
 }
 
-// the dot-product kernels' horizontal sums (the AVX-512 widening level is cpu-gemm-avx512.cpp)
-#define MB_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
-
-// through memory: GCC 12's 512→256-bit extract intrinsics warn about an undefined operand
-MB_AVX512 inline float hsum16(__m512 v) {
-    alignas(64) float t[16];
-    _mm512_store_ps(t, v);
-    return hsum(_mm256_add_ps(_mm256_load_ps(t), _mm256_load_ps(t + 8)));
-}
-
 template <class W> struct columns {
     static constexpr column_fn avx2[5] = {nullptr, column_block<W, 1>, column_block<W, 2>, column_block<W, 3>,
                                           column_block<W, 4>};
@@ -178,36 +168,6 @@ MB_AVX512_BF16 void pack_bf16(const float * x, int64_t m, int64_t ldx, int64_t k
             _mm512_storeu_si512(dr + c, (__m512i) _mm512_cvtne2ps_pbh(b, a));
         }
     }
-}
-
-// an NI × NO block on packed BF16 activations: 32 products per instruction and output
-template <int NI, int NO>
-MB_AVX512_BF16 void block_bf16(const uint8_t * xpb, int64_t xst, const uint8_t * w, int64_t wst, int64_t k,
-                               const float * b, float * y, int64_t ldy, const uint8_t * pf) {
-    const auto *  xp = reinterpret_cast<const uint16_t *>(xpb);
-    const int64_t kp = xst / 2;
-    __m512 acc[NI][NO];
-    for (int i = 0; i < NI; ++i)
-        for (int j = 0; j < NO; ++j) acc[i][j] = _mm512_setzero_ps();
-    for (int64_t c = 0; c < k; c += 32) {
-        if (pf) {
-            for (int j = 0; j < NO; ++j) _mm_prefetch((const char *) (pf + j * wst + c * 2), _MM_HINT_T1);
-        }
-        __m512bh wv[NO];
-        if (c + 32 <= k) {
-            for (int j = 0; j < NO; ++j) wv[j] = (__m512bh) _mm512_loadu_si512(w + j * wst + c * 2);
-        } else {
-            // the row's last values masked: a row of k ends inside this vector
-            const __mmask32 mask = (__mmask32) ((1u << (k - c)) - 1u);
-            for (int j = 0; j < NO; ++j) wv[j] = (__m512bh) _mm512_maskz_loadu_epi16(mask, w + j * wst + c * 2);
-        }
-        for (int i = 0; i < NI; ++i) {
-            const __m512bh xv = (__m512bh) _mm512_loadu_si512(xp + i * kp + c);
-            for (int j = 0; j < NO; ++j) acc[i][j] = _mm512_dpbf16_ps(acc[i][j], xv, wv[j]);
-        }
-    }
-    for (int i = 0; i < NI; ++i)
-        for (int j = 0; j < NO; ++j) y[i * ldy + j] = hsum16(acc[i][j]) + (b ? b[j] : 0.0f);
 }
 
 // packed Q8_0 activations of a row of k (k % 32 == 0): k bytes q + 128 (q = round(x / d), d = max|x| / 127
@@ -261,49 +221,6 @@ MB_AVX2 float quantise_avx2(const float * x, uint8_t * q) {
     return d;
 }
 
-// an NI × NO block on packed Q8_0 activations, two weight blocks per step: per lane
-// Σ u·w − 128·Σ w = Σ q·w exactly in int32, then × the block's d_x·d_w in float
-template <int NI, int NO>
-MB_AVX512_VNNI void block_q8(const uint8_t * xp, int64_t rb, const uint8_t * w, int64_t wst, int64_t k,
-                             const float * b, float * y, int64_t ldy, const uint8_t * pf) {
-    __m512 acc[NI][NO];
-    for (int i = 0; i < NI; ++i)
-        for (int j = 0; j < NO; ++j) acc[i][j] = _mm512_setzero_ps();
-    const __m512i k128 = _mm512_set1_epi8(char(0x80));
-    const __m512i zero = _mm512_setzero_si512();
-    for (int64_t c = 0; c < k; c += 64) {
-        const bool two = c + 64 <= k;    // Q8_0 rows are whole blocks: one block past the last pair
-        if (pf) {
-            for (int j = 0; j < NO; ++j) _mm_prefetch((const char *) (pf + j * wst + c / 32 * 34), _MM_HINT_T1);
-        }
-        __m512i wv[NO], ns[NO];
-        __m512  dw[NO];
-        for (int j = 0; j < NO; ++j) {
-            const uint8_t * ba = w + j * wst + c / 32 * 34;
-            // bytes 0–31 from the first block, 32–63 from the second (a masked load from 4 bytes on)
-            const __m512i   qa = _mm512_maskz_loadu_epi8(0xffffffffull, ba + 2);
-            wv[j]              = two ? _mm512_mask_loadu_epi8(qa, 0xffffffff00000000ull, ba + 4) : qa;
-            ns[j]              = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, k128, wv[j]));
-            uint16_t ha, hb = 0;
-            std::memcpy(&ha, ba, 2);
-            if (two) std::memcpy(&hb, ba + 34, 2);
-            dw[j] = _mm512_mask_blend_ps(0xff00, _mm512_set1_ps(_cvtsh_ss(ha)), _mm512_set1_ps(_cvtsh_ss(hb)));
-        }
-        for (int i = 0; i < NI; ++i) {
-            const uint8_t * xq = xp + i * rb;
-            const __m512i   xv = two ? _mm512_loadu_si512(xq + c)
-                                     : _mm512_maskz_loadu_epi8(0xffffffffull, xq + c);
-            const __m512    dx = _mm512_loadu_ps(reinterpret_cast<const float *>(xq + k) + c / 64 * 16);
-            for (int j = 0; j < NO; ++j) {
-                const __m512i s = _mm512_dpbusd_epi32(ns[j], xv, wv[j]);
-                acc[i][j]       = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xffff, s), _mm512_mul_ps(dx, dw[j]), acc[i][j]);
-            }
-        }
-    }
-    for (int i = 0; i < NI; ++i)
-        for (int j = 0; j < NO; ++j) y[i * ldy + j] = hsum16(acc[i][j]) + (b ? b[j] : 0.0f);
-}
-
 // an NI × NO block on packed Q8_0 activations with 256-bit VEX vpdpbusd, one weight block a step and
 // one output column at a time (16 ymm registers: the x rows are re-read from L1 per column, each
 // weight block once); per lane Σ u·w − 128·Σ w = Σ q·w exactly in int32, as block_q8
@@ -345,12 +262,6 @@ void dot_rows(const uint8_t * xp, int64_t xst, int64_t m, int64_t k, const uint8
               const float * b, float * y, int64_t ldy, const uint8_t * pf) {
     panels::rows_by_four<K, NO>(xp, xst, m, k, w, wst, b, y, ldy, pf);
 }
-template <int NI, int NO> struct bf16_k {
-    static constexpr dot_fn fn = block_bf16<NI, NO>;
-};
-template <int NI, int NO> struct q8_k {
-    static constexpr dot_fn fn = block_q8<NI, NO>;
-};
 template <int NI, int NO> struct q8_avx_vnni_k {
     static constexpr dot_fn fn = block_q8_avx_vnni<NI, NO>;
 };
@@ -494,15 +405,15 @@ bool gemm_isa_parse(const char * name, gemm_isa & isa) {
     return false;
 }
 
-// the level taken when MB_CPU_ISA is unset: the best, except that avx512-bf16 is opt-in. vdpbf16ps
-// measured slower than avx512's in-register conversion of BF16 weights (10 × 1024 → 3072, one
-// thread of the 2-core Xeon VM: 0.85 vs 0.74 ms) and it rounds x to bfloat16 as well. AMX tiles
-// (which round x too) were faster than the conversion for batch one and far faster for fused
-// lanes (BF16 10-token plans, 1 thread, loaded VM: 57–76 vs 92–100 ms at B = 1, 38 vs 68–92 ms a
-// plan at B = 8), so amx is the default where the kernel grants it
+// the level taken when MB_CPU_ISA is unset: the best the CPU has. AMX tiles were faster than
+// avx512's in-register conversion of BF16 weights for batch one and far faster for fused lanes
+// (BF16 10-token plans, 1 thread, loaded Xeon VM: 57–76 vs 92–100 ms at B = 1, 38 vs 68–92 ms a
+// plan at B = 8). Without AMX (AMD Zen 4/5, or where the kernel refuses the tile state) avx512-bf16
+// runs BF16 weights on vdpbf16ps: on the Zen 5 VM a many-row product ran at 250–283 GFLOP/s
+// against the conversion's 129 (one thread, 88 × 1024 → 3072), and BF16 plans at B = 8 took 373–414
+// against 575–948 ms a call (2 threads, load 6), B = 1 no slower. Both round x to bfloat16 as AMX does
+// (the first Xeon measurement, 0.85 vs 0.74 ms for 10 × 1024 → 3072, was the earlier in-place kernel)
 gemm_isa default_level() {
-    if (cpu_best() == gemm_isa::GEMM_ISA_NEON) return gemm_isa::GEMM_ISA_NEON;
-    if (cpu_best() == gemm_isa::GEMM_ISA_AVX512_BF16) return gemm_isa::GEMM_ISA_AVX512_VNNI;
     return cpu_best();
 }
 
@@ -590,12 +501,11 @@ void gemm_nt_packed(const float * x, int64_t m, int64_t ldx, int64_t k, const vo
 #ifdef MB_GEMM_X86
     if (packs(wt, isa)) {
         const auto * xp = static_cast<const uint8_t *>(pack);
-        if (wt == weight_type::WEIGHT_BF16) {
-            gemm_dot<bf16_k>(xp, pack_row_bytes(k, wt), m, k, wb, w_bf16::row_bytes(k), b, o0, o1, y, ldy);
+        const int64_t xst = pack_row_bytes(k, wt);
+        if (isa == gemm_isa::GEMM_ISA_AVX_VNNI) {
+            gemm_dot<q8_avx_vnni_k>(xp, xst, m, k, wb, w_q8_0::row_bytes(k), b, o0, o1, y, ldy);
         } else {
-            const int64_t xst = pack_row_bytes(k, wt), wst = w_q8_0::row_bytes(k);
-            if (isa == gemm_isa::GEMM_ISA_AVX_VNNI) gemm_dot<q8_avx_vnni_k>(xp, xst, m, k, wb, wst, b, o0, o1, y, ldy);
-            else gemm_dot<q8_k>(xp, xst, m, k, wb, wst, b, o0, o1, y, ldy);
+            gemm_dot_avx512(xp, xst, m, k, wb, wt, b, o0, o1, y, ldy);
         }
         return;
     }

@@ -26,7 +26,7 @@ enum class gemm_isa : uint32_t {
                                  // (cpu-gemm-neon.cpp)
 };
 
-// the best one this CPU has (avx512-bf16 measured slower than avx512-vnni's BF16: opt-in), or the one the
+// the best one this CPU has, or the one the
 // environment variable MB_CPU_ISA names (scalar, avx2, avx-vnni, avx512, avx512-vnni, avx512-bf16, amx, neon: to run the
 // test suites through each path); read once. Throws std::runtime_error for a name it does not know
 // or an ISA this CPU lacks
