@@ -402,6 +402,87 @@ TEST_F(backends, reduced_precision_linear_and_conv) {
     }
 }
 
+// linear_act / conv1d_act above 64 rows (fused batches) against the product followed by the
+// activation op on the same backend, every precision: F32 bitwise on every SGEMM tile (the
+// epilogue applies the leaky_relu kernel's arithmetic to the same float); the batched conv
+// (conv1d_gemm, the activation in its transpose) bitwise in every precision (the product is the
+// same); TF32 / BF16 linear with slope 0 (ReLU in cuBLASLt's epilogue, a plan of its own) within
+// the reduced-precision bounds of the product, and every output ≥ 0; leaky on cuBLAS composes
+TEST_F(backends, act_epilogues_match_the_composed_ops) {
+    using mb::backend_precision;
+    struct shape { int64_t n, n_in, n_out; };
+    struct conv { int64_t c_in, t, c_out, k, dil, lanes; };
+    const shape shapes[] = {{200, 1030, 130}, {256, 1024, 3072}, {208, 512, 160}, {65, 64, 100}};
+    const conv  convs[]  = {{512, 40, 512, 3, 3, 8}, {96, 40, 77, 3, 9, 8}, {64, 100, 40, 1, 1, 3}};
+    for (backend_precision p : {backend_precision::BACKEND_PRECISION_F32, backend_precision::BACKEND_PRECISION_TF32,
+                                backend_precision::BACKEND_PRECISION_BF16}) {
+        const bool        f32  = p == backend_precision::BACKEND_PRECISION_F32;
+        const char *      name = f32 ? "f32" : p == backend_precision::BACKEND_PRECISION_TF32 ? "tf32" : "bf16";
+        const double      bound = p == backend_precision::BACKEND_PRECISION_BF16 ? 2e-2 : 5e-3;
+        device            d(mb::backend_device::BACKEND_DEVICE_CUDA);
+        d.be = mb::backend_create(mb::backend_device::BACKEND_DEVICE_CUDA, 1, 0, p);
+        std::vector<std::string> tiles = {""};
+        if (f32) {
+            for (const std::string & t : mb::cuda::tiled_tile_names()) tiles.push_back(t);
+        }
+        uint32_t seed = 500;
+        for (const std::string & tile : tiles) {
+            if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
+            for (const shape & s : shapes) {
+                auto x = random_vec(s.n * s.n_in, seed++), w = random_vec(s.n_out * s.n_in, seed++),
+                     b = random_vec(s.n_out, seed++);
+                // weights enter as weights do (alloc_from_host: BF16 copies)
+                d.bufs.push_back(d.be->alloc_from_host(w.data(), w.size() * sizeof(float)));
+                const mb::bptr<const float> wd = d.bufs.back()->as<const float>();
+                auto xd = d.in(x), bd = d.in(b);
+                for (float slope : {0.0f, 0.01f}) {
+                    const int64_t ny = s.n * s.n_out;
+                    auto fused = d.in(poisoned(ny)), apart = d.in(poisoned(ny));
+                    d.be->linear_act(xd, s.n, s.n_in, mb::bweight(wd), bd, s.n_out, slope, fused);
+                    d.be->linear(xd, s.n, s.n_in, wd, bd, s.n_out, apart);
+                    if (slope == 0.0f) d.be->relu(apart, ny, apart);
+                    else d.be->leaky_relu(apart, ny, slope, apart);
+                    const auto yf = d.get(fused, ny), ya = d.get(apart, ny);
+                    const bool same = std::memcmp(yf.data(), ya.data(), yf.size() * sizeof(float)) == 0;
+                    const std::string what = std::string(name) + " linear " + std::to_string(s.n) + "x" +
+                                             std::to_string(s.n_in) + " → " + std::to_string(s.n_out) + " slope " +
+                                             std::to_string(slope) + " tile '" + tile + "'";
+                    if (f32 || slope != 0.0f) {
+                        EXPECT_TRUE(same) << what << ": fused differs from linear + activation";
+                    } else {
+                        EXPECT_LT(rel_err(yf, ya), bound) << what;
+                        EXPECT_TRUE(std::all_of(yf.begin(), yf.end(), [](float v) { return v >= 0.0f; })) << what;
+                        std::printf("%s: fused vs composed max rel err %.3g%s\n", what.c_str(), rel_err(yf, ya),
+                                    same ? " (bitwise)" : "");
+                    }
+                }
+            }
+            unsetenv("MB_CUDA_TILED_TILE");
+        }
+        for (const conv & c : convs) {
+            d.be->reserve_conv1d(c.c_in, c.lanes * c.t, c.c_out, c.k);
+            auto x = random_vec(c.lanes * c.c_in * c.t, seed++), w = random_vec(c.c_out * c.c_in * c.k, seed++),
+                 b = random_vec(c.c_out, seed++);
+            d.bufs.push_back(d.be->alloc_from_host(w.data(), w.size() * sizeof(float)));
+            const mb::bptr<const float> wd = d.bufs.back()->as<const float>();
+            auto xd = d.in(x), bd = d.in(b);
+            const int64_t ny = c.lanes * c.c_out * c.t;
+            for (float slope : {0.0f, 0.2f}) {
+                auto fused = d.in(poisoned(ny)), apart = d.in(poisoned(ny));
+                d.be->conv1d_act(xd, c.c_in, c.t, mb::bweight(wd), bd, c.c_out, c.k, c.dil, slope, fused, c.lanes);
+                d.be->conv1d(xd, c.c_in, c.t, wd, bd, c.c_out, c.k, c.dil, apart, c.lanes);
+                if (slope == 0.0f) d.be->relu(apart, ny, apart);
+                else d.be->leaky_relu(apart, ny, slope, apart);
+                const auto yf = d.get(fused, ny), ya = d.get(apart, ny);
+                EXPECT_EQ(std::memcmp(yf.data(), ya.data(), yf.size() * sizeof(float)), 0)
+                    << name << " conv " << c.c_in << "→" << c.c_out << " t " << c.t << " lanes " << c.lanes << " slope "
+                    << slope << ": fused differs from conv1d + activation";
+                EXPECT_LT(rel_err(yf, ya), 1e-30) << name << " conv: NaN or a difference";
+            }
+        }
+    }
+}
+
 TEST_F(backends, attention_200_rows_and_conv_above_64_frames) {
     for (int64_t n : {25, 200}) {
         const int64_t d = 1024, n_head = 16;

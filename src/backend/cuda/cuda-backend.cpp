@@ -3,7 +3,8 @@
 // run the skinny kernel (conv1d through an im2col), F32 products above 64 rows the tiled kernel
 // that sums in the same order. MB_PRECISION_BF16 keeps a bfloat16 copy of every weight matrix
 // (made once, at load) and streams that; MB_PRECISION_TF32 runs products of 32+ rows on tensor
-// cores; both run products above 64 rows on cuBLAS (cuBLASLt, with the bias in its epilogue).
+// cores; both run products above 64 rows on cuBLAS (cuBLASLt, with the bias, and for linear_act
+// with slope 0 the ReLU, in its epilogue).
 #include "backend/cuda/cuda-backend.h"
 
 #include "backend/cuda/cuda-blas.h"
@@ -320,16 +321,8 @@ public:
         bind();    // cuBLAS's handle works on its GPU only
         // F32 keeps its own kernels at every row count (their sums do not depend on it, so a
         // lane of a batch gets the bits of its request alone); TF32 and BF16 take cuBLAS
-        if (n > cuda::k_skinny_max_rows && (precision_ != backend_precision::BACKEND_PRECISION_F32 || f32_blas_) &&
-            blas_ok()) {
-            const void * h = bf16_of(w.p);
-            // x rounded to bfloat16: the conv scratch of a batch state (reserve_conv1d) holds the
-            // largest batched product's x; the im2col scratch the others'
-            void * xb = !h ? nullptr
-                        : xh_ && n * n_in <= xh_floats_                    ? xh_->base()
-                        : n * n_in * 2 <= k_col_floats * int64_t(sizeof(float)) ? col_->base()
-                                                                             : nullptr;
-            blas_->linear_bias(x.p, n, n_in, w.p, xb ? h : nullptr, xb, n_out, b.p, y.p);
+        if (blas_rows(n)) {
+            blas_linear(x.p, n, n_in, w.p, b.p, n_out, y.p, false);
         } else if (precision_ == backend_precision::BACKEND_PRECISION_TF32 && tf32_ok_ && n >= 32 &&
             cuda::linear_tf32_fits(n, n_in, n_out, x.p, w.p)) {
             cuda::linear_tf32(x.p, n, n_in, w.p, b.p, n_out, y.p, s());
@@ -339,16 +332,24 @@ public:
             ops()->linear(x.p, n, n_in, w.p, b.p, n_out, y.p);
         }
     }
-    // the activation in the F32 product's epilogue where linear() would run the F32 kernels (the
-    // GEMV applies it to the biased total; elsewhere leaky_relu runs after the product: the same
-    // arithmetic on the same float either way, so lanes of a batch keep their bits)
+    // the activation in the product's epilogue: where linear() would run the F32 kernels, the
+    // GEMV's or the tiled SGEMM's, on the biased total (the leaky_relu kernel's arithmetic on the
+    // same float, so lanes of a batch keep their bits); where it would run cuBLAS, ReLU (slope 0)
+    // in cuBLASLt's epilogue (CUBLASLT_EPILOGUE_RELU_BIAS). Elsewhere (leaky on cuBLAS, TF32's
+    // own kernel, BF16 GEMV) the two ops
     void linear_act(bptr<const float> x, int64_t n, int64_t n_in, bweight w, bptr<const float> b, int64_t n_out,
                     float slope, bptr<float> y) override {
         const float * wf = static_cast<const float *>(w.p);
-        if (act_epilogue_ && w.type == weight_type::WEIGHT_F32 && n > 0 && n_out > 0 && f32_kernels(n, n_in, n_out, x.p, wf)) {
+        if (act_epilogue_ && w.type == weight_type::WEIGHT_F32 && n > 0 && n_out > 0) {
             bind();
-            cuda::linear_f32(x.p, n, n_in, wf, b.p, n_out, y.p, s(), 1, slope);
-            return;
+            if (f32_kernels(n, n_in, n_out, x.p, wf)) {
+                cuda::linear_f32(x.p, n, n_in, wf, b.p, n_out, y.p, s(), 1, slope);
+                return;
+            }
+            if (slope == 0.0f && blas_rows(n)) {
+                blas_linear(x.p, n, n_in, wf, b.p, n_out, y.p, true);
+                return;
+            }
         }
         backend::linear_act(x, n, n_in, w, b, n_out, slope, y);
     }
@@ -433,6 +434,26 @@ private:
         timed_.clear();
     }
 
+    // whether linear() runs a product of n rows on cuBLAS (TF32, BF16, MB_CUDA_F32_CUBLAS above
+    // 64 rows)
+    bool blas_rows(int64_t n) {
+        return n > cuda::k_skinny_max_rows && (precision_ != backend_precision::BACKEND_PRECISION_F32 || f32_blas_) &&
+               blas_ok();
+    }
+
+    // linear() on cuBLAS, then (relu) max(0, ·) (in cuBLASLt's epilogue where it runs the product)
+    void blas_linear(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
+                     float * y, bool relu) {
+        const void * h = bf16_of(w);
+        // x rounded to bfloat16: the conv scratch of a batch state (reserve_conv1d) holds the
+        // largest batched product's x; the im2col scratch the others'
+        void * xb = !h ? nullptr
+                    : xh_ && n * n_in <= xh_floats_                         ? xh_->base()
+                    : n * n_in * 2 <= k_col_floats * int64_t(sizeof(float)) ? col_->base()
+                                                                            : nullptr;
+        blas_->linear_bias(x, n, n_in, w, xb ? h : nullptr, xb, n_out, b, y, relu);
+    }
+
     // whether linear() runs an F32 product on the own kernels (linear_f32) for these operands
     bool f32_kernels(int64_t n, int64_t n_in, int64_t n_out, const float * x, const float * w) const {
         if (n > cuda::k_skinny_max_rows && (precision_ != backend_precision::BACKEND_PRECISION_F32 || f32_blas_)) {
@@ -446,13 +467,12 @@ private:
     }
 
     // conv1d, then (act) leaky_relu(slope): in the GEMV's epilogue on the im2col path (batch
-    // one), else as its own op. False (nothing issued) for an activation on a path without one:
-    // the caller composes
+    // one), in the transpose to NCW on the batched path (conv1d_gemm), every precision. False
+    // (nothing issued) for an activation on a path without one: the caller composes
     bool conv1d_impl(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
                      int64_t k, int64_t dilation, float * y, int64_t n_batch, bool act, float slope) {
         bind();
-        if (n_batch * t >= k_conv_gemm_rows && conv1d_gemm(x, c_in, t, w, b, c_out, k, dilation, y, n_batch)) {
-            if (act) cuda::leaky_relu(y, n_batch * c_out * t, slope, y, s());
+        if (n_batch * t >= k_conv_gemm_rows && conv1d_gemm(x, c_in, t, w, b, c_out, k, dilation, y, n_batch, act, slope)) {
             return true;
         }
         if (cuda::conv1d_col_fits(c_in, t, k, k_col_floats)) {
@@ -476,10 +496,11 @@ private:
 
     // conv1d of many lanes as one product per chunk of lanes: im2col, then the linear product
     // (F32: the tiled kernel, which sums as the skinny kernel on the explicit im2col does, so a
-    // lane keeps the bits of its conv alone; TF32 / BF16: cuBLAS), then y[lane] = ytᵀ (NCW).
+    // lane keeps the bits of its conv alone; TF32 / BF16: cuBLAS), then y[lane] = ytᵀ (NCW), with
+    // (act) leaky_relu(slope) applied by the transpose as it stores each value.
     // Without the reserved scratch (fewer than 2 lanes' rows fit) it declines: false
     bool conv1d_gemm(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
-                     int64_t k, int64_t dilation, float * y, int64_t n_batch) {
+                     int64_t k, int64_t dilation, float * y, int64_t n_batch, bool act, float slope) {
         const int64_t K   = c_in * k;
         const int64_t per = std::min({n_batch, col_floats_ / (t * K), yt_ ? yt_floats_ / (t * c_out) : 0});
         if (per * t < k_conv_gemm_rows) return false;
@@ -496,7 +517,7 @@ private:
                 void *       xb = h && xh_ && rows * K <= xh_floats_ ? xh_->base() : nullptr;
                 blas_->linear_bias(col, rows, K, w, xb ? h : nullptr, xb, c_out, b, yt);
             }
-            cuda::transpose(yt, t, c_out, y + l0 * c_out * t, nb, s());
+            cuda::transpose(yt, t, c_out, y + l0 * c_out * t, nb, s(), act ? 1 : 0, act ? slope : 0.0f);
         }
         return true;
     }
@@ -534,7 +555,8 @@ private:
     // MB_CUDA_F32_CUBLAS=1: F32 products of many rows on cuBLAS (pedantic FP32), to compare speed;
     // lanes then differ from requests alone in the last bits
     bool                              f32_blas_  = env_is("MB_CUDA_F32_CUBLAS", "1");
-    // MB_CUDA_ACT_EPILOGUE=0: linear_act / conv1d_act as two ops (the default's), to compare
+    // MB_CUDA_ACT_EPILOGUE=0: linear_act / conv1d_act as two ops (the default's), to compare: off
+    // go the GEMV's, the tiled SGEMM's, cuBLASLt's ReLU and conv1d_gemm's transpose epilogues
     bool                              act_epilogue_ = !env_is("MB_CUDA_ACT_EPILOGUE", "0");
     bool                              tf32_ok_   = compute_major(ordinal_) >= 8;    // TF32 tensor cores
     std::map<uint64_t, cudaGraphExec_t> graphs_;

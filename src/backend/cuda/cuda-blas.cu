@@ -183,7 +183,7 @@ blas::lt_plan & blas::plan_for(const lt_key & key) {
     if (it != plans_.end()) return it->second;
     lt_plan &      p = plans_[key];
     const lt_api & l = lt();
-    const auto [n, K, N, bf16, al_w, al_x, al_y, al_b] = key;
+    const auto [n, K, N, bf16, al_w, al_x, al_y, al_b, relu] = key;
     // row-major y[n, N] = x·wᵀ + b is column-major D[N, n] = (w as K×N)ᵀ · (x as K×n) + b (per row of D)
     const cudaDataType        in  = bf16 ? CUDA_R_16BF : CUDA_R_32F;
     const cublasComputeType_t ct  = bf16 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
@@ -192,7 +192,7 @@ blas::lt_plan & blas::plan_for(const lt_key & key) {
     if (l.desc_create(&d, ct, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return p;
     p.desc = d;
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    const cublasLtEpilogue_t epi = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     // any pointer of the key's alignment: the heuristic reads the bias pointer's alignment only
     const void * bias = reinterpret_cast<const void *>(uintptr_t(al_b));
     if (l.desc_set(d, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)) != CUBLAS_STATUS_SUCCESS ||
@@ -228,12 +228,12 @@ blas::lt_plan & blas::plan_for(const lt_key & key) {
 }
 
 bool blas::lt_linear(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,
-                     int64_t N, const float * b, float * y) {
+                     int64_t N, const float * b, float * y, bool relu) {
     const bool bf16 = w_bf16 && x_bf16;
     if (!lt_ || !b || (!bf16 && !tf32_)) return false;
     const void * xa = bf16 ? x_bf16 : static_cast<const void *>(x);
     const void * wa = bf16 ? w_bf16 : static_cast<const void *>(w);
-    lt_plan &    p  = plan_for({n, K, N, bf16, align_of(wa), align_of(xa), align_of(y), align_of(b)});
+    lt_plan &    p  = plan_for({n, K, N, bf16, align_of(wa), align_of(xa), align_of(y), align_of(b), relu});
     if (!p.ok) return false;
     const lt_api & l = lt();
     auto *         d = static_cast<cublasLtMatmulDesc_t>(p.desc);
@@ -253,10 +253,11 @@ bool blas::lt_linear(const float * x, int64_t n, int64_t K, const float * w, con
 }
 
 void blas::linear_bias(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,
-                       int64_t N, const float * b, float * y) {
-    if (lt_linear(x, n, K, w, w_bf16, x_bf16, N, b, y)) return;
+                       int64_t N, const float * b, float * y, bool relu) {
+    if (lt_linear(x, n, K, w, w_bf16, x_bf16, N, b, y, relu)) return;
     linear(x, n, K, w, w_bf16, x_bf16, N, y);
     if (b) add_bias_rows(y, b, n, N, stream_);
+    if (relu) cuda::relu(y, n * N, y, stream_);
 }
 
 void blas::linear(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,

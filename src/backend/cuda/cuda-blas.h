@@ -33,9 +33,11 @@ public:
 
     // the same plus b[N] on every row (b may be null). TF32 and BF16 products add it in
     // cuBLASLt's epilogue (one pass over y fewer) where cuBLASLt has a kernel for the shape;
-    // otherwise, and for F32 (MB_CUDA_F32_CUBLAS) or with MB_CUDA_LT=0, linear + add_bias_rows
+    // otherwise, and for F32 (MB_CUDA_F32_CUBLAS) or with MB_CUDA_LT=0, linear + add_bias_rows.
+    // relu: then max(0, ·) on every output, in the epilogue (CUBLASLT_EPILOGUE_RELU_BIAS) where
+    // cuBLASLt runs the product, else as the relu kernel after it
     void linear_bias(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,
-                     int64_t N, const float * b, float * y);
+                     int64_t N, const float * b, float * y, bool relu = false);
 
 private:
     // one cuBLASLt product shape with its descriptors and the algorithm chosen for it (ok false:
@@ -45,12 +47,12 @@ private:
         void * desc = nullptr, * a = nullptr, * b = nullptr, * d = nullptr;
         alignas(8) unsigned char algo[64] = {};     // cublasLtMatmulAlgo_t
     };
-    // n, K, N, bf16, the alignments of w, x, y and b (the heuristic's choice depends on them)
-    using lt_key = std::tuple<int64_t, int64_t, int64_t, bool, int, int, int, int>;
+    // n, K, N, bf16, the alignments of w, x, y and b (the heuristic's choice depends on them), relu
+    using lt_key = std::tuple<int64_t, int64_t, int64_t, bool, int, int, int, int, bool>;
     lt_plan & plan_for(const lt_key & key);
     // linear_bias on cuBLASLt; false when it cannot (then nothing was issued)
     bool      lt_linear(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,
-                        int64_t N, const float * b, float * y);
+                        int64_t N, const float * b, float * y, bool relu);
 
     cudaStream_t stream_    = nullptr;
     void *       handle_    = nullptr;

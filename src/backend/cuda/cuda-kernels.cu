@@ -280,7 +280,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
         const int    ln = MODE != SKINNY_LINEAR ? r / g.t : 0;    // lane of the row (NCW per lane)
         const size_t at = MODE != SKINNY_LINEAR ? ((size_t) ln * N + o) * g.t + (r - ln * g.t) : (size_t) r * N + o;
         const float  v  = tot + (b ? b[o] : 0.0f);
-        y[at]           = g.act ? (v < 0.0f ? (g.slope == 0.0f ? 0.0f : v * g.slope) : v) : v;
+        y[at]           = g.act ? leaky(v, g.slope) : v;
     }
 }
 
@@ -531,7 +531,8 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const floa
     }
 }
 
-__global__ void transpose_kernel(const float * __restrict__ x, int rows, int cols, float * __restrict__ y) {
+__global__ void transpose_kernel(const float * __restrict__ x, int rows, int cols, float * __restrict__ y, int act,
+                                 float slope) {
     pdl_trigger();
     __shared__ float tile[32][33];
     x += (size_t) blockIdx.z * rows * cols;
@@ -544,7 +545,10 @@ __global__ void transpose_kernel(const float * __restrict__ x, int rows, int col
     __syncthreads();
     for (int j = threadIdx.y; j < 32; j += blockDim.y) {
         const int c = c0 + j, r = r0 + threadIdx.x;
-        if (r < rows && c < cols) y[(size_t) c * rows + r] = tile[threadIdx.x][j];
+        if (r < rows && c < cols) {
+            const float v             = tile[threadIdx.x][j];
+            y[(size_t) c * rows + r] = act ? leaky(v, slope) : v;
+        }
     }
 }
 
@@ -569,11 +573,7 @@ __global__ void silu_kernel(const float * x, int64_t n, float * y) {
 
 __global__ void leaky_relu_kernel(const float * x, int64_t n, float slope, float * y) {
     pdl_trigger();
-    // slope 0 is ReLU: x < 0 ? 0 : x, NaN passes through (0·NaN would not be 0, so no multiply)
-    MB_FOR_EACH(i, n) {
-        const float v = x[i];
-        y[i]          = v < 0.0f ? (slope == 0.0f ? 0.0f : v * slope) : v;
-    }
+    MB_FOR_EACH(i, n) y[i] = leaky(x[i], slope);
 }
 
 __global__ void copy_rows_kernel(const float * x, int64_t ldx, int64_t n, int64_t d, float * y, int64_t ldy) {
@@ -697,8 +697,7 @@ void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, co
 void linear_f32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,
                 cudaStream_t s, int act, float slope) {
     if (linear_tiled_fits(n)) {
-        linear_tiled(x, n, n_in, w, b, n_out, y, s);
-        if (act) leaky_relu(y, n * n_out, slope, y, s);
+        linear_tiled(x, n, n_in, w, b, n_out, y, s, act, slope);
     } else {
         skinny<SKINNY_LINEAR>(x, n, n_in, w, b, n_out, y, conv_geom{0, 1, 1, act, slope}, s);
         check_launch("linear_skinny");
@@ -809,9 +808,10 @@ void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const ui
     check_launch("attention");
 }
 
-void transpose(const float * x, int64_t rows, int64_t cols, float * y, int64_t n_batch, cudaStream_t s) {
+void transpose(const float * x, int64_t rows, int64_t cols, float * y, int64_t n_batch, cudaStream_t s, int act,
+               float slope) {
     const dim3 grid((unsigned) ((cols + 31) / 32), (unsigned) ((rows + 31) / 32), (unsigned) n_batch);
-    transpose_kernel<<<grid, dim3(32, 8), 0, s>>>(x, (int) rows, (int) cols, y);
+    transpose_kernel<<<grid, dim3(32, 8), 0, s>>>(x, (int) rows, (int) cols, y, act, slope);
     check_launch("transpose");
 }
 

@@ -21,6 +21,15 @@ namespace mb::cuda {
 // in ascending k, the slice sums added in order to a total from 0, the bias last
 constexpr int k_sum_slice = 32;
 
+#if defined(__CUDACC__)
+// leaky_relu(slope) of one float (slope 0: ReLU, x < 0 ? 0 : x; NaN passes through, since 0·NaN
+// would not be 0): the one expression of every kernel that applies an activation (the leaky_relu
+// kernel and the products' and transpose's epilogues), so fused and separate give the same floats
+__device__ __forceinline__ float leaky(float v, float slope) {
+    return v < 0.0f ? (slope == 0.0f ? 0.0f : v * slope) : v;
+}
+#endif
+
 // y[n, n_out] = x[n, n_in]·w[n_out, n_in]ᵀ + b (b may be null); any n (a GEMV: weights
 // streamed once per tile of up to 8 rows, made for the networks' 1–64 rows at batch one)
 void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
@@ -32,14 +41,15 @@ void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, co
 // have few rows
 constexpr int64_t k_skinny_max_rows = 64;
 bool linear_tiled_fits(int64_t n);
+// act 1: leaky_relu(slope) on the biased total in the epilogue (the leaky_relu kernel's arithmetic)
 void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
-                  cudaStream_t s);
+                  cudaStream_t s, int act = 0, float slope = 0.0f);
 // the tiles MB_CUDA_TILED_TILE can force (read on every call; the bits are the same on each)
 std::vector<std::string> tiled_tile_names();
 
 // the F32 product: linear_tiled where it fits, else linear_skinny (the same bits either way);
-// act 1 applies leaky_relu(slope) to y (slope 0: ReLU), in the GEMV's epilogue where it runs
-// (the same arithmetic on the same float as the leaky_relu kernel)
+// act 1 applies leaky_relu(slope) to y (slope 0: ReLU), in the epilogue of either kernel (the
+// same arithmetic on the same float as the leaky_relu kernel)
 void linear_f32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,
                 cudaStream_t s, int act = 0, float slope = 0.0f);
 
@@ -65,8 +75,10 @@ void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const floa
 void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask, float * out,
                int64_t n_batch, cudaStream_t s);
 
-// y[l, cols, rows] = x[l]ᵀ for x[n_batch, rows, cols]
-void transpose(const float * x, int64_t rows, int64_t cols, float * y, int64_t n_batch, cudaStream_t s);
+// y[l, cols, rows] = x[l]ᵀ for x[n_batch, rows, cols]; act 1: leaky_relu(slope) on each value as
+// it is stored (conv1d_gemm's activation, the leaky_relu kernel's arithmetic)
+void transpose(const float * x, int64_t rows, int64_t cols, float * y, int64_t n_batch, cudaStream_t s, int act = 0,
+               float slope = 0.0f);
 
 // conv1d "same" (NCW, stride 1, zero padding dilation·(k−1)/2) as the skinny kernel reading
 // x through an implicit im2col and writing y[c_out, t] directly: no scratch. The n_batch lanes'

@@ -7,7 +7,8 @@
 // TM/2 rows and TN/2 columns so that the fragment reads from shared memory are conflict-free)
 // and walks k in tiles of 16, held twice in shared memory so that the next tile's global loads
 // are in flight during the current tile's products. Every second tile (and the last) closes a
-// slice: its sums join the outputs' totals, one extra register per output.
+// slice: its sums join the outputs' totals, one extra register per output. The epilogue adds the
+// bias and, for linear_act / conv1d_act, applies leaky_relu to that float (cuda::leaky).
 //
 // Measured on the H200 (cuda_speed.f32_products_of_many_rows, docs/BACKEND.md): 8 × 8 a thread
 // in blocks of 128 threads, two blocks a multiprocessor, beat 256-thread blocks of 8 × 4 or
@@ -41,7 +42,7 @@ template <int TM, int TN, int TY, int TX, int MINB, bool VEC>
 __global__ void __launch_bounds__(TY * TX, MINB) linear_tiled_kernel(const float * __restrict__ x, int n, int K,
                                                                     const float * __restrict__ w,
                                                                     const float * __restrict__ b, int N,
-                                                                    float * __restrict__ y) {
+                                                                    float * __restrict__ y, int act, float slope) {
     constexpr int NT = TY * TX, BM = TY * TM, BN = TX * TN, HM = TM / 2, HN = TN / 2;
     constexpr int CW = VEC ? 4 : 1, CPR = k_bk / CW;           // loads per row of a tile
     constexpr int AL = BM * CPR / NT, BL = BN * CPR / NT;      // loads per thread
@@ -148,22 +149,26 @@ __global__ void __launch_bounds__(TY * TX, MINB) linear_tiled_kernel(const float
 #pragma unroll
         for (int j = 0; j < TN; ++j) {
             const int o = col0 + (j < HN ? tx * HN + j : BN / 2 + tx * HN + j - HN);
-            if (o < N) y[(size_t) r * N + o] = tot[i][j] + (b ? b[o] : 0.0f);
+            if (o < N) {
+                const float v            = tot[i][j] + (b ? b[o] : 0.0f);
+                y[(size_t) r * N + o] = act ? leaky(v, slope) : v;
+            }
         }
     }
 }
 
 template <int TM, int TN, int TY, int TX, int MINB>
 void launch_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
-                  cudaStream_t s) {
+                  cudaStream_t s, int act, float slope) {
     constexpr int BM = TY * TM, BN = TX * TN;
     const dim3    grid((unsigned) ((N + BN - 1) / BN), (unsigned) ((n + BM - 1) / BM));
     const bool vec = K % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0;
     auto kernel = vec ? linear_tiled_kernel<TM, TN, TY, TX, MINB, true> : linear_tiled_kernel<TM, TN, TY, TX, MINB, false>;
-    kernel<<<grid, TY * TX, 0, s>>>(x, (int) n, (int) K, w, b, (int) N, y);
+    kernel<<<grid, TY * TX, 0, s>>>(x, (int) n, (int) K, w, b, (int) N, y, act, slope);
 }
 
-using launcher = void (*)(const float *, int64_t, int64_t, const float *, const float *, int64_t, float *, cudaStream_t);
+using launcher = void (*)(const float *, int64_t, int64_t, const float *, const float *, int64_t, float *, cudaStream_t,
+                          int, float);
 
 // the tiles: block rows × outputs, throughput relative to "84" (H200,
 // cuda_speed.f32_products_of_many_rows, full waves); speed 0: only where MB_CUDA_TILED_TILE
@@ -207,7 +212,7 @@ bool linear_tiled_fits(int64_t n) {
 }
 
 void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
-                  cudaStream_t s) {
+                  cudaStream_t s, int act, float slope) {
     if (n <= 0 || N <= 0) return;
     // MB_CUDA_TILED_TILE=<a k_tiles name> forces that tile (read on every call, for timings and
     // tests; the bits are the same for every tile), else the one of least tile_cost
@@ -221,7 +226,7 @@ void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const 
             if (c.speed > 0 && (!t || tile_cost(n, N, c) < tile_cost(n, N, *t))) t = &c;
         }
     }
-    t->run(x, n, K, w, b, N, y, s);
+    t->run(x, n, K, w, b, N, y, s, act, slope);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) fail("linear_tiled", e);
 }
