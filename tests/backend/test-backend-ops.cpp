@@ -41,6 +41,25 @@ double nmse(const std::vector<float> & y, const std::vector<double> & ref) {
     return den == 0.0 ? num : num / den;
 }
 
+// conv1d in double ("same" zero padding dilation·(k−1)/2, per lane), the reference of the conv tests:
+// x [lanes, c_in, t], w [c_out, c_in, k], b [c_out] → [lanes, c_out, t]
+std::vector<double> conv1d_ref(const std::vector<float> & x, const std::vector<float> & w, const std::vector<float> & b,
+                               int64_t lanes, int64_t c_in, int64_t t, int64_t c_out, int64_t k, int64_t dil) {
+    std::vector<double> ref(lanes * c_out * t);
+    for (int64_t l = 0; l < lanes; ++l)
+        for (int64_t o = 0; o < c_out; ++o)
+            for (int64_t i = 0; i < t; ++i) {
+                double acc = b[o];
+                for (int64_t c = 0; c < c_in; ++c)
+                    for (int64_t kk = 0; kk < k; ++kk) {
+                        const int64_t src = i + (kk - (k - 1) / 2) * dil;
+                        if (src >= 0 && src < t) acc += (double) w[(o * c_in + c) * k + kk] * x[(l * c_in + c) * t + src];
+                    }
+                ref[(l * c_out + o) * t + i] = acc;
+            }
+    return ref;
+}
+
 std::vector<uint8_t> random_bits(size_t n, uint32_t seed) {
     std::mt19937         rng(seed);
     std::vector<uint8_t> v(n);
@@ -274,19 +293,8 @@ TEST_P(backend_ops, linear_act_and_conv1d_act) {
                                                           6, 5, 16, 3, 1, 1},
                                                       {512, 512, 24, 3, 3, 1}, {96, 77, 40, 3, 9, 2}, {64, 64, 10, 1, 1, 3}}) {
             const auto x = random_vec(lanes * c_in * t, 24), w = random_vec(c_out * c_in * k, 25), b = random_vec(c_out, 26);
-            std::vector<double> ref(lanes * c_out * t);
-            for (int64_t l = 0; l < lanes; ++l)
-                for (int64_t o = 0; o < c_out; ++o)
-                    for (int64_t i = 0; i < t; ++i) {
-                        double acc = b[o];
-                        for (int64_t c = 0; c < c_in; ++c)
-                            for (int64_t kk = 0; kk < k; ++kk) {
-                                const int64_t src = i + (kk - (k - 1) / 2) * dil;
-                                if (src >= 0 && src < t)
-                                    acc += (double) w[(o * c_in + c) * k + kk] * x[(l * c_in + c) * t + src];
-                            }
-                        ref[(l * c_out + o) * t + i] = act(acc, slope);
-                    }
+            std::vector<double> ref = conv1d_ref(x, w, b, lanes, c_in, t, c_out, k, dil);
+            for (double & v : ref) v = act(v, slope);
             const int64_t ny = lanes * c_out * t;
             auto px = in(x), pw = in(w), pb = in(b);
             auto fused = in(std::vector<float>(ny, k_sentinel)), apart = in(std::vector<float>(ny, k_sentinel));
@@ -368,17 +376,7 @@ TEST_P(backend_ops, conv1d) {
         for (int64_t k : {1, 3}) {
             for (int64_t dil : {1, 3, 9, 27}) {
                 const auto x = random_vec(c_in * t, 9), w = random_vec(c_out * c_in * k, 10), b = random_vec(c_out, 11);
-                std::vector<double> ref(c_out * t);
-                for (int64_t o = 0; o < c_out; ++o)
-                    for (int64_t i = 0; i < t; ++i) {
-                        double acc = b[o];
-                        for (int64_t c = 0; c < c_in; ++c)
-                            for (int64_t kk = 0; kk < k; ++kk) {
-                                const int64_t src = i + (kk - (k - 1) / 2) * dil;
-                                if (src >= 0 && src < t) acc += (double) w[(o * c_in + c) * k + kk] * x[c * t + src];
-                            }
-                        ref[o * t + i] = acc;
-                    }
+                const std::vector<double> ref = conv1d_ref(x, w, b, 1, c_in, t, c_out, k, dil);
                 auto py = in(std::vector<float>(c_out * t, k_sentinel));
                 be->conv1d(in(x), c_in, t, in(w), in(b), c_out, k, dil, py);
                 EXPECT_LT(nmse(get(py, c_out * t), ref), k_nmse_conv)
