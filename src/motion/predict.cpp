@@ -71,6 +71,15 @@ struct chunk_profile {
     std::vector<double> batch_each;   // each predict_batch call's wall time
     double     validate_ms = 0;     // predict_batch_states: checking every request before any runs
     double     join_ms     = 0;     // predict_batch_states: the calling thread waiting for the others
+    // MB_PROFILE_TIMELINE=PATH (with MB_PREDICT_PROFILE=1): every step of every chunk and every
+    // batch call as "step RANK NAME START END" / "call - - START END" lines (steady-clock ms, the
+    // clock of the CUDA backend's PATH.gpu), written to PATH.host at exit
+    const char * timeline = std::getenv("MB_PROFILE_TIMELINE");
+    struct span {
+        int    rank, step;
+        double a, b;
+    };
+    std::vector<span> spans;
 
     void add(const double (&t)[n_steps], int64_t B) {
         std::lock_guard<std::mutex> lock(mu);
@@ -90,9 +99,24 @@ struct chunk_profile {
             std::fprintf(stderr, " (median %.2f ms)", v[v.size() / 2]);
         }
         std::fprintf(stderr, "; validate %.1f ms, join wait %.1f ms\n", validate_ms, join_ms);
+        if (!timeline || !*timeline) return;
+        if (FILE * f = std::fopen((std::string(timeline) + ".host").c_str(), "w")) {
+            for (const span & x : spans) {
+                if (x.step < 0) std::fprintf(f, "call - - %.3f %.3f\n", x.a, x.b);
+                else std::fprintf(f, "step %d %s %.3f %.3f\n", x.rank, names[x.step], x.a, x.b);
+            }
+            std::fclose(f);
+        }
     }
 };
 chunk_profile g_profile;
+
+// the rank of the batch state this thread runs chunks for (predict_batch_states; 0 elsewhere)
+thread_local int t_rank = 0;
+
+double steady_ms(clock_type::time_point t) {
+    return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
+}
 
 // times consecutive steps of one chunk
 struct step_clock {
@@ -101,6 +125,10 @@ struct step_clock {
     void lap(chunk_profile::step i) {
         const auto now = clock_type::now();
         t[i] += std::chrono::duration<double, std::milli>(now - t0).count();
+        if (g_profile.on && g_profile.timeline) {
+            std::lock_guard<std::mutex> lock(g_profile.mu);
+            g_profile.spans.push_back({t_rank, int(i), steady_ms(t0), steady_ms(now)});
+        }
         t0 = now;
     }
 };
@@ -844,6 +872,7 @@ void motion_model::predict_batch(std::span<const predict_request> reqs, std::spa
         g_profile.batch_ms += ms_since(t0);
         g_profile.batches += 1;
         g_profile.batch_each.push_back(ms_since(t0));
+        if (g_profile.timeline) g_profile.spans.push_back({0, -1, steady_ms(t0), steady_ms(clock_type::now())});
     }
 }
 
@@ -923,6 +952,7 @@ void motion_model::predict_batch_states(std::span<const predict_request> reqs, s
         try {
             others.emplace_back([&, i] {
                 cpu::fp_mode_set(mode);
+                t_rank = int(i);
                 work(*states[i]);
             });
         } catch (const std::system_error &) {

@@ -128,6 +128,7 @@ struct gpu_profile {
     // every recording's [start, stop] on the GPU in ms after `ref` (recorded before the first
     // timed launch), over all streams: their union is the time the GPU ran any recording
     cudaEvent_t                            ref = nullptr;
+    double                                 ref_host_ms = 0;     // steady-clock ms when ref completed
     std::vector<std::pair<double, double>> spans;
 
     ~gpu_profile() {
@@ -161,6 +162,14 @@ struct gpu_profile {
                      "(%.1f %%); idle %.1f ms, of which %.1f ms in %lld gaps of 2 ms or more\n",
                      busy, end - spans[0].first, 100.0 * busy / std::max(1e-9, end - spans[0].first), idle, idle_long,
                      (long long) n_long);
+        // MB_PROFILE_TIMELINE=PATH: every recording's span in steady-clock ms (the host's clock,
+        // aligned at ref to within a synchronisation) to PATH.gpu, for the predict profile's PATH.host
+        const char * path = std::getenv("MB_PROFILE_TIMELINE");
+        if (!path || !*path) return;
+        if (FILE * f = std::fopen((std::string(path) + ".gpu").c_str(), "w")) {
+            for (const auto & [a, b] : spans) std::fprintf(f, "gpu %.3f %.3f\n", ref_host_ms + a, ref_host_ms + b);
+            std::fclose(f);
+        }
     }
 };
 gpu_profile & profile() {
@@ -188,6 +197,8 @@ public:
         for (auto & kv : rank_streams_) {
             if (kv.second != own) cudaStreamDestroy(kv.second);
         }
+        padded_.clear();
+        if (side_) cudaStreamDestroy(side_);
     }
 
     const char * name() const override { return "cuda"; }
@@ -306,6 +317,10 @@ public:
                 if (!profile().ref) {
                     check(cudaEventCreate(&profile().ref), "cudaEventCreate");
                     check(cudaEventRecord(profile().ref, s()), "cudaEventRecord");
+                    check(cudaEventSynchronize(profile().ref), "cudaEventSynchronize");
+                    profile().ref_host_ms = std::chrono::duration<double, std::milli>(
+                                                std::chrono::steady_clock::now().time_since_epoch())
+                                                .count();
                 }
             }
             cudaEvent_t ev[2];
@@ -577,33 +592,65 @@ private:
                      int64_t k, int64_t dilation, float * y, int64_t n_batch, bool act, float slope) {
         const int64_t K   = c_in * k;
         const bool    f32 = precision_ == backend_precision::BACKEND_PRECISION_F32 && !f32_blas_;
-        // cuBLAS's product rows 16-byte aligned (413 outputs took an align1 kernel); F32's own
-        // kernel writes them packed
-        const int64_t ldy = f32 || !pad_ld_ ? c_out : (c_out + 3) / 4 * 4;
-        const int64_t per = std::min({n_batch, col_floats_ / (t * K), yt_ ? yt_floats_ / (t * ldy) : 0});
+        // cuBLAS products of a multiple of 4 outputs (413 outputs took align1 kernels, 89-201 µs a
+        // call): weights and bias with zero rows appended (made once per weight), product rows
+        // of N4 floats, the pads left out by the transpose. F32's own kernel keeps c_out
+        const int64_t N4  = f32 || !pad_ld_ ? c_out : (c_out + 3) / 4 * 4;
+        const int64_t per = std::min({n_batch, col_floats_ / (t * K), yt_ ? yt_floats_ / (t * N4) : 0});
         if (per * t < k_conv_gemm_rows) return false;
         if (!f32 && !blas_ok()) return false;
+        const void * h = f32 ? nullptr : bf16_of(w);
+        if (N4 != c_out) {
+            const padded_weights & pw = padded(w, h, b, c_out, K, N4);
+            w = pw.w->as<const float>().p;
+            h = pw.h ? pw.h->base() : nullptr;
+            b = pw.b ? pw.b->as<const float>().p : nullptr;
+        }
         float * col = col_->as<float>().p, * yt = yt_->as<float>().p;
         for (int64_t l0 = 0; l0 < n_batch; l0 += per) {
             const int64_t nb = std::min(per, n_batch - l0), rows = nb * t;
-            const void *  h  = f32 ? nullptr : bf16_of(w);
             void *        xb = h && xh_ && rows * K <= xh_floats_ ? xh_->base() : nullptr;
             if (xb && im2col_bf16_) {
                 // BF16: the im2col written rounded, straight into the product's x (same bits as
                 // im2col followed by the product's own rounding)
                 cuda::im2col_bf16(x + l0 * c_in * t, c_in, t, k, dilation, xb, nb, s());
-                blas_->linear_bias(nullptr, rows, K, w, h, xb, c_out, b, yt, false, ldy);
+                blas_->linear_bias(nullptr, rows, K, w, h, xb, N4, b, yt);
             } else {
                 cuda::im2col(x + l0 * c_in * t, c_in, t, k, dilation, col, nb, s());
                 if (f32) {
                     cuda::linear_f32(col, rows, K, w, b, c_out, yt, s());
                 } else {
-                    blas_->linear_bias(col, rows, K, w, xb ? h : nullptr, xb, c_out, b, yt, false, ldy);
+                    blas_->linear_bias(col, rows, K, w, xb ? h : nullptr, xb, N4, b, yt);
                 }
             }
-            cuda::transpose(yt, t, c_out, y + l0 * c_out * t, nb, s(), act ? 1 : 0, act ? slope : 0.0f, ldy);
+            cuda::transpose(yt, t, c_out, y + l0 * c_out * t, nb, s(), act ? 1 : 0, act ? slope : 0.0f, N4);
         }
         return true;
+    }
+
+    // w[N, K] (its bfloat16 copy h, bias b; h and b may be null) with zero rows up to N4: made
+    // on a side stream the first time a weight is seen (also while a recording is being
+    // captured: the copies run at once, outside the graph) and kept with this object
+    struct padded_weights {
+        std::unique_ptr<cuda_buffer> w, h, b;
+    };
+    const padded_weights & padded(const float * w, const void * h, const float * b, int64_t N, int64_t K, int64_t N4) {
+        auto it = padded_.find(w);
+        if (it != padded_.end()) return it->second;
+        if (!side_) check(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate");
+        const auto copy = [&](const void * src, size_t row_bytes) {
+            const size_t bytes = size_t(N4) * row_bytes;
+            auto         buf   = std::make_unique<cuda_buffer>(device_alloc(bytes), bytes);
+            check(cudaMemsetAsync(buf->base(), 0, bytes, side_), "cudaMemsetAsync");
+            check(cudaMemcpyAsync(buf->base(), src, size_t(N) * row_bytes, cudaMemcpyDeviceToDevice, side_), "pad");
+            return buf;
+        };
+        padded_weights p;
+        p.w = copy(w, size_t(K) * sizeof(float));
+        if (h) p.h = copy(h, size_t(K) * 2);
+        if (b) p.b = copy(b, sizeof(float));
+        check(cudaStreamSynchronize(side_), "pad");
+        return padded_.emplace(w, std::move(p)).first->second;
     }
 
     // cuBLAS, opened and given a handle the first time it is wanted
@@ -651,8 +698,8 @@ private:
     // MB_CUDA_IM2COL_BF16=0: BF16 batched convs write the im2col in float32 and round it in a
     // second pass (the seventh session's path), to compare
     bool                              im2col_bf16_  = !env_is("MB_CUDA_IM2COL_BF16", "0");
-    // MB_CUDA_PAD_LD=0: batched TF32 / BF16 conv products write rows of c_out floats even where
-    // c_out is not a multiple of 4 (the seventh session's), to compare
+    // MB_CUDA_PAD_LD=0: batched TF32 / BF16 conv products of c_out outputs even where c_out is
+    // not a multiple of 4 (the seventh session's), to compare
     bool                              pad_ld_       = !env_is("MB_CUDA_PAD_LD", "0");
     bool                              tf32_ok_   = compute_major(ordinal_) >= 8;    // TF32 tensor cores
     bool                              priority_on_ = !env_is("MB_CUDA_PRIORITY", "0");
@@ -671,6 +718,8 @@ private:
     std::unique_ptr<cuda_buffer>      col_;
     int64_t                           col_floats_ = k_col_floats;
     std::unique_ptr<cuda_buffer>      yt_, xh_;     // conv1d_gemm's product [rows, c_out]; BF16 x
+    std::map<const float *, padded_weights> padded_;    // conv1d_gemm's weights with rows up to N4
+    cudaStream_t                      side_ = nullptr;  // their copies
     int64_t                           yt_floats_ = 0, xh_floats_ = 0;
     bool                              blas_tried_ = false;
     std::unique_ptr<cuda::blas>       blas_;

@@ -127,9 +127,9 @@ int align_of(const void * p) {
 
 constexpr size_t k_workspace_bytes = size_t(32) << 20;
 
-__global__ void add_bias_rows_kernel(float * y, const float * __restrict__ b, int64_t total, int N, int64_t ldy) {
+__global__ void add_bias_rows_kernel(float * y, const float * __restrict__ b, int64_t total, int N) {
     for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < total; i += (int64_t) gridDim.x * blockDim.x) {
-        y[(i / N) * ldy + i % N] += b[i % N];
+        y[i] += b[i % N];
     }
 }
 
@@ -188,7 +188,7 @@ blas::lt_plan & blas::plan_for(const lt_key & key) {
     if (it != plans_.end()) return it->second;
     lt_plan &      p = plans_[key];
     const lt_api & l = lt();
-    const auto [n, K, N, bf16, al_w, al_x, al_y, al_b, relu, ldy] = key;
+    const auto [n, K, N, bf16, al_w, al_x, al_y, al_b, relu] = key;
     // row-major y[n, N] = x·wᵀ + b is column-major D[N, n] = (w as K×N)ᵀ · (x as K×n) + b (per row of D)
     const cudaDataType        in  = bf16 ? CUDA_R_16BF : CUDA_R_32F;
     const cublasComputeType_t ct  = bf16 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
@@ -210,7 +210,7 @@ blas::lt_plan & blas::plan_for(const lt_key & key) {
     p.a = la;
     if (l.layout_create(&lb, in, uint64_t(K), uint64_t(n), K) != CUBLAS_STATUS_SUCCESS) return p;
     p.b = lb;
-    if (l.layout_create(&ld, CUDA_R_32F, uint64_t(N), uint64_t(n), ldy) != CUBLAS_STATUS_SUCCESS) return p;
+    if (l.layout_create(&ld, CUDA_R_32F, uint64_t(N), uint64_t(n), N) != CUBLAS_STATUS_SUCCESS) return p;
     p.d = ld;
     cublasLtMatmulPreference_t pref = nullptr;
     if (l.pref_create(&pref) != CUBLAS_STATUS_SUCCESS) return p;
@@ -233,12 +233,12 @@ blas::lt_plan & blas::plan_for(const lt_key & key) {
 }
 
 bool blas::lt_linear(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,
-                     int64_t N, const float * b, float * y, bool relu, int64_t ldy) {
+                     int64_t N, const float * b, float * y, bool relu) {
     const bool bf16 = w_bf16 && x_bf16;
     if (!lt_ || !b || (!bf16 && !tf32_) || (!x && !bf16)) return false;
     const void * xa = bf16 ? x_bf16 : static_cast<const void *>(x);
     const void * wa = bf16 ? w_bf16 : static_cast<const void *>(w);
-    lt_plan &    p  = plan_for({n, K, N, bf16, align_of(wa), align_of(xa), align_of(y), align_of(b), relu, ldy});
+    lt_plan &    p  = plan_for({n, K, N, bf16, align_of(wa), align_of(xa), align_of(y), align_of(b), relu});
     if (!p.ok) return false;
     const lt_api & l = lt();
     auto *         d = static_cast<cublasLtMatmulDesc_t>(p.desc);
@@ -259,29 +259,27 @@ bool blas::lt_linear(const float * x, int64_t n, int64_t K, const float * w, con
 }
 
 void blas::linear_bias(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,
-                       int64_t N, const float * b, float * y, bool relu, int64_t ldy) {
-    if (ldy <= 0) ldy = N;
-    if (lt_linear(x, n, K, w, w_bf16, x_bf16, N, b, y, relu, ldy)) return;
-    linear(x, n, K, w, w_bf16, x_bf16, N, y, ldy);
-    if (b) add_bias_rows(y, b, n, N, stream_, ldy);
-    if (relu) cuda::relu(y, n * ldy, y, stream_);     // the pads too: nothing reads them
+                       int64_t N, const float * b, float * y, bool relu) {
+    if (lt_linear(x, n, K, w, w_bf16, x_bf16, N, b, y, relu)) return;
+    linear(x, n, K, w, w_bf16, x_bf16, N, y);
+    if (b) add_bias_rows(y, b, n, N, stream_);
+    if (relu) cuda::relu(y, n * N, y, stream_);
 }
 
 void blas::linear(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,
-                  int64_t N, float * y, int64_t ldy) {
-    if (ldy <= 0) ldy = N;
+                  int64_t N, float * y) {
     // row-major y[n, N] = x·wᵀ is column-major yᵀ[N, n] = (w as K×N)ᵀ · (x as K×n)
     const float one = 1.0f, zero = 0.0f;
     cublasStatus_t st;
     if (w_bf16 && x_bf16) {
         if (x) f32_to_bf16(x, n * K, x_bf16, stream_);
         st = api().gemm_ex(static_cast<cublasHandle_t>(handle_), CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(n), int(K), &one,
-                           w_bf16, CUDA_R_16BF, int(K), x_bf16, CUDA_R_16BF, int(K), &zero, y, CUDA_R_32F, int(ldy),
+                           w_bf16, CUDA_R_16BF, int(K), x_bf16, CUDA_R_16BF, int(K), &zero, y, CUDA_R_32F, int(N),
                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     } else {
         if (!x) throw mb::error(mb::status::compute_failed, "cublas: no float32 x for a float32 product");
         st = api().gemm_ex(static_cast<cublasHandle_t>(handle_), CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(n), int(K), &one,
-                           w, CUDA_R_32F, int(K), x, CUDA_R_32F, int(K), &zero, y, CUDA_R_32F, int(ldy),
+                           w, CUDA_R_32F, int(K), x, CUDA_R_32F, int(K), &zero, y, CUDA_R_32F, int(N),
                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     }
     if (st != CUBLAS_STATUS_SUCCESS) {
@@ -290,11 +288,10 @@ void blas::linear(const float * x, int64_t n, int64_t K, const float * w, const 
     }
 }
 
-void add_bias_rows(float * y, const float * b, int64_t n, int64_t N, cudaStream_t s, int64_t ldy) {
+void add_bias_rows(float * y, const float * b, int64_t n, int64_t N, cudaStream_t s) {
     const int64_t total = n * N;
     if (total <= 0) return;
-    add_bias_rows_kernel<<<(unsigned) std::min<int64_t>((total + 255) / 256, 4096), 256, 0, s>>>(y, b, total, int(N),
-                                                                                                 ldy > 0 ? ldy : N);
+    add_bias_rows_kernel<<<(unsigned) std::min<int64_t>((total + 255) / 256, 4096), 256, 0, s>>>(y, b, total, int(N));
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) fail("add_bias_rows", e);
 }

@@ -33,17 +33,15 @@ public:
     // copy of w, used with x rounded to bfloat16 in x_bf16 (room for n·K values). x null (with
     // w_bf16 and x_bf16): x_bf16 already holds x rounded (im2col_bf16), nothing is converted
     void linear(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,
-                int64_t N, float * y, int64_t ldy = 0);
+                int64_t N, float * y);
 
     // the same plus b[N] on every row (b may be null). TF32 and BF16 products add it in
     // cuBLASLt's epilogue (one pass over y fewer) where cuBLASLt has a kernel for the shape;
     // otherwise, and for F32 (MB_CUDA_F32_CUBLAS) or with MB_CUDA_LT=0, linear + add_bias_rows.
     // relu: then max(0, ·) on every output, in the epilogue (CUBLASLT_EPILOGUE_RELU_BIAS) where
     // cuBLASLt runs the product, else as the relu kernel after it
-    // ldy > 0: y's rows are ldy ≥ N apart (a multiple of 4 keeps cuBLAS's aligned kernels where N
-    // is not: N = 413 ran an align1 kernel at 89–201 µs a call)
     void linear_bias(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,
-                     int64_t N, const float * b, float * y, bool relu = false, int64_t ldy = 0);
+                     int64_t N, const float * b, float * y, bool relu = false);
 
 private:
     // one cuBLASLt product shape with its descriptors and the algorithm chosen for it (ok false:
@@ -53,13 +51,12 @@ private:
         void * desc = nullptr, * a = nullptr, * b = nullptr, * d = nullptr;
         alignas(8) unsigned char algo[64] = {};     // cublasLtMatmulAlgo_t
     };
-    // n, K, N, bf16, the alignments of w, x, y and b (the heuristic's choice depends on them), relu,
-    // y's row stride
-    using lt_key = std::tuple<int64_t, int64_t, int64_t, bool, int, int, int, int, bool, int64_t>;
+    // n, K, N, bf16, the alignments of w, x, y and b (the heuristic's choice depends on them), relu
+    using lt_key = std::tuple<int64_t, int64_t, int64_t, bool, int, int, int, int, bool>;
     lt_plan & plan_for(const lt_key & key);
     // linear_bias on cuBLASLt; false when it cannot (then nothing was issued)
     bool      lt_linear(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,
-                        int64_t N, const float * b, float * y, bool relu, int64_t ldy);
+                        int64_t N, const float * b, float * y, bool relu);
 
     cudaStream_t stream_    = nullptr;
     void *       handle_    = nullptr;
@@ -69,7 +66,7 @@ private:
     std::map<lt_key, lt_plan> plans_;
 };
 
-// y[i, j] += b[j] for i < n, j < N (rows ldy ≥ N apart; 0: N)
-void add_bias_rows(float * y, const float * b, int64_t n, int64_t N, cudaStream_t s, int64_t ldy = 0);
+// y[i, j] += b[j] for i < n, j < N
+void add_bias_rows(float * y, const float * b, int64_t n, int64_t N, cudaStream_t s);
 
 } // namespace mb::cuda

@@ -826,12 +826,56 @@ __global__ void im2col_kernel(const float * __restrict__ x, int c_in, int t, int
     }
 }
 
+// the same values, a block per (32 channels, lane): the block reads its channels' rows of x once,
+// coalesced, into shared memory (row stride t | 1: lanes reading different channels hit different
+// banks), then thread (j, y) writes column j = c·k + kk of the tile for positions y, y + blockDim.y,
+// … (no divisions per value; a warp stores 32 consecutive columns). im2col_kernel divides three
+// times per value: 27 µs for a 256-lane conv whether it stores floats or bfloat16 (H100, ncu), so
+// it was bound by those instructions, not by the bytes
+constexpr int k_im2col_tile = 32;
+
+template <class T>
+__global__ void im2col_tiled_kernel(const float * __restrict__ x, int c_in, int t, int k, int dilation,
+                                    T * __restrict__ col) {
+    pdl_trigger();
+    extern __shared__ float im2col_xs[];
+    const int l = blockIdx.y, c0 = blockIdx.x * k_im2col_tile, nc = min(k_im2col_tile, c_in - c0), ts = t | 1;
+    const float * xl = x + ((size_t) l * c_in + c0) * t;
+    for (int e = threadIdx.y * blockDim.x + threadIdx.x; e < nc * t; e += blockDim.x * blockDim.y) {
+        const int c = e / t;
+        im2col_xs[c * ts + (e - c * t)] = __ldg(xl + e);
+    }
+    __syncthreads();
+    const int j = threadIdx.x;
+    if (j >= nc * k) return;
+    const int K = c_in * k, c = j / k, kk = j - c * k, off = (kk - (k - 1) / 2) * dilation;
+    const float * xr = im2col_xs + c * ts;
+    T *           cl = col + (size_t) l * t * K + (size_t) c0 * k + j;
+    for (int i = threadIdx.y; i < t; i += blockDim.y) {
+        const int src = i + off;
+        im2col_store(cl + (size_t) i * K, (src >= 0 && src < t) ? xr[src] : 0.0f);
+    }
+}
+
 template <class T>
 void launch_im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, T * col, int64_t n_batch,
                    cudaStream_t s) {
-    const int64_t total = n_batch * t * c_in * k;
-    im2col_kernel<T><<<(unsigned) std::min<int64_t>((total + 255) / 256, 8192), 256, 0, s>>>(
-        x, (int) c_in, (int) t, (int) k, (int) dilation, col, (int) n_batch);
+    // MB_CUDA_IM2COL_TILED=0: im2col_kernel everywhere (the same values), to compare
+    static const bool tiled_on = [] {
+        const char * v = std::getenv("MB_CUDA_IM2COL_TILED");
+        return !(v && std::string(v) == "0");
+    }();
+    const size_t smem = (size_t) k_im2col_tile * (size_t) (t | 1) * sizeof(float);
+    if (tiled_on && k <= 8 && smem <= 48 * 1024 && n_batch <= 65535) {
+        const int  w = k_im2col_tile * (int) k;     // columns of a tile: one thread each
+        const dim3 block((unsigned) w, (unsigned) std::max(1, 256 / w));
+        const dim3 grid((unsigned) ((c_in + k_im2col_tile - 1) / k_im2col_tile), (unsigned) n_batch);
+        im2col_tiled_kernel<T><<<grid, block, smem, s>>>(x, (int) c_in, (int) t, (int) k, (int) dilation, col);
+    } else {
+        const int64_t total = n_batch * t * c_in * k;
+        im2col_kernel<T><<<(unsigned) std::min<int64_t>((total + 255) / 256, 8192), 256, 0, s>>>(
+            x, (int) c_in, (int) t, (int) k, (int) dilation, col, (int) n_batch);
+    }
     check_launch("im2col");
 }
 
