@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fused-batch throughput, eighth session (issue 11), in one GPU-machine call: build, the changed
 # tests, then `motionbricks bench` at B = 1,024 over the session's switches, alternated in one
-# process tree on one card (MB_CUDA_ATTN, MB_CUDA_PRIORITY, MB_BATCH_LANE_DONE, MB_CUDA_PAD_LD,
+# process tree on one card (MB_CUDA_ATTN, MB_CUDA_PRIORITY (then on by default), MB_BATCH_LANE_DONE, MB_CUDA_PAD_LD,
 # MB_CUDA_IM2COL_BF16, MB_CUDA_IM2COL_TILED; "old" = all of them off = the seventh session's
 # paths), profiled runs (MB_PREDICT_PROFILE / MB_CUDA_PROFILE, and MB_PROFILE_TIMELINE read by
 # bench/timeline.py: where the GPU idles) and ncu of one 256-lane chunk.

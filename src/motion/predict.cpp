@@ -919,7 +919,8 @@ void motion_model::predict_batch_states(std::span<const predict_request> reqs, s
         g_profile.validate_ms += ms_since(t_validate);
     }
     while (states.size() < n_states) states.push_back(create_state(int64_t(lanes)));
-    // the chunks' ranks: the first state's work goes first on the GPU (backend::set_rank)
+    // the chunks' ranks (backend::set_rank: with MB_CUDA_PRIORITY=1 the first state's work goes
+    // first on the GPU)
     for (size_t i = 0; i < states.size(); ++i) states[i]->p->be->set_rank(int(i));
 
     const uint64_t      mode = cpu::fp_mode_control();

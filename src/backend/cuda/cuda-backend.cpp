@@ -335,9 +335,12 @@ public:
         check(cudaGraphLaunch(it->second, s()), "cudaGraphLaunch");
     }
 
-    // rank r runs on a stream of priority greatest + r (clamped to the least): rank 0 first.
-    // The recordings are launched on whichever stream is current; cuBLAS follows it.
-    // MB_CUDA_PRIORITY=0: every object keeps its default-priority stream (to compare)
+    // MB_CUDA_PRIORITY=1: rank r runs on a stream of priority greatest + r (clamped to the
+    // least), rank 0 first; the recordings are launched on whichever stream is current and
+    // cuBLAS follows it. Off by default: on the H100 (B = 1,024, TF32, same call) it gave no more
+    // frames/s than default-priority streams (10 tokens 748-822k with it, 789-812k without;
+    // predicted 825-929k against 929-944k): the chunks drift apart as intended, but the calls
+    // still end in every chunk's host steps (see docs/BACKEND.md, eighth session)
     void set_rank(int rank) override {
         if (!priority_on_) return;
         int least = 0, greatest = 0;
@@ -702,7 +705,7 @@ private:
     // not a multiple of 4 (the seventh session's), to compare
     bool                              pad_ld_       = !env_is("MB_CUDA_PAD_LD", "0");
     bool                              tf32_ok_   = compute_major(ordinal_) >= 8;    // TF32 tensor cores
-    bool                              priority_on_ = !env_is("MB_CUDA_PRIORITY", "0");
+    bool                              priority_on_ = env_is("MB_CUDA_PRIORITY", "1");
     std::map<uint64_t, cudaGraphExec_t> graphs_;
     std::unique_ptr<cuda::device_ops> ops_;
     cudaStream_t                      s_;

@@ -553,9 +553,10 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const floa
 // with the lane's keys and values for the head staged once per block in shared memory by all
 // its threads (coalesced 16-byte loads; rows padded to dh + 4 floats so that lanes reading
 // different keys hit different banks) and each key's weight sc[j] / sum computed once per query
-// instead of once per output channel. attention_kernel read every key row from global memory
-// per warp with only n lanes active (n ≈ 10 of 32) and divided inside the value loop: 92 µs a
-// call at 256 lanes (H100, ncu). Needs dh % 4 == 0, d % 4 == 0 and 16-byte aligned qkv
+// instead of once per output channel. attention_kernel reads every key row from global memory
+// per warp with only n lanes active (n ≈ 10 of 32) and divides inside the value loop: 84-92 µs
+// a call at 256 lanes, this one 42-44 µs (H100, ncu). Needs dh % 4 == 0, d % 4 == 0 and
+// 16-byte aligned qkv
 constexpr int k_attn_pad = 4;
 
 __global__ void __launch_bounds__(32 * k_attn_warps) attention_staged_kernel(const float * __restrict__ qkv, int n,
@@ -831,7 +832,7 @@ __global__ void im2col_kernel(const float * __restrict__ x, int c_in, int t, int
 // banks), then thread (j, y) writes column j = c·k + kk of the tile for positions y, y + blockDim.y,
 // … (no divisions per value; a warp stores 32 consecutive columns). im2col_kernel divides three
 // times per value: 27 µs for a 256-lane conv whether it stores floats or bfloat16 (H100, ncu), so
-// it was bound by those instructions, not by the bytes
+// it was bound by those instructions, not by the bytes; this one 14.6 µs storing bfloat16
 constexpr int k_im2col_tile = 32;
 
 template <class T>
