@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <cstdlib>
 #include <span>
 #include <string>
 #include <vector>
@@ -383,12 +385,23 @@ MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference
             }
         });
 
-        // fused lanes (chunks of batch_lanes()); nothing is published unless all succeed
+        // fused lanes (chunks of batch_lanes()); nothing is published unless all succeed. Each
+        // result becomes its motion as soon as its chunk's host steps finish, on that chunk's
+        // threads, while other chunks still compute, on a GPU (MB_BATCH_LANE_DONE=0: all of them after the
+        // batch, to compare); an error there names its request like an inference error
         std::vector<mb::predict_result> results(lanes.size());
+        std::vector<std::unique_ptr<mb_motion>> motions(static_cast<size_t>(count));
+        static const bool lane_done_on = [] {
+            const char * v = std::getenv("MB_BATCH_LANE_DONE");
+            return !(v && std::string(v) == "0");
+        }();
+        // on a GPU (chunks in flight, each with host threads); the CPU's chunks run one at a time
+        const bool in_chunks = lane_done_on && model->net->batch_states() > 1;
+        const auto convert = [&](size_t i) { motions[i] = mb::capi::motion_from_result(std::move(results[i])); };
         size_t failed = SIZE_MAX;
         const auto lane_text = [&]() { return failed == SIZE_MAX ? std::string("batch: ") : "requests[" + std::to_string(failed) + "]: "; };
         try {
-            model->net->predict_batch(lanes, results, &failed);
+            model->net->predict_batch(lanes, results, &failed, in_chunks ? std::function<void(size_t)>(convert) : nullptr);
         } catch (const std::bad_alloc &) {
             throw;
         } catch (const mb::error & e) {
@@ -396,14 +409,15 @@ MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference
         } catch (const std::exception & e) {
             fail(MB_COMPUTE_FAILED, lane_text() + "inference failed: " + e.what());
         }
-        std::vector<std::unique_ptr<mb_motion>> motions(static_cast<size_t>(count));
-        mb::capi::for_each_request(results.size(), [&](size_t i) {
-            try {
-                motions[i] = mb::capi::motion_from_result(std::move(results[i]));
-            } catch (const mb::error & e) {
-                fail(e.code(), "requests[" + std::to_string(i) + "]: " + e.what());
-            }
-        });
+        if (!in_chunks) {
+            mb::capi::for_each_request(results.size(), [&](size_t i) {
+                try {
+                    convert(i);
+                } catch (const mb::error & e) {
+                    fail(e.code(), "requests[" + std::to_string(i) + "]: " + e.what());
+                }
+            });
+        }
         for (size_t i = 0; i < motions.size(); ++i) {
             outputs[i] = motions[i].release();
         }

@@ -30,6 +30,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace mb {
 
@@ -67,6 +68,18 @@ struct chunk_profile {
     int64_t    chunks = 0, lanes = 0;
     double     batch_ms = 0;        // predict_batch calls of the pooled states, wall time
     int64_t    batches  = 0;
+    std::vector<double> batch_each;   // each predict_batch call's wall time
+    double     validate_ms = 0;     // predict_batch_states: checking every request before any runs
+    double     join_ms     = 0;     // predict_batch_states: the calling thread waiting for the others
+    // MB_PROFILE_TIMELINE=PATH (with MB_PREDICT_PROFILE=1): every step of every chunk and every
+    // batch call as "step RANK NAME START END" / "call - - START END" lines (steady-clock ms, the
+    // clock of the CUDA backend's PATH.gpu), written to PATH.host at exit
+    const char * timeline = std::getenv("MB_PROFILE_TIMELINE");
+    struct span {
+        int    rank, step;
+        double a, b;
+    };
+    std::vector<span> spans;
 
     void add(const double (&t)[n_steps], int64_t B) {
         std::lock_guard<std::mutex> lock(mu);
@@ -79,10 +92,31 @@ struct chunk_profile {
         std::fprintf(stderr, "predict profile: %lld chunks, %lld lanes; ms summed:", (long long) chunks,
                      (long long) lanes);
         for (int i = 0; i < n_steps; ++i) std::fprintf(stderr, " %s %.1f", names[i], ms[i]);
-        std::fprintf(stderr, "; %lld batch calls %.1f ms\n", (long long) batches, batch_ms);
+        std::fprintf(stderr, "; %lld batch calls %.1f ms", (long long) batches, batch_ms);
+        if (!batch_each.empty()) {
+            std::vector<double> v = batch_each;
+            std::sort(v.begin(), v.end());
+            std::fprintf(stderr, " (median %.2f ms)", v[v.size() / 2]);
+        }
+        std::fprintf(stderr, "; validate %.1f ms, join wait %.1f ms\n", validate_ms, join_ms);
+        if (!timeline || !*timeline) return;
+        if (FILE * f = std::fopen((std::string(timeline) + ".host").c_str(), "w")) {
+            for (const span & x : spans) {
+                if (x.step < 0) std::fprintf(f, "call - - %.3f %.3f\n", x.a, x.b);
+                else std::fprintf(f, "step %d %s %.3f %.3f\n", x.rank, names[x.step], x.a, x.b);
+            }
+            std::fclose(f);
+        }
     }
 };
 chunk_profile g_profile;
+
+// the rank of the batch state this thread runs chunks for (predict_batch_states; 0 elsewhere)
+thread_local int t_rank = 0;
+
+double steady_ms(clock_type::time_point t) {
+    return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
+}
 
 // times consecutive steps of one chunk
 struct step_clock {
@@ -91,6 +125,10 @@ struct step_clock {
     void lap(chunk_profile::step i) {
         const auto now = clock_type::now();
         t[i] += std::chrono::duration<double, std::milli>(now - t0).count();
+        if (g_profile.on && g_profile.timeline) {
+            std::lock_guard<std::mutex> lock(g_profile.mu);
+            g_profile.spans.push_back({t_rank, int(i), steady_ms(t0), steady_ms(now)});
+        }
         t0 = now;
     }
 };
@@ -228,8 +266,16 @@ std::unique_ptr<predict_state> motion_model::create_state(int64_t lanes) const {
     s.bucket.reserve(L);
     s.done.assign(L, 0);
     if (lanes > 1 && std::string(s.be->name()) != "cpu") {
+        // MB_PREDICT_HOST_THREADS=N (1..64): another pool size, to compare (the states of a
+        // batch in flight have a pool each)
+        static const unsigned env_threads = [] {
+            const char * v = std::getenv("MB_PREDICT_HOST_THREADS");
+            const long   n = v ? std::atol(v) : 0;
+            return n >= 1 && n <= 64 ? unsigned(n) : 0u;
+        }();
         const unsigned hw = std::thread::hardware_concurrency();
-        if (hw > 1) s.host = std::make_unique<cpu::thread_pool>(int(std::min(hw, 16u)));
+        const unsigned nt = env_threads ? env_threads : std::min(hw, 16u);
+        if (nt > 1) s.host = std::make_unique<cpu::thread_pool>(int(nt));
     }
     if (lanes > 1) {
         s.b_pose_cond.assign(L * F * k_pose_feat_dim, 0.0f);
@@ -300,28 +346,6 @@ predict_result motion_model::predict(const predict_request & req, const trace_fn
     impl & m = *p_;
     return with_pooled_state(*this, m.pool_mutex, m.pool, 1,
                              [&](predict_state & st) { return predict(st, req, trace); });
-}
-
-void motion_model::predict_batch(std::span<const predict_request> reqs, std::span<predict_result> out,
-                                 size_t * failed) const {
-    impl &       m     = *p_;
-    const size_t lanes = size_t(batch_lanes());
-    const auto   t0    = clock_type::now();
-    // any GPU: the CUDA backend makes its GPU current on whichever thread calls it
-    if (m.device == backend_device::BACKEND_DEVICE_CUDA && reqs.size() > lanes && batch_states() > 1 &&
-        reqs.size() == out.size()) {
-        predict_batch_states(reqs, out, failed);
-    } else {
-        with_pooled_state(*this, m.pool_mutex, m.batch_pool, batch_lanes(), [&](predict_state & st) {
-            predict_batch(st, reqs, out, failed);
-            return 0;
-        });
-    }
-    if (g_profile.on) {
-        std::lock_guard<std::mutex> lock(g_profile.mu);
-        g_profile.batch_ms += ms_since(t0);
-        g_profile.batches += 1;
-    }
 }
 
 namespace {
@@ -487,7 +511,8 @@ void each_lane(cpu::thread_pool * pool, int64_t B, int64_t * failed, const std::
 // networks once per bucket of lanes that share their op sequence. *failed names the lane whose
 // error is thrown (-1: none in particular). Taps only with one lane
 static void predict_chunk(const motion_model::impl & m, predict_state::impl & st, const predict_request * req,
-                          int64_t B, predict_result * res, const trace_fn & trace, int64_t * failed) {
+                          int64_t B, predict_result * res, const trace_fn & trace, int64_t * failed,
+                          const std::function<void(size_t)> * lane_done = nullptr, size_t first = 0) {
     constexpr int64_t S = k_constraint_frames, FM = int64_t(k_max_tokens) * k_frames_per_token;
     constexpr int64_t H = k_token_heads, U = int64_t(k_max_infer_steps) * k_max_tokens * k_token_heads * k_token_codes;
     predict_timings tm;
@@ -758,12 +783,21 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         o.local_rotations_xyzw.assign(size_t(F * k_n_joints * 4), 0.0f);
         m.fk.run(o.global_features.data(), F, o.joint_positions.data(), o.local_rotations_xyzw.data(), nullptr);
         tap_host(trace, "joint_positions", o.joint_positions.data(), {F, k_n_joints, 3});
+        if (lane_done) {
+            // this lane's stage times (finish and total up to its own end)
+            o.timings           = tm;
+            o.timings.finish_ms = ms_since(t0);
+            o.timings.total_ms  = ms_since(t_start);
+            (*lane_done)(first + size_t(l));
+        }
     });
     tm.finish_ms = ms_since(t0);
     sc.lap(chunk_profile::finish);
     if (g_profile.on) g_profile.add(sc.t, B);
     tm.total_ms  = ms_since(t_start);
-    for (int64_t l = 0; l < B; ++l) res[l].timings = tm;
+    if (!lane_done) {
+        for (int64_t l = 0; l < B; ++l) res[l].timings = tm;
+    }
 }
 
 predict_result motion_model::predict(predict_state & state, const predict_request & req,
@@ -783,15 +817,62 @@ predict_result motion_model::predict(predict_state & state, const predict_reques
 }
 
 // every request validated before any runs: invalid_argument for the first that is not, named
-// in *failed (SIZE_MAX when all are valid)
-static void validate_each(const motion_model & model, std::span<const predict_request> reqs, size_t * failed) {
+// in *failed (SIZE_MAX when all are valid); split over `pool` (may be null) for many requests
+static void validate_each(const motion_model & model, std::span<const predict_request> reqs, size_t * failed,
+                          cpu::thread_pool * pool = nullptr) {
     if (failed) *failed = SIZE_MAX;
-    for (size_t i = 0; i < reqs.size(); ++i) {
-        const std::string problem = model.validate(reqs[i]);
-        if (!problem.empty()) {
-            if (failed) *failed = i;
-            throw mb::error(mb::status::invalid_argument, problem);
+    constexpr size_t k_pool_min_requests = 64;
+    int64_t          bad = -1;
+    try {
+        cpu::each_index(reqs.size() >= k_pool_min_requests ? pool : nullptr, int64_t(reqs.size()), &bad, [&](int64_t i) {
+            const std::string problem = model.validate(reqs[size_t(i)]);
+            if (!problem.empty()) throw mb::error(mb::status::invalid_argument, problem);
+        });
+    } catch (...) {
+        if (failed && bad >= 0) *failed = size_t(bad);
+        throw;
+    }
+}
+
+// validated requests in chunks of the state's lanes, one after another
+static void run_chunks(const motion_model::impl & m, predict_state::impl & st, std::span<const predict_request> reqs,
+                       std::span<predict_result> out, size_t * failed, const std::function<void(size_t)> & lane_done,
+                       size_t first) {
+    for (size_t c0 = 0; c0 < reqs.size(); c0 += size_t(st.lanes)) {
+        const int64_t B    = int64_t(std::min(reqs.size() - c0, size_t(st.lanes)));
+        int64_t       lane = -1;
+        try {
+            predict_chunk(m, st, reqs.data() + c0, B, out.data() + c0, {}, &lane, lane_done ? &lane_done : nullptr,
+                          first + c0);
+        } catch (...) {
+            if (failed && lane >= 0) *failed = c0 + size_t(lane);
+            throw;
         }
+    }
+}
+
+void motion_model::predict_batch(std::span<const predict_request> reqs, std::span<predict_result> out,
+                                 size_t * failed, const std::function<void(size_t)> & lane_done) const {
+    impl &       m     = *p_;
+    const size_t lanes = size_t(batch_lanes());
+    const auto   t0    = clock_type::now();
+    // any GPU: the CUDA backend makes its GPU current on whichever thread calls it
+    if (m.device == backend_device::BACKEND_DEVICE_CUDA && reqs.size() > lanes && batch_states() > 1 &&
+        reqs.size() == out.size()) {
+        predict_batch_states(reqs, out, failed, lane_done);
+    } else {
+        with_pooled_state(*this, m.pool_mutex, m.batch_pool, batch_lanes(), [&](predict_state & st) {
+            validate_each(*this, reqs, failed, st.p->host.get());
+            run_chunks(m, *st.p, reqs, out, failed, lane_done, 0);
+            return 0;
+        });
+    }
+    if (g_profile.on) {
+        std::lock_guard<std::mutex> lock(g_profile.mu);
+        g_profile.batch_ms += ms_since(t0);
+        g_profile.batches += 1;
+        g_profile.batch_each.push_back(ms_since(t0));
+        if (g_profile.timeline) g_profile.spans.push_back({0, -1, steady_ms(t0), steady_ms(clock_type::now())});
     }
 }
 
@@ -801,9 +882,8 @@ static void validate_each(const motion_model & model, std::span<const predict_re
 // equal chunks, a multiple of the states in number, so that no chunk runs alone at the end. Every
 // request is validated before any runs; the lowest failing request is named
 void motion_model::predict_batch_states(std::span<const predict_request> reqs, std::span<predict_result> out,
-                                        size_t * failed) const {
+                                        size_t * failed, const std::function<void(size_t)> & lane_done) const {
     impl & m = *p_;
-    validate_each(*this, reqs, failed);
     const size_t lanes    = size_t(batch_lanes());
     const size_t n_states = std::min(size_t(batch_states()), (reqs.size() + lanes - 1) / lanes);
     size_t       n_chunks = (reqs.size() + lanes - 1) / lanes;
@@ -830,7 +910,18 @@ void motion_model::predict_batch_states(std::span<const predict_request> reqs, s
             m.batch_pool.pop_back();
         }
     }
+    // every request checked once, on a pooled state's host threads where there is one, before
+    // any state is made or chunk runs (the chunks do not check theirs again)
+    const auto t_validate = clock_type::now();
+    validate_each(*this, reqs, failed, states.empty() ? nullptr : states[0]->p->host.get());
+    if (g_profile.on) {
+        std::lock_guard<std::mutex> lock(g_profile.mu);
+        g_profile.validate_ms += ms_since(t_validate);
+    }
     while (states.size() < n_states) states.push_back(create_state(int64_t(lanes)));
+    // the chunks' ranks (backend::set_rank: with MB_CUDA_PRIORITY=1 the first state's work goes
+    // first on the GPU)
+    for (size_t i = 0; i < states.size(); ++i) states[i]->p->be->set_rank(int(i));
 
     const uint64_t      mode = cpu::fp_mode_control();
     std::atomic<size_t> next{0};
@@ -844,7 +935,7 @@ void motion_model::predict_batch_states(std::span<const predict_request> reqs, s
             const size_t c0 = c * per, nb = std::min(per, reqs.size() - c0);
             size_t       lane = SIZE_MAX;
             try {
-                predict_batch(st, reqs.subspan(c0, nb), out.subspan(c0, nb), &lane);
+                run_chunks(m, *st.p, reqs.subspan(c0, nb), out.subspan(c0, nb), &lane, lane_done, c0);
             } catch (...) {
                 std::lock_guard lock(mu);
                 const size_t at = lane == SIZE_MAX ? SIZE_MAX : c0 + lane;
@@ -862,6 +953,7 @@ void motion_model::predict_batch_states(std::span<const predict_request> reqs, s
         try {
             others.emplace_back([&, i] {
                 cpu::fp_mode_set(mode);
+                t_rank = int(i);
                 work(*states[i]);
             });
         } catch (const std::system_error &) {
@@ -869,7 +961,12 @@ void motion_model::predict_batch_states(std::span<const predict_request> reqs, s
         }
     }
     work(*states[0]);
+    const auto t_join = clock_type::now();
     for (std::thread & t : others) t.join();
+    if (g_profile.on) {
+        std::lock_guard<std::mutex> lock(g_profile.mu);
+        g_profile.join_ms += ms_since(t_join);
+    }
     if (err) {
         if (failed) *failed = first;
         std::rethrow_exception(err);
@@ -881,17 +978,8 @@ void motion_model::predict_batch(predict_state & state, std::span<const predict_
     predict_state::impl & st = *state.p;
     MB_ASSERT(st.model == p_.get(), "predict_batch: the state belongs to another model");
     MB_ASSERT(reqs.size() == out.size(), "predict_batch: as many results as requests");
-    validate_each(*this, reqs, failed);
-    for (size_t c0 = 0; c0 < reqs.size(); c0 += size_t(st.lanes)) {
-        const int64_t B    = int64_t(std::min(reqs.size() - c0, size_t(st.lanes)));
-        int64_t       lane = -1;
-        try {
-            predict_chunk(*p_, st, reqs.data() + c0, B, out.data() + c0, {}, &lane);
-        } catch (...) {
-            if (failed && lane >= 0) *failed = c0 + size_t(lane);
-            throw;
-        }
-    }
+    validate_each(*this, reqs, failed, st.host.get());
+    run_chunks(*p_, st, reqs, out, failed, {}, 0);
 }
 
 } // namespace mb

@@ -164,15 +164,19 @@ public:
     void predict_batch(predict_state & st, std::span<const predict_request> reqs, std::span<predict_result> out,
                        size_t * failed = nullptr) const;
 
-    // the same on a batch state (batch_lanes() lanes) borrowed from the model's pool
-    void predict_batch(std::span<const predict_request> reqs, std::span<predict_result> out,
-                       size_t * failed = nullptr) const;
+    // the same on a batch state (batch_lanes() lanes) borrowed from the model's pool. lane_done
+    // (optional) is called with i once out[i] is complete, on the thread that finished it (one of
+    // the chunk's host threads, right after its own host steps), so that a caller's per-result
+    // work overlaps the device work of other chunks; what it throws fails the batch like an error
+    // of request i (out[i] may be moved from)
+    void predict_batch(std::span<const predict_request> reqs, std::span<predict_result> out, size_t * failed = nullptr,
+                       const std::function<void(size_t)> & lane_done = {}) const;
 
     struct impl;
 private:
     explicit motion_model(std::unique_ptr<impl> p);
     void predict_batch_states(std::span<const predict_request> reqs, std::span<predict_result> out,
-                              size_t * failed) const;
+                              size_t * failed, const std::function<void(size_t)> & lane_done) const;
     std::unique_ptr<impl> p_;
 };
 

@@ -367,25 +367,27 @@ TEST_F(backends, reduced_precision_linear_and_conv) {
             std::printf("%s linear %lldx%lld → %lld: max rel err vs CPU F32 %.3g\n", bf16 ? "bf16" : "tf32",
                         (long long) s.n, (long long) s.n_in, (long long) s.n_out, e);
         }
-        {
-            // 8 lanes of 40 frames with scratch reserved: one cuBLAS product (conv1d_gemm)
+        // 8 lanes of 40 frames with scratch reserved: one cuBLAS product (conv1d_gemm); 413 and 5
+        // outputs (the decoders' last convs) write product rows padded to a multiple of 4
+        for (const int64_t c_out : {int64_t(512), int64_t(413), int64_t(5)}) {
             const int64_t lanes = 8, t = 40;
-            auto x = random_vec(lanes * 512 * t, 9), w = random_vec(512 * 512 * 3, 10), b = random_vec(512, 11);
+            auto x = random_vec(lanes * 512 * t, 9), w = random_vec(c_out * 512 * 3, 10), b = random_vec(c_out, 11);
             std::vector<float> out[3];
             for (int i = 0; i < 3; ++i) {
                 device & d = i == 0 ? rp : i == 1 ? *gpu : *cpu;
                 d.be->reserve_conv1d(512, lanes * t, 512, 3);
                 d.bufs.push_back(d.be->alloc_from_host(w.data(), w.size() * sizeof(float)));
                 const mb::bptr<const float> wd = d.bufs.back()->as<const float>();
-                auto y = d.in(poisoned(lanes * 512 * t));
-                d.be->conv1d(d.in(x), 512, t, wd, d.in(b), 512, 3, 3, y, lanes);
-                out[i] = d.get(y, lanes * 512 * t);
+                auto y = d.in(poisoned(lanes * c_out * t));
+                d.be->conv1d(d.in(x), 512, t, wd, d.in(b), c_out, 3, 3, y, lanes);
+                out[i] = d.get(y, lanes * c_out * t);
             }
             const double e = rel_err(out[0], out[2]);
             EXPECT_GT(rel_err(out[0], out[1]), 0.0) << (bf16 ? "bf16" : "tf32") << " batched conv ran in F32";
-            EXPECT_LT(e, bf16 ? 2e-2 : 5e-3) << (bf16 ? "bf16" : "tf32") << " batched conv";
-            EXPECT_LT(rel_err(out[1], out[2]), 2e-6) << "f32 batched conv";
-            std::printf("%s conv 8 lanes x 40 frames 512 → 512: max rel err vs CPU F32 %.3g\n", bf16 ? "bf16" : "tf32", e);
+            EXPECT_LT(e, bf16 ? 2e-2 : 5e-3) << (bf16 ? "bf16" : "tf32") << " batched conv → " << c_out;
+            EXPECT_LT(rel_err(out[1], out[2]), 2e-6) << "f32 batched conv → " << c_out;
+            std::printf("%s conv 8 lanes x 40 frames 512 → %lld: max rel err vs CPU F32 %.3g\n", bf16 ? "bf16" : "tf32",
+                        (long long) c_out, e);
         }
         if (!bf16) continue;
         auto x = random_vec(512 * 64, 7), w = random_vec(413 * 512 * 3, 8);
@@ -665,6 +667,43 @@ TEST_F(device_kernels, sampling_matches_the_host_exactly) {
         std::vector<int32_t> want(pr.size(), 5);
         for (int64_t i = 0; i < std::min<int64_t>(n_mask, 7); ++i) want[(size_t) order[i]] = 10;
         EXPECT_EQ(tk.get(), want) << "n_mask " << n_mask;
+    }
+}
+
+// the two attention kernels give the same bits (the staged one is the default where it fits),
+// and a lane of a batch the bits it gets alone (one lane splits its queries over more blocks)
+TEST_F(device_kernels, attention_kernels_agree_bitwise_alone_and_in_a_batch) {
+    struct shape { int64_t n, d, n_head, lanes; bool mask; };
+    for (const shape & sh : {shape{1, 64, 2, 3, false}, shape{9, 512, 16, 5, false}, shape{10, 1024, 16, 7, false},
+                             shape{19, 512, 16, 4, true}, shape{25, 1024, 16, 2, true}, shape{40, 256, 4, 3, false},
+                             shape{80, 1024, 16, 2, true}, shape{200, 1024, 16, 1, false}, shape{12, 48, 4, 3, true}}) {
+        const int64_t n = sh.n, d = sh.d, L = sh.lanes;
+        auto qkv = random_vec((size_t) (L * n * 3 * d), 77);
+        std::vector<uint8_t> mask((size_t) (L * n), 0);
+        if (sh.mask) {
+            for (size_t j = 1; j < mask.size(); j += 3) mask[j] = 1;
+            for (int64_t j = 0; j < n; ++j) mask[(size_t) j] = j % 2;     // lane 0: every other key
+        }
+        dev_vec<float>   dq(qkv);
+        dev_vec<uint8_t> dm(mask);
+        std::vector<float> out[2];
+        for (int kernel : {1, 2}) {
+            dev_vec<float> o(poisoned(L * n * d));
+            mb::cuda::attention(dq.p, n, d, sh.n_head, sh.mask ? dm.p : nullptr, o.p, L, s, kernel);
+            out[kernel - 1] = o.get();
+        }
+        ASSERT_EQ(std::memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(float)), 0)
+            << "kernels differ at n " << n << " d " << d;
+        for (int64_t l = 0; l < L; ++l) {
+            for (int kernel : {1, 2}) {
+                dev_vec<float> o(poisoned(n * d));
+                mb::cuda::attention(dq.p + l * n * 3 * d, n, d, sh.n_head, sh.mask ? dm.p + l * n : nullptr, o.p, 1, s,
+                                    kernel);
+                const auto one = o.get();
+                ASSERT_EQ(std::memcmp(one.data(), out[0].data() + l * n * d, one.size() * sizeof(float)), 0)
+                    << "lane " << l << " alone differs at n " << n << " d " << d << " kernel " << kernel;
+            }
+        }
     }
 }
 

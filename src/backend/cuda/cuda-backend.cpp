@@ -125,6 +125,11 @@ struct gpu_profile {
     double      set_ms = 0, get_ms = 0, wait_ms = 0;
     double      set_bytes = 0, get_bytes = 0;
     int64_t     sets = 0;
+    // every recording's [start, stop] on the GPU in ms after `ref` (recorded before the first
+    // timed launch), over all streams: their union is the time the GPU ran any recording
+    cudaEvent_t                            ref = nullptr;
+    double                                 ref_host_ms = 0;     // steady-clock ms when ref completed
+    std::vector<std::pair<double, double>> spans;
 
     ~gpu_profile() {
         if (!on) return;
@@ -133,6 +138,38 @@ struct gpu_profile {
         for (int i = 0; i < k_kinds; ++i) std::fprintf(stderr, " %s %.1f (%lld)", names[i], graph_ms[i], (long long) graphs[i]);
         std::fprintf(stderr, "; %lld sets %.1f ms %.1f MB, get %.1f ms %.1f MB, waits %.1f ms\n", (long long) sets,
                      set_ms, set_bytes / 1e6, get_ms, get_bytes / 1e6, wait_ms);
+        if (spans.empty()) return;
+        // busy: the union of the spans; idle: the gaps between them, also counted by length
+        std::sort(spans.begin(), spans.end());
+        double busy = 0, idle = 0, idle_long = 0, end = spans[0].first;
+        int64_t n_long = 0;
+        for (const auto & [a, b] : spans) {
+            if (a > end) {
+                const double gap = a - end;
+                idle += gap;
+                if (gap >= 2.0) {
+                    idle_long += gap;
+                    ++n_long;
+                }
+            }
+            if (b > end) {
+                busy += b - std::max(a, end);
+                end = b;
+            }
+        }
+        std::fprintf(stderr,
+                     "cuda profile: recordings ran %.1f ms of the %.1f ms from the first start to the last stop "
+                     "(%.1f %%); idle %.1f ms, of which %.1f ms in %lld gaps of 2 ms or more\n",
+                     busy, end - spans[0].first, 100.0 * busy / std::max(1e-9, end - spans[0].first), idle, idle_long,
+                     (long long) n_long);
+        // MB_PROFILE_TIMELINE=PATH: every recording's span in steady-clock ms (the host's clock,
+        // aligned at ref to within a synchronisation) to PATH.gpu, for the predict profile's PATH.host
+        const char * path = std::getenv("MB_PROFILE_TIMELINE");
+        if (!path || !*path) return;
+        if (FILE * f = std::fopen((std::string(path) + ".gpu").c_str(), "w")) {
+            for (const auto & [a, b] : spans) std::fprintf(f, "gpu %.3f %.3f\n", ref_host_ms + a, ref_host_ms + b);
+            std::fclose(f);
+        }
     }
 };
 gpu_profile & profile() {
@@ -155,7 +192,13 @@ public:
         for (auto & kv : graphs_) cudaGraphExecDestroy(kv.second);
         if (s_) cudaStreamSynchronize(s_);
         blas_.reset();
+        const cudaStream_t own = ops_ ? ops_->stream() : nullptr;
         ops_.reset();
+        for (auto & kv : rank_streams_) {
+            if (kv.second != own) cudaStreamDestroy(kv.second);
+        }
+        padded_.clear();
+        if (side_) cudaStreamDestroy(side_);
     }
 
     const char * name() const override { return "cuda"; }
@@ -269,6 +312,17 @@ public:
         }
         if (profile().on) {
             const int kind = int(std::min<uint64_t>(key >> 56, gpu_profile::k_kinds - 1));
+            {
+                std::lock_guard<std::mutex> lock(profile().mu);
+                if (!profile().ref) {
+                    check(cudaEventCreate(&profile().ref), "cudaEventCreate");
+                    check(cudaEventRecord(profile().ref, s()), "cudaEventRecord");
+                    check(cudaEventSynchronize(profile().ref), "cudaEventSynchronize");
+                    profile().ref_host_ms = std::chrono::duration<double, std::milli>(
+                                                std::chrono::steady_clock::now().time_since_epoch())
+                                                .count();
+                }
+            }
             cudaEvent_t ev[2];
             check(cudaEventCreate(&ev[0]), "cudaEventCreate");
             check(cudaEventCreate(&ev[1]), "cudaEventCreate");
@@ -279,6 +333,38 @@ public:
             return;
         }
         check(cudaGraphLaunch(it->second, s()), "cudaGraphLaunch");
+    }
+
+    // MB_CUDA_PRIORITY=1: rank r runs on a stream of priority greatest + r (clamped to the
+    // least), rank 0 first; the recordings are launched on whichever stream is current and
+    // cuBLAS follows it. Off by default: on the H100 (B = 1,024, TF32, same call) it gave no more
+    // frames/s than default-priority streams (10 tokens 748-822k with it, 789-812k without;
+    // predicted 825-929k against 929-944k): the chunks drift apart as intended, but the calls
+    // still end in every chunk's host steps (see docs/BACKEND.md, eighth session)
+    void set_rank(int rank) override {
+        if (!priority_on_) return;
+        int least = 0, greatest = 0;
+        if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess) {
+            cudaGetLastError();
+            return;
+        }
+        const int prio = std::min(least, greatest + std::max(0, rank));
+        if (prio == prio_) return;
+        bind();
+        if (rank_streams_.empty()) rank_streams_[prio_] = s_;
+        cudaStream_t st = nullptr;
+        if (auto it = rank_streams_.find(prio); it != rank_streams_.end()) {
+            st = it->second;
+        } else {
+            check(cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, prio), "cudaStreamCreateWithPriority");
+            rank_streams_[prio] = st;
+        }
+        check(cudaStreamSynchronize(s_), "set_rank");
+        collect_profile();
+        s_    = st;
+        prio_ = prio;
+        ops_->set_stream(s_);
+        if (blas_) blas_->set_stream(s_);
     }
 
     void fill_f32(int64_t n, float v, bptr<float> y) override { cuda::fill_f32(n, v, y.p, s()); }
@@ -421,10 +507,16 @@ private:
         if (timed_.empty()) return;
         std::lock_guard<std::mutex> lock(profile().mu);
         for (const timed_launch & t : timed_) {
-            float ms = 0;
+            float ms = 0, a = 0, b = 0;
             if (cudaEventElapsedTime(&ms, t.start, t.stop) == cudaSuccess) {
                 profile().graph_ms[t.kind] += ms;
                 profile().graphs[t.kind] += 1;
+            } else {
+                cudaGetLastError();
+            }
+            if (cudaEventElapsedTime(&a, profile().ref, t.start) == cudaSuccess &&
+                cudaEventElapsedTime(&b, profile().ref, t.stop) == cudaSuccess) {
+                profile().spans.emplace_back(a, b);
             } else {
                 cudaGetLastError();
             }
@@ -502,24 +594,66 @@ private:
     bool conv1d_gemm(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
                      int64_t k, int64_t dilation, float * y, int64_t n_batch, bool act, float slope) {
         const int64_t K   = c_in * k;
-        const int64_t per = std::min({n_batch, col_floats_ / (t * K), yt_ ? yt_floats_ / (t * c_out) : 0});
-        if (per * t < k_conv_gemm_rows) return false;
         const bool    f32 = precision_ == backend_precision::BACKEND_PRECISION_F32 && !f32_blas_;
+        // cuBLAS products of a multiple of 4 outputs (413 outputs took align1 kernels, 89-201 µs a
+        // call): weights and bias with zero rows appended (made once per weight), product rows
+        // of N4 floats, the pads left out by the transpose. F32's own kernel keeps c_out
+        const int64_t N4  = f32 || !pad_ld_ ? c_out : (c_out + 3) / 4 * 4;
+        const int64_t per = std::min({n_batch, col_floats_ / (t * K), yt_ ? yt_floats_ / (t * N4) : 0});
+        if (per * t < k_conv_gemm_rows) return false;
         if (!f32 && !blas_ok()) return false;
+        const void * h = f32 ? nullptr : bf16_of(w);
+        if (N4 != c_out) {
+            const padded_weights & pw = padded(w, h, b, c_out, K, N4);
+            w = pw.w->as<const float>().p;
+            h = pw.h ? pw.h->base() : nullptr;
+            b = pw.b ? pw.b->as<const float>().p : nullptr;
+        }
         float * col = col_->as<float>().p, * yt = yt_->as<float>().p;
         for (int64_t l0 = 0; l0 < n_batch; l0 += per) {
             const int64_t nb = std::min(per, n_batch - l0), rows = nb * t;
-            cuda::im2col(x + l0 * c_in * t, c_in, t, k, dilation, col, nb, s());
-            if (f32) {
-                cuda::linear_f32(col, rows, K, w, b, c_out, yt, s());
+            void *        xb = h && xh_ && rows * K <= xh_floats_ ? xh_->base() : nullptr;
+            if (xb && im2col_bf16_) {
+                // BF16: the im2col written rounded, straight into the product's x (same bits as
+                // im2col followed by the product's own rounding)
+                cuda::im2col_bf16(x + l0 * c_in * t, c_in, t, k, dilation, xb, nb, s());
+                blas_->linear_bias(nullptr, rows, K, w, h, xb, N4, b, yt);
             } else {
-                const void * h  = bf16_of(w);
-                void *       xb = h && xh_ && rows * K <= xh_floats_ ? xh_->base() : nullptr;
-                blas_->linear_bias(col, rows, K, w, xb ? h : nullptr, xb, c_out, b, yt);
+                cuda::im2col(x + l0 * c_in * t, c_in, t, k, dilation, col, nb, s());
+                if (f32) {
+                    cuda::linear_f32(col, rows, K, w, b, c_out, yt, s());
+                } else {
+                    blas_->linear_bias(col, rows, K, w, xb ? h : nullptr, xb, N4, b, yt);
+                }
             }
-            cuda::transpose(yt, t, c_out, y + l0 * c_out * t, nb, s(), act ? 1 : 0, act ? slope : 0.0f);
+            cuda::transpose(yt, t, c_out, y + l0 * c_out * t, nb, s(), act ? 1 : 0, act ? slope : 0.0f, N4);
         }
         return true;
+    }
+
+    // w[N, K] (its bfloat16 copy h, bias b; h and b may be null) with zero rows up to N4: made
+    // on a side stream the first time a weight is seen (also while a recording is being
+    // captured: the copies run at once, outside the graph) and kept with this object
+    struct padded_weights {
+        std::unique_ptr<cuda_buffer> w, h, b;
+    };
+    const padded_weights & padded(const float * w, const void * h, const float * b, int64_t N, int64_t K, int64_t N4) {
+        auto it = padded_.find(w);
+        if (it != padded_.end()) return it->second;
+        if (!side_) check(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate");
+        const auto copy = [&](const void * src, size_t row_bytes) {
+            const size_t bytes = size_t(N4) * row_bytes;
+            auto         buf   = std::make_unique<cuda_buffer>(device_alloc(bytes), bytes);
+            check(cudaMemsetAsync(buf->base(), 0, bytes, side_), "cudaMemsetAsync");
+            check(cudaMemcpyAsync(buf->base(), src, size_t(N) * row_bytes, cudaMemcpyDeviceToDevice, side_), "pad");
+            return buf;
+        };
+        padded_weights p;
+        p.w = copy(w, size_t(K) * sizeof(float));
+        if (h) p.h = copy(h, size_t(K) * 2);
+        if (b) p.b = copy(b, sizeof(float));
+        check(cudaStreamSynchronize(side_), "pad");
+        return padded_.emplace(w, std::move(p)).first->second;
     }
 
     // cuBLAS, opened and given a handle the first time it is wanted
@@ -544,6 +678,12 @@ private:
     cudaStream_t        s() const { bind(); return s_; }
     cuda::device_ops *  ops() const { bind(); return ops_.get(); }
 
+    static int stream_priority(cudaStream_t st) {
+        int p = 0;
+        if (cudaStreamGetPriority(st, &p) != cudaSuccess) cudaGetLastError();
+        return p;
+    }
+
     static std::unique_ptr<cuda::device_ops> make_ops(int ordinal) {
         check(cudaSetDevice(ordinal), "cudaSetDevice");
         return std::make_unique<cuda::device_ops>();
@@ -558,10 +698,19 @@ private:
     // MB_CUDA_ACT_EPILOGUE=0: linear_act / conv1d_act as two ops (the default's), to compare: off
     // go the GEMV's, the tiled SGEMM's, cuBLASLt's ReLU and conv1d_gemm's transpose epilogues
     bool                              act_epilogue_ = !env_is("MB_CUDA_ACT_EPILOGUE", "0");
+    // MB_CUDA_IM2COL_BF16=0: BF16 batched convs write the im2col in float32 and round it in a
+    // second pass (the seventh session's path), to compare
+    bool                              im2col_bf16_  = !env_is("MB_CUDA_IM2COL_BF16", "0");
+    // MB_CUDA_PAD_LD=0: batched TF32 / BF16 conv products of c_out outputs even where c_out is
+    // not a multiple of 4 (the seventh session's), to compare
+    bool                              pad_ld_       = !env_is("MB_CUDA_PAD_LD", "0");
     bool                              tf32_ok_   = compute_major(ordinal_) >= 8;    // TF32 tensor cores
+    bool                              priority_on_ = env_is("MB_CUDA_PRIORITY", "1");
     std::map<uint64_t, cudaGraphExec_t> graphs_;
     std::unique_ptr<cuda::device_ops> ops_;
     cudaStream_t                      s_;
+    int                               prio_ = stream_priority(s_);     // s_'s priority
+    std::map<int, cudaStream_t>       rank_streams_;                    // by priority (set_rank)
     // conv1d's im2col scratch, made with the object (a recording may hold no allocation); the
     // networks' convolutions need at most 64 frames × 512 channels × 3 taps
     static constexpr int64_t          k_col_floats = int64_t(1) << 20;
@@ -572,6 +721,8 @@ private:
     std::unique_ptr<cuda_buffer>      col_;
     int64_t                           col_floats_ = k_col_floats;
     std::unique_ptr<cuda_buffer>      yt_, xh_;     // conv1d_gemm's product [rows, c_out]; BF16 x
+    std::map<const float *, padded_weights> padded_;    // conv1d_gemm's weights with rows up to N4
+    cudaStream_t                      side_ = nullptr;  // their copies
     int64_t                           yt_floats_ = 0, xh_floats_ = 0;
     bool                              blas_tried_ = false;
     std::unique_ptr<cuda::blas>       blas_;

@@ -164,6 +164,11 @@ blas::blas(cudaStream_t stream, bool tf32) : stream_(stream), tf32_(tf32) {
     if (lt().ok && lt().create(&l) == CUBLAS_STATUS_SUCCESS) lt_ = l;
 }
 
+void blas::set_stream(cudaStream_t stream) {
+    stream_ = stream;
+    if (handle_) api().set_stream(static_cast<cublasHandle_t>(handle_), stream);
+}
+
 blas::~blas() {
     const lt_api & l = lt();
     for (auto & kv : plans_) {
@@ -230,7 +235,7 @@ blas::lt_plan & blas::plan_for(const lt_key & key) {
 bool blas::lt_linear(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,
                      int64_t N, const float * b, float * y, bool relu) {
     const bool bf16 = w_bf16 && x_bf16;
-    if (!lt_ || !b || (!bf16 && !tf32_)) return false;
+    if (!lt_ || !b || (!bf16 && !tf32_) || (!x && !bf16)) return false;
     const void * xa = bf16 ? x_bf16 : static_cast<const void *>(x);
     const void * wa = bf16 ? w_bf16 : static_cast<const void *>(w);
     lt_plan &    p  = plan_for({n, K, N, bf16, align_of(wa), align_of(xa), align_of(y), align_of(b), relu});
@@ -238,7 +243,7 @@ bool blas::lt_linear(const float * x, int64_t n, int64_t K, const float * w, con
     const lt_api & l = lt();
     auto *         d = static_cast<cublasLtMatmulDesc_t>(p.desc);
     if (l.desc_set(d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof(b)) != CUBLAS_STATUS_SUCCESS) return false;
-    if (bf16) f32_to_bf16(x, n * K, x_bf16, stream_);
+    if (bf16 && x) f32_to_bf16(x, n * K, x_bf16, stream_);
     const float          one = 1.0f, zero = 0.0f;
     const cublasStatus_t st =
         l.matmul(static_cast<cublasLtHandle_t>(lt_), d, &one, wa, static_cast<cublasLtMatrixLayout_t>(p.a), xa,
@@ -246,7 +251,8 @@ bool blas::lt_linear(const float * x, int64_t n, int64_t K, const float * w, con
                  static_cast<cublasLtMatrixLayout_t>(p.d), reinterpret_cast<const cublasLtMatmulAlgo_t *>(p.algo),
                  workspace_, k_workspace_bytes, stream_);
     if (st != CUBLAS_STATUS_SUCCESS) {
-        p.ok = false;     // this shape keeps the two-step path from now on (which rounds x again: same bits)
+        p.ok = false;     // this shape keeps the two-step path from now on (which rounds x again, or reads
+                          // the rounded x left in x_bf16: same bits)
         return false;
     }
     return true;
@@ -266,11 +272,12 @@ void blas::linear(const float * x, int64_t n, int64_t K, const float * w, const 
     const float one = 1.0f, zero = 0.0f;
     cublasStatus_t st;
     if (w_bf16 && x_bf16) {
-        f32_to_bf16(x, n * K, x_bf16, stream_);
+        if (x) f32_to_bf16(x, n * K, x_bf16, stream_);
         st = api().gemm_ex(static_cast<cublasHandle_t>(handle_), CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(n), int(K), &one,
                            w_bf16, CUDA_R_16BF, int(K), x_bf16, CUDA_R_16BF, int(K), &zero, y, CUDA_R_32F, int(N),
                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     } else {
+        if (!x) throw mb::error(mb::status::compute_failed, "cublas: no float32 x for a float32 product");
         st = api().gemm_ex(static_cast<cublasHandle_t>(handle_), CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(n), int(K), &one,
                            w, CUDA_R_32F, int(K), x, CUDA_R_32F, int(K), &zero, y, CUDA_R_32F, int(N),
                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);

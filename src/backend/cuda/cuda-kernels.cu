@@ -470,16 +470,43 @@ __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, i
 // query's arithmetic is the same either way
 constexpr int k_attn_warps = 4;
 
+// the attention arithmetic of one query, shared by both kernels so that they give the same bits:
+// a score is a serial fmaf over the head in ascending channel order (four at a time where the
+// rows allow 16-byte loads: the same order), scaled; the softmax keeps exp(s − max) (0 for masked
+// keys) in sc and returns the warp's sum
+__device__ __forceinline__ float attn_dot4(float a, float4 qv, float4 kv) {
+    return fmaf(qv.w, kv.w, fmaf(qv.z, kv.z, fmaf(qv.y, kv.y, fmaf(qv.x, kv.x, a))));
+}
+
+// a block's lane (blockIdx.y): its qkv rows, output rows and key mask
+__device__ __forceinline__ void attn_to_lane(const float * __restrict__ & qkv, float * __restrict__ & out,
+                                             const uint8_t * __restrict__ & key_mask, int n, int d) {
+    const size_t l = blockIdx.y;
+    qkv += l * n * 3 * d;
+    out += l * n * d;
+    if (key_mask) key_mask += l * n;
+}
+
+__device__ __forceinline__ float attn_exp_scores(float * sc, int n, int lane) {
+    float mx = -INFINITY;
+    for (int j = lane; j < n; j += 32) mx = fmaxf(mx, sc[j]);
+    mx        = warp_max(mx);
+    float sum = 0.0f;
+    for (int j = lane; j < n; j += 32) {
+        const float e = sc[j] == -INFINITY ? 0.0f : expf(sc[j] - mx);
+        sc[j]         = e;
+        sum += e;
+    }
+    return warp_sum(sum);
+}
+
 __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const float * __restrict__ qkv, int n, int d,
                                                                       int dh, const uint8_t * __restrict__ key_mask,
                                                                       float * __restrict__ out) {
     pdl_trigger();
     extern __shared__ float sc_all[];
-    const int    h = blockIdx.x;
-    const size_t l = blockIdx.y;
-    qkv += l * n * 3 * d;
-    out += l * n * d;
-    if (key_mask) key_mask += l * n;
+    const int h = blockIdx.x;
+    attn_to_lane(qkv, out, key_mask, n, d);
     const int   lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     float *     sc    = sc_all + warp * n;
     const float scale = 1.0f / sqrtf((float) dh);
@@ -497,9 +524,8 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const floa
                 if (vec) {
 #pragma unroll 4
                     for (int c = 0; c < dh; c += 4) {
-                        const float4 qv = __ldg(reinterpret_cast<const float4 *>(q + c));
-                        const float4 kv = __ldg(reinterpret_cast<const float4 *>(k + c));
-                        a               = fmaf(qv.w, kv.w, fmaf(qv.z, kv.z, fmaf(qv.y, kv.y, fmaf(qv.x, kv.x, a))));
+                        a = attn_dot4(a, __ldg(reinterpret_cast<const float4 *>(q + c)),
+                                      __ldg(reinterpret_cast<const float4 *>(k + c)));
                     }
                 } else {
                     for (int c = 0; c < dh; ++c) a = fmaf(__ldg(q + c), __ldg(k + c), a);
@@ -509,16 +535,7 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const floa
             sc[j] = acc;
         }
         __syncwarp();
-        float mx = -INFINITY;
-        for (int j = lane; j < n; j += 32) mx = fmaxf(mx, sc[j]);
-        mx        = warp_max(mx);
-        float sum = 0.0f;
-        for (int j = lane; j < n; j += 32) {
-            const float e = sc[j] == -INFINITY ? 0.0f : expf(sc[j] - mx);
-            sc[j]         = e;
-            sum += e;
-        }
-        sum = warp_sum(sum);
+        const float sum = attn_exp_scores(sc, n, lane);
         __syncwarp();
         for (int c = lane; c < dh; c += 32) {
             float o = 0.0f;
@@ -531,16 +548,78 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const floa
     }
 }
 
-__global__ void transpose_kernel(const float * __restrict__ x, int rows, int cols, float * __restrict__ y, int act,
-                                 float slope) {
+// the same arithmetic per query (every score a serial fmaf over the head in ascending channel
+// order, the same max, exps, sum and quotients, each output summed over keys in ascending order),
+// with the lane's keys and values for the head staged once per block in shared memory by all
+// its threads (coalesced 16-byte loads; rows padded to dh + 4 floats so that lanes reading
+// different keys hit different banks) and each key's weight sc[j] / sum computed once per query
+// instead of once per output channel. attention_kernel reads every key row from global memory
+// per warp with only n lanes active (n ≈ 10 of 32) and divides inside the value loop: 84-92 µs
+// a call at 256 lanes, this one 42-44 µs (H100, ncu). Needs dh % 4 == 0, d % 4 == 0 and
+// 16-byte aligned qkv
+constexpr int k_attn_pad = 4;
+
+__global__ void __launch_bounds__(32 * k_attn_warps) attention_staged_kernel(const float * __restrict__ qkv, int n,
+                                                                             int d, int dh,
+                                                                             const uint8_t * __restrict__ key_mask,
+                                                                             float * __restrict__ out) {
+    pdl_trigger();
+    extern __shared__ float4 attn_smem[];
+    const int h = blockIdx.x;
+    attn_to_lane(qkv, out, key_mask, n, d);
+    const int ld = dh + k_attn_pad;
+    float *   ks = reinterpret_cast<float *>(attn_smem);     // [n, ld]
+    float *   vs = ks + (size_t) n * ld;                      // [n, ld]
+    const int q4 = dh / 4;
+    for (int e = threadIdx.x; e < 2 * n * q4; e += blockDim.x) {
+        const int    which = e / (n * q4), r = e - which * n * q4, j = r / q4, c = (r - j * q4) * 4;
+        const float4 v     = __ldg(reinterpret_cast<const float4 *>(qkv + (size_t) j * 3 * d + (1 + which) * d + h * dh + c));
+        *reinterpret_cast<float4 *>((which ? vs : ks) + j * ld + c) = v;
+    }
+    __syncthreads();
+    const int   lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    float *     sc    = vs + (size_t) n * ld + warp * n;
+    const float scale = 1.0f / sqrtf((float) dh);
+    for (int i = blockIdx.z * k_attn_warps + warp; i < n; i += k_attn_warps * gridDim.z) {
+        const float * q = qkv + (size_t) i * 3 * d + h * dh;
+        for (int j = lane; j < n; j += 32) {
+            float acc = -INFINITY;
+            if (!(key_mask && key_mask[j])) {
+                const float * k = ks + j * ld;
+                float         a = 0.0f;
+#pragma unroll 4
+                for (int c = 0; c < dh; c += 4) {
+                    a = attn_dot4(a, __ldg(reinterpret_cast<const float4 *>(q + c)),
+                                  *reinterpret_cast<const float4 *>(k + c));
+                }
+                acc = a * scale;
+            }
+            sc[j] = acc;
+        }
+        __syncwarp();
+        const float sum = attn_exp_scores(sc, n, lane);
+        for (int j = lane; j < n; j += 32) sc[j] = sc[j] / sum;     // the weight attention_kernel forms per use
+        __syncwarp();
+        for (int c = lane; c < dh; c += 32) {
+            float o = 0.0f;
+#pragma unroll 8
+            for (int j = 0; j < n; ++j) o += sc[j] * vs[j * ld + c];
+            out[(size_t) i * d + h * dh + c] = o;
+        }
+        __syncwarp();    // the next query's scores overwrite sc
+    }
+}
+
+__global__ void transpose_kernel(const float * __restrict__ x, int rows, int cols, int ldx, float * __restrict__ y,
+                                 int act, float slope) {
     pdl_trigger();
     __shared__ float tile[32][33];
-    x += (size_t) blockIdx.z * rows * cols;
+    x += (size_t) blockIdx.z * rows * ldx;
     y += (size_t) blockIdx.z * rows * cols;
     const int c0 = blockIdx.x * 32, r0 = blockIdx.y * 32;
     for (int j = threadIdx.y; j < 32; j += blockDim.y) {
         const int r = r0 + j, c = c0 + threadIdx.x;
-        if (r < rows && c < cols) tile[j][threadIdx.x] = x[(size_t) r * cols + c];
+        if (r < rows && c < cols) tile[j][threadIdx.x] = x[(size_t) r * ldx + c];
     }
     __syncthreads();
     for (int j = threadIdx.y; j < 32; j += blockDim.y) {
@@ -729,17 +808,76 @@ void conv1d_skinny(const float * x, int64_t c_in, int64_t t, const float * w, co
     check_launch("conv1d_skinny");
 }
 
-// col[n_batch·t, K]: row r is position r mod t of lane r / t
-__global__ void im2col_kernel(const float * __restrict__ x, int c_in, int t, int k, int dilation,
-                              float * __restrict__ col, int n_batch) {
+// col[n_batch·t, K]: row r is position r mod t of lane r / t. T = __nv_bfloat16: rounded as it
+// is stored (what a BF16 product of the im2col reads; one pass instead of im2col followed by
+// f32_to_bf16, half the bytes written)
+__device__ __forceinline__ void im2col_store(float * p, float v) { *p = v; }
+__device__ __forceinline__ void im2col_store(__nv_bfloat16 * p, float v) { *p = __float2bfloat16_rn(v); }
+
+template <class T>
+__global__ void im2col_kernel(const float * __restrict__ x, int c_in, int t, int k, int dilation, T * __restrict__ col,
+                              int n_batch) {
     pdl_trigger();
     const int K = c_in * k, total = n_batch * t * K;
     for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
         const int r = e / K, ck = e - r * K, c = ck / k, kk = ck - c * k;
         const int l = r / t, i = r - l * t;
         const int src = i + (kk - (k - 1) / 2) * dilation;
-        col[e]        = (src >= 0 && src < t) ? __ldg(x + ((size_t) l * c_in + c) * t + src) : 0.0f;
+        im2col_store(col + e, (src >= 0 && src < t) ? __ldg(x + ((size_t) l * c_in + c) * t + src) : 0.0f);
     }
+}
+
+// the same values, a block per (32 channels, lane): the block reads its channels' rows of x once,
+// coalesced, into shared memory (row stride t | 1: lanes reading different channels hit different
+// banks), then thread (j, y) writes column j = c·k + kk of the tile for positions y, y + blockDim.y,
+// … (no divisions per value; a warp stores 32 consecutive columns). im2col_kernel divides three
+// times per value: 27 µs for a 256-lane conv whether it stores floats or bfloat16 (H100, ncu), so
+// it was bound by those instructions, not by the bytes; this one 14.6 µs storing bfloat16
+constexpr int k_im2col_tile = 32;
+
+template <class T>
+__global__ void im2col_tiled_kernel(const float * __restrict__ x, int c_in, int t, int k, int dilation,
+                                    T * __restrict__ col) {
+    pdl_trigger();
+    extern __shared__ float im2col_xs[];
+    const int l = blockIdx.y, c0 = blockIdx.x * k_im2col_tile, nc = min(k_im2col_tile, c_in - c0), ts = t | 1;
+    const float * xl = x + ((size_t) l * c_in + c0) * t;
+    for (int e = threadIdx.y * blockDim.x + threadIdx.x; e < nc * t; e += blockDim.x * blockDim.y) {
+        const int c = e / t;
+        im2col_xs[c * ts + (e - c * t)] = __ldg(xl + e);
+    }
+    __syncthreads();
+    const int j = threadIdx.x;
+    if (j >= nc * k) return;
+    const int K = c_in * k, c = j / k, kk = j - c * k, off = (kk - (k - 1) / 2) * dilation;
+    const float * xr = im2col_xs + c * ts;
+    T *           cl = col + (size_t) l * t * K + (size_t) c0 * k + j;
+    for (int i = threadIdx.y; i < t; i += blockDim.y) {
+        const int src = i + off;
+        im2col_store(cl + (size_t) i * K, (src >= 0 && src < t) ? xr[src] : 0.0f);
+    }
+}
+
+template <class T>
+void launch_im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, T * col, int64_t n_batch,
+                   cudaStream_t s) {
+    // MB_CUDA_IM2COL_TILED=0: im2col_kernel everywhere (the same values), to compare
+    static const bool tiled_on = [] {
+        const char * v = std::getenv("MB_CUDA_IM2COL_TILED");
+        return !(v && std::string(v) == "0");
+    }();
+    const size_t smem = (size_t) k_im2col_tile * (size_t) (t | 1) * sizeof(float);
+    if (tiled_on && k <= 8 && smem <= 48 * 1024 && n_batch <= 65535) {
+        const int  w = k_im2col_tile * (int) k;     // columns of a tile: one thread each
+        const dim3 block((unsigned) w, (unsigned) std::max(1, 256 / w));
+        const dim3 grid((unsigned) ((c_in + k_im2col_tile - 1) / k_im2col_tile), (unsigned) n_batch);
+        im2col_tiled_kernel<T><<<grid, block, smem, s>>>(x, (int) c_in, (int) t, (int) k, (int) dilation, col);
+    } else {
+        const int64_t total = n_batch * t * c_in * k;
+        im2col_kernel<T><<<(unsigned) std::min<int64_t>((total + 255) / 256, 8192), 256, 0, s>>>(
+            x, (int) c_in, (int) t, (int) k, (int) dilation, col, (int) n_batch);
+    }
+    check_launch("im2col");
 }
 
 bool conv1d_col_fits(int64_t c_in, int64_t t, int64_t k, int64_t capacity) {
@@ -748,10 +886,12 @@ bool conv1d_col_fits(int64_t c_in, int64_t t, int64_t k, int64_t capacity) {
 
 void im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, float * col, int64_t n_batch,
             cudaStream_t s) {
-    const int64_t total = n_batch * t * c_in * k;
-    im2col_kernel<<<(unsigned) std::min<int64_t>((total + 255) / 256, 8192), 256, 0, s>>>(
-        x, (int) c_in, (int) t, (int) k, (int) dilation, col, (int) n_batch);
-    check_launch("im2col");
+    launch_im2col(x, c_in, t, k, dilation, col, n_batch, s);
+}
+
+void im2col_bf16(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, void * col, int64_t n_batch,
+                 cudaStream_t s) {
+    launch_im2col(x, c_in, t, k, dilation, static_cast<__nv_bfloat16 *>(col), n_batch, s);
 }
 
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
@@ -776,15 +916,34 @@ void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w
 }
 
 __global__ void f32_to_bf16_kernel(const float * __restrict__ x, int64_t n, __nv_bfloat16 * __restrict__ y) {
+    pdl_trigger();
     for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n; i += (int64_t) gridDim.x * blockDim.x) {
         y[i] = __float2bfloat16_rn(x[i]);
     }
 }
 
+// the same four values a thread: 16-byte loads, 8-byte stores (x 16-, y 8-byte aligned, n4 = n / 4)
+__global__ void f32_to_bf16_x4_kernel(const float4 * __restrict__ x, int64_t n4, uint2 * __restrict__ y) {
+    pdl_trigger();
+    for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n4; i += (int64_t) gridDim.x * blockDim.x) {
+        const float4         v  = __ldg(x + i);
+        const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
+        y[i] = make_uint2(*reinterpret_cast<const unsigned *>(&lo), *reinterpret_cast<const unsigned *>(&hi));
+    }
+}
+
 void f32_to_bf16(const float * x, int64_t n, void * y, cudaStream_t s) {
     if (n <= 0) return;
-    f32_to_bf16_kernel<<<(unsigned) std::min<int64_t>((n + 255) / 256, 4096), 256, 0, s>>>(
-        x, n, static_cast<__nv_bfloat16 *>(y));
+    // the activations rounded before every BF16 product (cuda-blas.cu): 163 calls of 10.4 µs a
+    // 256-lane chunk (H100, ncu) one value a thread
+    if (n % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 8 == 0) {
+        const int64_t n4 = n / 4;
+        f32_to_bf16_x4_kernel<<<(unsigned) std::min<int64_t>((n4 + 255) / 256, 8192), 256, 0, s>>>(
+            reinterpret_cast<const float4 *>(x), n4, static_cast<uint2 *>(y));
+    } else {
+        f32_to_bf16_kernel<<<(unsigned) std::min<int64_t>((n + 255) / 256, 4096), 256, 0, s>>>(
+            x, n, static_cast<__nv_bfloat16 *>(y));
+    }
     check_launch("f32_to_bf16");
 }
 
@@ -799,19 +958,34 @@ void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const floa
 }
 
 void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask, float * out,
-               int64_t n_batch, cudaStream_t s) {
+               int64_t n_batch, cudaStream_t s, int kernel) {
     // one warp per query where heads × lanes give fewer than 512 blocks (batch one)
     const int64_t groups = n_head * n_batch >= 512 ? 1 : (n + k_attn_warps - 1) / k_attn_warps;
     const dim3    grid((unsigned) n_head, (unsigned) n_batch, (unsigned) groups);
-    attention_kernel<<<grid, 32 * k_attn_warps, (size_t) k_attn_warps * n * sizeof(float), s>>>(
-        qkv, (int) n, (int) d, (int) (d / n_head), key_mask, out);
+    const int64_t dh = d / n_head;
+    // the staged kernel where its keys and values fit 48 KB of shared memory (n ≤ 88 at dh = 64);
+    // MB_CUDA_ATTN=0 keeps attention_kernel (same bits: to compare speed)
+    static const bool staged_on = [] {
+        const char * v = std::getenv("MB_CUDA_ATTN");
+        return !(v && std::string(v) == "0");
+    }();
+    const size_t staged_bytes = (size_t) (2 * n * (dh + k_attn_pad) + k_attn_warps * n) * sizeof(float);
+    if ((kernel == 2 || (kernel == 0 && staged_on)) && dh % 4 == 0 && d % 4 == 0 && reinterpret_cast<uintptr_t>(qkv) % 16 == 0 &&
+        staged_bytes <= 48 * 1024) {
+        attention_staged_kernel<<<grid, 32 * k_attn_warps, staged_bytes, s>>>(qkv, (int) n, (int) d, (int) dh, key_mask,
+                                                                               out);
+    } else {
+        attention_kernel<<<grid, 32 * k_attn_warps, (size_t) k_attn_warps * n * sizeof(float), s>>>(
+            qkv, (int) n, (int) d, (int) dh, key_mask, out);
+    }
     check_launch("attention");
 }
 
 void transpose(const float * x, int64_t rows, int64_t cols, float * y, int64_t n_batch, cudaStream_t s, int act,
-               float slope) {
+               float slope, int64_t ldx) {
     const dim3 grid((unsigned) ((cols + 31) / 32), (unsigned) ((rows + 31) / 32), (unsigned) n_batch);
-    transpose_kernel<<<grid, dim3(32, 8), 0, s>>>(x, (int) rows, (int) cols, y, act, slope);
+    transpose_kernel<<<grid, dim3(32, 8), 0, s>>>(x, (int) rows, (int) cols, (int) (ldx > 0 ? ldx : cols), y, act,
+                                                  slope);
     check_launch("transpose");
 }
 

@@ -71,14 +71,18 @@ void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const floa
                     cudaStream_t s);
 
 // attention core of backend::attention: qkv[n_batch, n, 3d] → out[n_batch, n, d], keys within a
-// lane; key_mask[n_batch, n] may be null
+// lane; key_mask[n_batch, n] may be null. Two kernels with the same arithmetic per query (so the
+// same bits, whatever the lane count): kernel 0 picks (the staged one where the head's keys and
+// values fit shared memory, unless MB_CUDA_ATTN=0), 1 the one reading keys from global memory,
+// 2 the staged one where it fits (else 1); tests compare them
 void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask, float * out,
-               int64_t n_batch, cudaStream_t s);
+               int64_t n_batch, cudaStream_t s, int kernel = 0);
 
 // y[l, cols, rows] = x[l]ᵀ for x[n_batch, rows, cols]; act 1: leaky_relu(slope) on each value as
-// it is stored (conv1d_gemm's activation, the leaky_relu kernel's arithmetic)
+// it is stored (conv1d_gemm's activation, the leaky_relu kernel's arithmetic). ldx > 0: x's rows
+// are ldx ≥ cols apart (lanes rows·ldx)
 void transpose(const float * x, int64_t rows, int64_t cols, float * y, int64_t n_batch, cudaStream_t s, int act = 0,
-               float slope = 0.0f);
+               float slope = 0.0f, int64_t ldx = 0);
 
 // conv1d "same" (NCW, stride 1, zero padding dilation·(k−1)/2) as the skinny kernel reading
 // x through an implicit im2col and writing y[c_out, t] directly: no scratch. The n_batch lanes'
@@ -92,6 +96,10 @@ bool conv1d_col_fits(int64_t c_in, int64_t t, int64_t k, int64_t capacity);
 // col[n_batch·t, c_in·k] ← the im2col of x[n_batch, c_in, t] (row r: position r mod t of lane r / t)
 void im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, float * col, int64_t n_batch,
             cudaStream_t s);
+// the same im2col rounded to bfloat16 (col holds n_batch·t·c_in·k bfloat16 values): the x of a
+// BF16 product, without an f32 im2col and a conversion pass
+void im2col_bf16(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, void * col, int64_t n_batch,
+                 cudaStream_t s);
 // act 1: leaky_relu(slope) on y, in the GEMV's epilogue
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
