@@ -4,7 +4,10 @@
 # GEMV timing per variant (cuda_speed.gemv_at_batch_one), B = 1 `motionbricks bench` of the
 # baseline and of this tree (default, activations apart, 16-row GEMV tiles) in one call, and, time
 # left, ncu kernel durations of a 10-token plan. Logs under $OUT; a short table last.
-# usage: bench/cuda-b1.sh [BASE_DIR] [SHARED_DIR]   (MB_B1_STEPS="build test speed bench ncu")
+# usage: bench/cuda-b1.sh [BASE_DIR] [SHARED_DIR]   (MB_B1_STEPS="build test speed bench ncu";
+#        MB_B1_BENCH="label:ENV=V,ENV=V …" benches those settings of this tree instead, e.g. the
+#        eighth session's "main:MB_CUDA_PDL=0 default:MB_CUDA_PDL= pdl-all:MB_CUDA_PDL=all
+#        gemv-new:MB_CUDA_GEMV=new")
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-cuda-out}
@@ -57,6 +60,10 @@ PY
 if [[ " $steps " == *" bench "* ]]; then
     for round in 1 2; do
         [ -n "$base" ] && bench base "$base/build/base/motionbricks"
+        if [ -n "${MB_B1_BENCH:-}" ]; then    # label:ENV=V,ENV=V … instead of the configurations below
+            for c in $MB_B1_BENCH; do bench "${c%%:*}" $(echo "${c#*:}" | tr ',' ' ') $b/motionbricks; done
+            continue
+        fi
         bench new $b/motionbricks
         # main's kernels: activations as their own kernels
         bench act-apart MB_CUDA_ACT_EPILOGUE=0 $b/motionbricks

@@ -106,11 +106,13 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
                             {8, 1000, 2050}, {33, 2048, 100}, {16, 36, 17}};
     std::vector<std::string> tiles = mb::cuda::tiled_tile_names();
     tiles.insert(tiles.begin(), "");    // the chosen tile, then each one forced
-    // then the GEMV's 16-row tiles forced (MB_CUDA_SKINNY_ROWS; the default takes 8 above 4 rows)
-    tiles.emplace_back("rows=16");
+    // then the GEMV's 16-row tiles forced (MB_CUDA_SKINNY_ROWS; it takes 8 above 4 rows), and the
+    // 5–64-row GEMV of cuda-gemv.cu (MB_CUDA_GEMV) by its choice and with each shape forced
+    for (const char * g : {"rows=16", "gemv=new", "gemv=1x8", "gemv=2x8"}) tiles.emplace_back(g);
     for (const std::string & tile : tiles) {
-        const bool gemv = tile == "rows=16";
-        if (gemv) setenv("MB_CUDA_SKINNY_ROWS", "16", 1);
+        const bool gemv = tile == "rows=16" || tile.rfind("gemv=", 0) == 0;
+        if (tile == "rows=16") setenv("MB_CUDA_SKINNY_ROWS", "16", 1);
+        else if (gemv) setenv("MB_CUDA_GEMV", tile.c_str() + 5, 1);
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         uint32_t seed = 900;
         for (const shape & s : shapes) {
@@ -177,6 +179,7 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
         }
         unsetenv("MB_CUDA_TILED_TILE");
         unsetenv("MB_CUDA_SKINNY_ROWS");
+        unsetenv("MB_CUDA_GEMV");
     }
 }
 
@@ -298,8 +301,21 @@ TEST(cuda_speed, gemv_at_batch_one) {
     const shape shapes[] = {{10, 1024, 3072, 0}, {10, 1024, 1024, 0}, {10, 1024, 2048, 0}, {10, 2048, 1024, 0},
                             {9, 512, 1536, 0},   {9, 512, 512, 0},    {9, 2048, 512, 0},   {1, 1024, 3072, 0},
                             {10, 1536, 512, 10}, {20, 1536, 512, 20}, {40, 1536, 512, 40}};
-    for (const char * how : {"", "16"}) {
-        setenv("MB_CUDA_SKINNY_ROWS", how, 1);
+    // the default GEMV (8-row tiles, then 16 forced), and the 5–64-row GEMV of cuda-gemv.cu
+    // (MB_CUDA_GEMV) by its choice and with 1 and 2 outputs a warp; MB_CUDA_GEMV_SPEED
+    // (comma-separated) picks some
+    std::vector<std::string> hows = {"", "old16", "new", "1x8", "2x8"};
+    if (const char * v = std::getenv("MB_CUDA_GEMV_SPEED")) {
+        hows.clear();
+        for (std::string l = v; !l.empty();) {
+            const size_t c = l.find(',');
+            hows.push_back(l.substr(0, c));
+            l = c == std::string::npos ? "" : l.substr(c + 1);
+        }
+    }
+    for (const std::string & how : hows) {
+        setenv("MB_CUDA_SKINNY_ROWS", how == "old16" ? "16" : "", 1);
+        setenv("MB_CUDA_GEMV", how == "old16" ? "old" : how.c_str(), 1);
         device d(mb::backend_device::BACKEND_DEVICE_CUDA);
         uint64_t key = 1;
         for (const shape & s : shapes) {
@@ -329,11 +345,13 @@ TEST(cuda_speed, gemv_at_batch_one) {
             }
             ++key;
             std::sort(t.begin(), t.end());
-            std::printf("gemv rows %-4s %3ldx%-5ld -> %-5ld %s %7.2f us %6.2f TB/s\n", *how ? how : "auto", (long) s.n,
+            std::printf("gemv %-6s %3ldx%-5ld -> %-5ld %s %7.2f us %6.2f TB/s\n", how.empty() ? "auto" : how.c_str(),
+                (long) s.n,
                         (long) s.n_in, (long) s.n_out, s.conv_t ? "conv" : "    ", t[7], wbytes / t[7] / 1e6);
         }
     }
     unsetenv("MB_CUDA_SKINNY_ROWS");
+    unsetenv("MB_CUDA_GEMV");
 }
 
 // MB_PRECISION_TF32 / BF16: the reduced-precision kernels run (their results differ from the

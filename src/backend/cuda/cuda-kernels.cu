@@ -5,6 +5,7 @@
 // staged in shared memory (the one F32 order of every product; see below). LayerNorm
 // accumulates in double like the CPU.
 #include "backend/cuda/cuda-kernels.h"
+#include "backend/cuda/cuda-launch.h"
 
 #include "format/error.h"
 
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace mb::cuda {
 
@@ -31,6 +33,29 @@ void fail(const char * what, cudaError_t e) {
                               : " (the model can still be used)"));
 }
 
+bool pdl_on(bool product) {
+    // MB_CUDA_PDL (cuda-launch.h): read on every launch, so a test or a bench can switch it; the
+    // device's compute capability is looked up once per device
+    const char * v   = std::getenv("MB_CUDA_PDL");
+    const bool   all = v && std::string(v) == "all";
+    if ((v && std::string(v) == "0") || !(product || all)) return false;
+    static int major[64] = {};    // 0: not looked up yet
+    int        dev       = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
+        cudaGetLastError();
+        return false;
+    }
+    if (major[dev] == 0) {
+        int m = 0;
+        if (cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+            cudaGetLastError();
+            return false;
+        }
+        major[dev] = m;
+    }
+    return major[dev] >= 9;
+}
+
 namespace {
 
 constexpr unsigned k_full = 0xffffffffu;
@@ -38,37 +63,6 @@ constexpr unsigned k_full = 0xffffffffu;
 void check_launch(const char * what) {
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) fail(what, e);
-}
-
-// programmatic dependent launch (Hopper; MB_CUDA_PDL=1): every kernel lets the next one start
-// once all its blocks run (pdl_trigger); the skinny kernel, launched that way, issues its first
-// weight loads (constants) and then waits for the previous kernel's results (pdl_wait), so
-// the weights stream while the kernels before it finish. Both are no-ops elsewhere
-__device__ __forceinline__ void pdl_trigger() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;");
-#endif
-}
-
-__device__ __forceinline__ void pdl_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-// whether the skinny kernel is launched as a programmatic dependent of the kernel before it
-bool pdl_on() {
-    static const bool asked = [] {
-        const char * v = std::getenv("MB_CUDA_PDL");
-        return v && std::string(v) == "1";
-    }();
-    if (!asked) return false;
-    int dev = 0, major = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
-        cudaGetLastError();
-        return false;
-    }
-    return major >= 9;
 }
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -295,22 +289,7 @@ void launch_skinny(const float * x, int64_t n, int64_t K, const WT * w, const fl
     // above the default 48 KiB; set on every launch, since the setting is per device
     const cudaError_t a = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
     if (a != cudaSuccess) fail("linear_skinny (shared memory size)", a);
-    if (pdl_on()) {
-        cudaLaunchAttribute attr[1];
-        attr[0].id                                         = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[0].val.programmaticStreamSerializationAllowed = 1;
-        cudaLaunchConfig_t cfg{};
-        cfg.gridDim          = grid;
-        cfg.blockDim         = dim3(256);
-        cfg.dynamicSmemBytes = smem;
-        cfg.stream           = s;
-        cfg.attrs            = attr;
-        cfg.numAttrs         = 1;
-        const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, x, (int) n, (int) K, w, b, (int) N, y, g);
-        if (e != cudaSuccess) fail("linear_skinny (programmatic launch)", e);
-    } else {
-        kernel<<<grid, 256, smem, s>>>(x, (int) n, (int) K, w, b, (int) N, y, g);
-    }
+    launch_product("linear_skinny", kernel, grid, dim3(256), smem, s, x, (int) n, (int) K, w, b, (int) N, y, g);
 }
 
 // MB_CUDA_SKINNY_ROWS=4|8|16: that row tile (from 5 rows on), to compare speeds (a tile's
@@ -324,7 +303,13 @@ int forced_skinny_rows() {
 template <int MODE, class WT>
 void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b, int64_t N, float * y,
             conv_geom g, cudaStream_t s) {
-    const int rows = n <= 4 ? 4 : forced_skinny_rows() ? forced_skinny_rows() : 8;
+    const int forced = forced_skinny_rows();
+    // F32 weights on row-major x (linear, conv1d on its im2col), 5–64 rows: cuda-gemv.cu where
+    // MB_CUDA_GEMV asks for it
+    if constexpr (std::is_same_v<WT, float> && MODE != SKINNY_CONV) {
+        if (!forced && gemv_rows(x, n, K, w, b, N, y, MODE == SKINNY_CONV_COL ? g.t : 0, g.act, g.slope, s)) return;
+    }
+    const int rows = n <= 4 ? 4 : forced ? forced : 8;
     if (rows == 4) {
         launch_skinny<4, MODE>(x, n, K, w, b, N, y, g, s);
     } else if (rows == 8) {
@@ -343,6 +328,8 @@ constexpr int k_tc_rows = 64;
 __global__ void __launch_bounds__(128) linear_tf32_kernel(const float * __restrict__ x, int n, int K,
                                                           const float * __restrict__ w, const float * __restrict__ b,
                                                           int N, float * __restrict__ y) {
+    pdl_trigger();
+    pdl_wait();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
     __trap();    // TF32 tensor cores start with compute capability 8.0; the backend never launches this there
 #else
@@ -408,6 +395,7 @@ __global__ void __launch_bounds__(128) add_layer_norm_warp_kernel(float * x, con
                                                                   int d, const float * __restrict__ g,
                                                                   const float * __restrict__ b, float eps) {
     pdl_trigger();
+    pdl_wait();
     const int row = blockIdx.x * 4 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     if (row >= n) return;
     float *       xr = x + (size_t) row * d;
@@ -441,6 +429,7 @@ __global__ void __launch_bounds__(128) add_layer_norm_warp_kernel(float * x, con
 __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, int d, const float * __restrict__ g,
                                       const float * __restrict__ b, float eps) {
     pdl_trigger();
+    pdl_wait();
     extern __shared__ float row[];
     __shared__ double scratch[32];
     float *       xr = x + (size_t) blockIdx.x * d;
@@ -613,6 +602,7 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_staged_kernel(con
 __global__ void transpose_kernel(const float * __restrict__ x, int rows, int cols, int ldx, float * __restrict__ y,
                                  int act, float slope) {
     pdl_trigger();
+    pdl_wait();
     __shared__ float tile[32][33];
     x += (size_t) blockIdx.z * rows * ldx;
     y += (size_t) blockIdx.z * rows * cols;
@@ -637,26 +627,32 @@ __global__ void transpose_kernel(const float * __restrict__ x, int rows, int col
 
 template <class T>
 __global__ void fill_kernel(int64_t n, T v, T * y) {
+    pdl_trigger();
+    pdl_wait();
     MB_FOR_EACH(i, n) y[i] = v;
 }
 
 __global__ void add_kernel(const float * a, const float * b, int64_t n, int64_t n_b, float * y) {
     pdl_trigger();
+    pdl_wait();
     MB_FOR_EACH(i, n) y[i] = a[i] + b[i % n_b];
 }
 
 __global__ void silu_kernel(const float * x, int64_t n, float * y) {
     pdl_trigger();
+    pdl_wait();
     MB_FOR_EACH(i, n) y[i] = x[i] / (1.0f + expf(-x[i]));
 }
 
 __global__ void leaky_relu_kernel(const float * x, int64_t n, float slope, float * y) {
     pdl_trigger();
+    pdl_wait();
     MB_FOR_EACH(i, n) y[i] = leaky(x[i], slope);
 }
 
 __global__ void copy_rows_kernel(const float * x, int64_t ldx, int64_t n, int64_t d, float * y, int64_t ldy) {
     pdl_trigger();
+    pdl_wait();
     MB_FOR_EACH(e, n * d) {
         const int64_t i = e / d, j = e % d;
         y[i * ldy + j]  = x[i * ldx + j];
@@ -666,6 +662,7 @@ __global__ void copy_rows_kernel(const float * x, int64_t ldx, int64_t n, int64_
 __global__ void where_rows_kernel(const uint8_t * sel, const float * a, int64_t lda, const float * b, int64_t ldb,
                                   int64_t n, int64_t d, float * y, int64_t ldy) {
     pdl_trigger();
+    pdl_wait();
     MB_FOR_EACH(e, n * d) {
         const int64_t i = e / d, j = e % d;
         y[i * ldy + j]  = sel[i] ? a[i * lda + j] : b[i * ldb + j];
@@ -674,18 +671,21 @@ __global__ void where_rows_kernel(const uint8_t * sel, const float * a, int64_t 
 
 __global__ void mask_cols_kernel(int64_t c, int64_t t, int64_t n_valid, float * x) {
     pdl_trigger();
+    pdl_wait();
     const int64_t w = t - n_valid;
     MB_FOR_EACH(e, c * w) x[(e / w) * t + n_valid + e % w] = 0.0f;
 }
 
 __global__ void upsample2_kernel(const float * x, int64_t c, int64_t t, float * y) {
     pdl_trigger();
+    pdl_wait();
     MB_FOR_EACH(e, c * 2 * t) y[e] = x[(e / (2 * t)) * t + (e % (2 * t)) / 2];
 }
 
 __global__ void embed_heads_kernel(const float * table, int64_t n_head, int64_t rows_per_head, int64_t d,
                                    const int32_t * idx, int64_t n, float * y) {
     pdl_trigger();
+    pdl_wait();
     MB_FOR_EACH(e, n * d) {
         const int64_t i = e / d, k = e % d;
         y[e]            = table[((i % n_head) * rows_per_head + idx[i]) * d + k];
@@ -695,6 +695,7 @@ __global__ void embed_heads_kernel(const float * table, int64_t n_head, int64_t 
 __global__ void replace_frames_kernel(const float * src, const uint8_t * sel, int64_t t, int64_t f, int64_t w,
                                       float * h, int64_t n_batch) {
     pdl_trigger();
+    pdl_wait();
     const int64_t per = t * f * w;      // elements of one lane of h and of src
     MB_FOR_EACH(e, n_batch * per) {
         const int64_t g = e / w, k = e % w;     // frame over all lanes
@@ -716,6 +717,8 @@ __device__ __forceinline__ float exp_f(float v) {
 // one thread per row, the host's loops in the host's order (sampling.cpp, pose-planner.cpp)
 __global__ void sample_codes_kernel(const float * logits, int64_t m, int64_t n_code, const float * u, int32_t * tokens,
                                     float * prob) {
+    pdl_trigger();
+    pdl_wait();
     MB_FOR_EACH(r, m) {
         const float * l  = logits + r * n_code;
         int32_t       t  = 0;
@@ -746,6 +749,8 @@ __global__ void sample_codes_kernel(const float * logits, int64_t m, int64_t n_c
 
 __global__ void remask_lowest_kernel(const float * prob, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens,
                                      int64_t n_batch) {
+    pdl_trigger();
+    pdl_wait();
     MB_FOR_EACH(e, n_batch * m) {
         const int64_t l = e / m, i = e - l * m;     // ranked within lane l
         const float * p    = prob + l * m;
@@ -798,8 +803,7 @@ bool linear_tf32_fits(int64_t n, int64_t n_in, int64_t n_out, const float * x, c
 void linear_tf32(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y,
                  cudaStream_t s) {
     const dim3 grid((unsigned) ((n_out / 16 + 3) / 4), (unsigned) ((n + k_tc_rows - 1) / k_tc_rows));
-    linear_tf32_kernel<<<grid, 128, 0, s>>>(x, (int) n, (int) n_in, w, b, (int) n_out, y);
-    check_launch("linear_tf32");
+    launch("linear_tf32", linear_tf32_kernel, grid, dim3(128), 0, s, x, (int) n, (int) n_in, w, b, (int) n_out, y);
 }
 
 void conv1d_skinny(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
@@ -818,6 +822,7 @@ template <class T>
 __global__ void im2col_kernel(const float * __restrict__ x, int c_in, int t, int k, int dilation, T * __restrict__ col,
                               int n_batch) {
     pdl_trigger();
+    pdl_wait();
     const int K = c_in * k, total = n_batch * t * K;
     for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
         const int r = e / K, ck = e - r * K, c = ck / k, kk = ck - c * k;
@@ -950,11 +955,12 @@ void f32_to_bf16(const float * x, int64_t n, void * y, cudaStream_t s) {
 void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const float * g, const float * b, float eps,
                     cudaStream_t s) {
     if (d <= 32 * k_ln_warp_max) {
-        add_layer_norm_warp_kernel<<<(unsigned) ((n + 3) / 4), 128, 0, s>>>(x, r, (int) n, (int) d, g, b, eps);
+        launch("add_layer_norm_warp", add_layer_norm_warp_kernel, dim3((unsigned) ((n + 3) / 4)), dim3(128), 0, s, x,
+            r, (int) n, (int) d, g, b, eps);
     } else {
-        add_layer_norm_kernel<<<(unsigned) n, 256, (size_t) d * sizeof(float), s>>>(x, r, (int) d, g, b, eps);
+        launch("add_layer_norm", add_layer_norm_kernel, dim3((unsigned) n), dim3(256), (size_t) d * sizeof(float), s,
+            x, r, (int) d, g, b, eps);
     }
-    check_launch("add_layer_norm");
 }
 
 void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask, float * out,
@@ -991,20 +997,17 @@ void transpose(const float * x, int64_t rows, int64_t cols, float * y, int64_t n
 
 void fill_f32(int64_t n, float v, float * y, cudaStream_t s) {
     if (n <= 0) return;
-    fill_kernel<float><<<grid_for(n, 256), 256, 0, s>>>(n, v, y);
-    check_launch("fill_f32");
+    launch("fill_f32", fill_kernel<float>, dim3(grid_for(n, 256)), dim3(256), 0, s, n, v, y);
 }
 
 void fill_i32(int64_t n, int32_t v, int32_t * y, cudaStream_t s) {
     if (n <= 0) return;
-    fill_kernel<int32_t><<<grid_for(n, 256), 256, 0, s>>>(n, v, y);
-    check_launch("fill_i32");
+    launch("fill_i32", fill_kernel<int32_t>, dim3(grid_for(n, 256)), dim3(256), 0, s, n, v, y);
 }
 
 void add(const float * a, const float * b, int64_t n, float * y, int64_t n_b, cudaStream_t s) {
     if (n <= 0) return;
-    add_kernel<<<grid_for(n, 256), 256, 0, s>>>(a, b, n, n_b > 0 ? n_b : n, y);
-    check_launch("add");
+    launch("add", add_kernel, dim3(grid_for(n, 256)), dim3(256), 0, s, a, b, n, n_b > 0 ? n_b : n, y);
 }
 
 void relu(const float * x, int64_t n, float * y, cudaStream_t s) {
@@ -1013,68 +1016,63 @@ void relu(const float * x, int64_t n, float * y, cudaStream_t s) {
 
 void silu(const float * x, int64_t n, float * y, cudaStream_t s) {
     if (n <= 0) return;
-    silu_kernel<<<grid_for(n, 256), 256, 0, s>>>(x, n, y);
-    check_launch("silu");
+    launch("silu", silu_kernel, dim3(grid_for(n, 256)), dim3(256), 0, s, x, n, y);
 }
 
 void leaky_relu(const float * x, int64_t n, float slope, float * y, cudaStream_t s) {
     if (n <= 0) return;
-    leaky_relu_kernel<<<grid_for(n, 256), 256, 0, s>>>(x, n, slope, y);
-    check_launch("leaky_relu");
+    launch("leaky_relu", leaky_relu_kernel, dim3(grid_for(n, 256)), dim3(256), 0, s, x, n, slope, y);
 }
 
 void copy_rows(const float * x, int64_t ldx, int64_t n, int64_t d, float * y, int64_t ldy, cudaStream_t s) {
     if (n <= 0 || d <= 0) return;
-    copy_rows_kernel<<<grid_for(n * d, 256), 256, 0, s>>>(x, ldx, n, d, y, ldy);
-    check_launch("copy_rows");
+    launch("copy_rows", copy_rows_kernel, dim3(grid_for(n * d, 256)), dim3(256), 0, s, x, ldx, n, d, y, ldy);
 }
 
 void where_rows(const uint8_t * sel, const float * a, int64_t lda, const float * b, int64_t ldb, int64_t n, int64_t d,
                 float * y, int64_t ldy, cudaStream_t s) {
     if (n <= 0 || d <= 0) return;
-    where_rows_kernel<<<grid_for(n * d, 256), 256, 0, s>>>(sel, a, lda, b, ldb, n, d, y, ldy);
-    check_launch("where_rows");
+    launch("where_rows", where_rows_kernel, dim3(grid_for(n * d, 256)), dim3(256), 0, s, sel, a, lda, b, ldb, n, d,
+        y, ldy);
 }
 
 void mask_cols(int64_t c, int64_t t, int64_t n_valid, float * x, cudaStream_t s) {
     if (n_valid >= t || c <= 0) return;
     n_valid = n_valid < 0 ? 0 : n_valid;
-    mask_cols_kernel<<<grid_for(c * (t - n_valid), 256), 256, 0, s>>>(c, t, n_valid, x);
-    check_launch("mask_cols");
+    launch("mask_cols", mask_cols_kernel, dim3(grid_for(c * (t - n_valid), 256)), dim3(256), 0, s, c, t, n_valid, x);
 }
 
 void upsample2(const float * x, int64_t c, int64_t t, float * y, cudaStream_t s) {
     if (c <= 0 || t <= 0) return;
-    upsample2_kernel<<<grid_for(c * 2 * t, 256), 256, 0, s>>>(x, c, t, y);
-    check_launch("upsample2");
+    launch("upsample2", upsample2_kernel, dim3(grid_for(c * 2 * t, 256)), dim3(256), 0, s, x, c, t, y);
 }
 
 void embed_heads(const float * table, int64_t n_head, int64_t rows_per_head, int64_t d, const int32_t * idx,
                  int64_t n, float * y, cudaStream_t s) {
     if (n <= 0 || d <= 0) return;
-    embed_heads_kernel<<<grid_for(n * d, 256), 256, 0, s>>>(table, n_head, rows_per_head, d, idx, n, y);
-    check_launch("embed_heads");
+    launch("embed_heads", embed_heads_kernel, dim3(grid_for(n * d, 256)), dim3(256), 0, s, table, n_head,
+        rows_per_head, d, idx, n, y);
 }
 
 void replace_frames(const float * src, const uint8_t * sel, int64_t t, int64_t f, int64_t w, float * h,
                     int64_t n_batch, cudaStream_t s) {
     if (t <= 0 || f <= 0 || w <= 0 || n_batch <= 0) return;
-    replace_frames_kernel<<<grid_for(n_batch * t * f * w, 256), 256, 0, s>>>(src, sel, t, f, w, h, n_batch);
-    check_launch("replace_frames");
+    launch("replace_frames", replace_frames_kernel, dim3(grid_for(n_batch * t * f * w, 256)), dim3(256), 0, s, src,
+        sel, t, f, w, h, n_batch);
 }
 
 void sample_codes(const float * logits, int64_t m, int64_t n_code, const float * u, int32_t * tokens, float * prob,
                   cudaStream_t s) {
     if (m <= 0) return;
-    sample_codes_kernel<<<grid_for(m, 128), 128, 0, s>>>(logits, m, n_code, u, tokens, prob);
-    check_launch("sample_codes");
+    launch("sample_codes", sample_codes_kernel, dim3(grid_for(m, 128)), dim3(128), 0, s, logits, m, n_code, u,
+        tokens, prob);
 }
 
 void remask_lowest(const float * prob, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens, int64_t n_batch,
                    cudaStream_t s) {
     if (m <= 0 || n_mask <= 0 || n_batch <= 0) return;
-    remask_lowest_kernel<<<grid_for(n_batch * m, 128), 128, 0, s>>>(prob, m, n_mask, mask_id, tokens, n_batch);
-    check_launch("remask_lowest");
+    launch("remask_lowest", remask_lowest_kernel, dim3(grid_for(n_batch * m, 128)), dim3(128), 0, s, prob, m, n_mask,
+        mask_id, tokens, n_batch);
 }
 
 } // namespace mb::cuda

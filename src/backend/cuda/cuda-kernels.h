@@ -35,6 +35,15 @@ __device__ __forceinline__ float leaky(float v, float slope) {
 void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
                    float * y, cudaStream_t s);
 
+// an F32 GEMV of k_gemv_rows_min…k_skinny_max_rows rows (cuda-gemv.cu: one tile of up to 16
+// rows, a warp 1 or 2 weight rows, weights through cp.async), the same bits as linear_skinny, where
+// MB_CUDA_GEMV asks for it (not the default: cuda-gemv.cu says why); t_ncw > 0: y is NCW per lane
+// of t_ncw positions (conv1d on its im2col); act 1: leaky_relu(slope) in the epilogue. False where
+// it does not run (not asked for, K % 4, alignment): the caller runs linear_skinny's kernel
+constexpr int64_t k_gemv_rows_min = 5;
+bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y, int t_ncw,
+               int act, float slope, cudaStream_t s);
+
 // the F32 product of many rows (fused batches): a tiled SGEMM in the same order, so each
 // output gets the bits linear_skinny gives it. Where linear_tiled_fits (n above
 // k_skinny_max_rows, or from MB_CUDA_TILED_ROWS). conv1d keeps the GEMV where its products

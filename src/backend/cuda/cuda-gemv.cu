@@ -1,0 +1,238 @@
+// An F32 GEMV of 5–64 rows (batch one: the networks' 10-row linears, the convs' 10–40-row
+// products on their im2col), in the one summation order of every product (cuda-kernels.h,
+// k_sum_slice): lane l of a warp sums slice l of a 1,024-long segment of k with fmaf from 0, and
+// the slice sums are added in order to a running total from 0, the bias last.
+//
+// Against the older skinny kernel (cuda-kernels.cu; a warp one weight row against 8-row tiles,
+// so a 10-row product streams its weights twice), here:
+// - one tile holds up to 16 rows (the 10-row products stream their weights once; above 16 rows
+//   the rows are split into equal tiles);
+// - a warp owns O weight rows (1 or 2), so each x value read from shared memory serves O outputs;
+// - weights go to shared memory with cp.async (16 bytes, coalesced, no registers held), the first
+//   segment before pdl_wait (weights are constants), and for K above 1,024 the next segment's
+//   into a second buffer while this one is summed;
+// - staged segments are swizzled (float4 i of slice j at slot i ^ (j mod 8)) instead of padded:
+//   the lanes of a quarter warp read 8 distinct float4 slots.
+//
+// Not the default (MB_CUDA_GEMV, read on every call: unset or "old", the older kernel; "new",
+// this one for linear products, 2 outputs a warp from 3,072 outputs on, else 1, convs keep the
+// older kernel; "1x8" / "2x8", this one with that many outputs a warp for linear and conv alike).
+// H200, cuda_speed.gemv_at_batch_one (µs, older / 1x8 / 2x8): 10 × 1,024 → 3,072 14.3 / 10.0 /
+// 8.2, → 2,048 10.1 / 7.0 / 8.0, → 1,024 6.2 / 5.7 / 6.5, 10 × 2,048 → 1,024 10.3 / 10.2 / 10.9,
+// 9 × 512 → 512 4.7 / 3.6 / 5.6, conv 512 × 3 → 512 at 10 frames 10.1 / 11.0 / 11.9: faster on
+// every linear shape, but a 10-token plan with this kernel on every product at 2 outputs a warp
+// (4 warps a block, 2 below 1,024 outputs; since deleted) ran 2.26 against 2.09 ms, and the
+// choice above has not been timed on a plan yet (docs/BACKEND.md, eighth session).
+#include "backend/cuda/cuda-launch.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace mb::cuda {
+namespace {
+
+constexpr int k_gseg      = 32 * k_sum_slice;    // k of one pass: a slice per lane
+constexpr int k_sums_pad  = k_sum_slice + 4;     // slice sums of a chain 36 floats apart
+constexpr int k_rows_tile = 16;                  // rows of x a block holds at most
+constexpr int k_rows_warps = 8;                  // warps a block
+
+__device__ __forceinline__ void cp_async16(float * dst, const float * src, bool valid) {
+    const unsigned d = (unsigned) __cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// float offset of the float4 c (elements 4c…4c+3) of a staged segment: slice j = c / 8 at 32·j,
+// its float4s at slots (c mod 8) xor (j mod 8)
+__device__ __forceinline__ int swz(int c) {
+    const int j = c >> 3;
+    return 32 * j + 4 * ((c & 7) ^ (j & 7));
+}
+
+// y = x·wᵀ + b for the rows [r0, r0 + nr) of this block's tile (blockIdx.y) and the O·8 outputs
+// of this block (warp w: outputs (blockIdx.x·8 + w)·O + u). t_ncw > 0: y is NCW per lane
+// (conv1d on its im2col: row r is position r mod t of lane r / t); act: leaky_relu(slope)
+template <int R, int O>
+__global__ void __launch_bounds__(32 * k_rows_warps, 2)
+    gemv_rows_kernel(const float * __restrict__ x, int n, int K, const float * __restrict__ w,
+                     const float * __restrict__ b, int N, float * __restrict__ y, int rows, int nbuf, int t_ncw,
+                     int act, float slope) {
+    extern __shared__ float4 gemv_rows_smem[];
+    float *   xs   = reinterpret_cast<float *>(gemv_rows_smem);    // [rows][k_gseg]: a segment of x
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    float *   ws   = xs + rows * k_gseg + warp * nbuf * O * k_gseg;    // the warp's nbuf buffers of O rows
+    const int r0 = blockIdx.y * rows, nr = min(rows, n - r0);
+    const int o0 = (blockIdx.x * k_rows_warps + warp) * O;
+    const int nseg = (K + k_gseg - 1) / k_gseg;
+    const float * wr[O];
+#pragma unroll
+    for (int u = 0; u < O; ++u) wr[u] = w + (size_t) min(o0 + u, N - 1) * K;    // past N: computed, not stored
+
+    auto load_w = [&](int seg) {    // this warp's O rows, k in segment seg (0 past K)
+        float * buf = ws + (seg % nbuf) * O * k_gseg;
+#pragma unroll
+        for (int u = 0; u < O; ++u) {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                const int c = 32 * i + lane, k = seg * k_gseg + 4 * c;
+                cp_async16(buf + u * k_gseg + swz(c), wr[u] + (k < K ? k : 0), k < K);
+            }
+        }
+    };
+    auto load_x = [&](int seg) {    // the block's nr rows
+        for (int e = threadIdx.x; e < nr * (k_gseg / 4); e += 32 * k_rows_warps) {
+            const int r = e / (k_gseg / 4), c = e % (k_gseg / 4), k = seg * k_gseg + 4 * c;
+            cp_async16(xs + r * k_gseg + swz(c), x + (size_t) (r0 + r) * K + (k < K ? k : 0), k < K);
+        }
+    };
+
+    pdl_trigger();
+    load_w(0);    // weights are constants: in flight while the kernel before finishes
+    cp_async_commit();
+    pdl_wait();    // x is the previous kernel's output
+
+    float tot[2] = {0.0f, 0.0f};    // chains c = lane and lane + 32 (row c / O, output c mod O)
+    for (int seg = 0; seg < nseg; ++seg) {
+        if (seg > 0) {
+            if (nbuf == 1) {    // the warp has read its buffer (the previous segment's chains)
+                load_w(seg);
+                cp_async_commit();
+            }
+            __syncthreads();    // every warp has read the previous segment of x
+        }
+        load_x(seg);
+        cp_async_commit();
+        if (nbuf == 2) {
+            // groups in order: W(seg) (committed earlier), X(seg), W(seg + 1) into the other
+            // buffer (read by this warp two segments ago), which may stay in flight
+            if (seg + 1 < nseg) load_w(seg + 1);
+            cp_async_commit();
+            cp_async_wait<1>();
+        } else {
+            cp_async_wait<0>();
+        }
+        __syncthreads();    // every thread's copies are visible to the block
+
+        float * wb = ws + (seg % nbuf) * O * k_gseg;
+        float   s[R][O];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+#pragma unroll
+            for (int u = 0; u < O; ++u) s[r][u] = 0.0f;
+        }
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const int at = swz(8 * lane + i);    // float4 i of slice `lane`
+            float4    wq[O];
+#pragma unroll
+            for (int u = 0; u < O; ++u) wq[u] = *reinterpret_cast<const float4 *>(wb + u * k_gseg + at);
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                if (r < nr) {    // the same for the whole block
+                    const float4 xq = *reinterpret_cast<const float4 *>(xs + r * k_gseg + at);
+#pragma unroll
+                    for (int u = 0; u < O; ++u) {
+                        float a = s[r][u];
+                        a       = fmaf(xq.x, wq[u].x, a);
+                        a       = fmaf(xq.y, wq[u].y, a);
+                        a       = fmaf(xq.z, wq[u].z, a);
+                        a       = fmaf(xq.w, wq[u].w, a);
+                        s[r][u] = a;
+                    }
+                }
+            }
+        }
+        // the slice sums in order, as the older kernel adds them (slices past K are +0, which the
+        // total, never −0, absorbs): chain c reads its 32 sums from the warp's buffer
+        __syncwarp();    // every lane has read its weights: the buffer takes the slice sums
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            if (r < nr) {
+#pragma unroll
+                for (int u = 0; u < O; ++u) wb[(r * O + u) * k_sums_pad + lane] = s[r][u];
+            }
+        }
+        __syncwarp();
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int c = lane + 32 * h;
+            if (c < nr * O) {
+                float4 p[8];
+#pragma unroll
+                for (int q = 0; q < 8; ++q) p[q] = *reinterpret_cast<const float4 *>(wb + c * k_sums_pad + 4 * q);
+                float t = tot[h];
+#pragma unroll
+                for (int q = 0; q < 8; ++q) t = (((t + p[q].x) + p[q].y) + p[q].z) + p[q].w;
+                tot[h] = t;
+            }
+        }
+        __syncwarp();    // the chains have read the sums: the buffer takes weights again
+    }
+
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int c = lane + 32 * h;
+        const int o = o0 + c % O;
+        if (c < nr * O && o < N) {
+            const int    r  = r0 + c / O;
+            const int    ln = t_ncw ? r / t_ncw : 0;
+            const size_t at = t_ncw ? ((size_t) ln * N + o) * t_ncw + (r - ln * t_ncw) : (size_t) r * N + o;
+            const float  v  = tot[h] + (b ? b[o] : 0.0f);
+            y[at]           = act ? leaky(v, slope) : v;
+        }
+    }
+}
+
+template <int R, int O>
+void launch_rows(const float * x, int n, int K, const float * w, const float * b, int N, float * y, int rows, int tiles,
+                 int nbuf, int t_ncw, int act, float slope, cudaStream_t s) {
+    static_assert(R * k_sums_pad <= k_gseg, "a warp's buffer holds its chains' slice sums");
+    auto         kernel = gemv_rows_kernel<R, O>;
+    const size_t smem   = size_t(rows + nbuf * O * k_rows_warps) * k_gseg * sizeof(float);
+    // one size for every launch (the largest this instance takes), so that a profiler replaying
+    // an earlier launch finds it still fits; the setting is per device, so set on every launch
+    const size_t most = size_t(R + 2 * O * k_rows_warps) * k_gseg * sizeof(float);
+    const cudaError_t a = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) most);
+    if (a != cudaSuccess) fail("gemv_rows (shared memory size)", a);
+    const dim3 grid((unsigned) ((N + O * k_rows_warps - 1) / (O * k_rows_warps)), (unsigned) tiles);
+    launch_product("gemv_rows", kernel, grid, dim3(32 * k_rows_warps), smem, s, x, n, K, w, b, N, y, rows, nbuf, t_ncw,
+                   act, slope);
+}
+
+// MB_CUDA_GEMV: 0 the older kernel, else the outputs a warp; "new" chooses
+int rows_outputs(int64_t N, int t_ncw) {
+    const char * v = std::getenv("MB_CUDA_GEMV");
+    if (!v) return 0;
+    if (std::strcmp(v, "new") == 0) return t_ncw ? 0 : N >= 3072 ? 2 : 1;
+    if (std::strcmp(v, "1x8") == 0) return 1;
+    if (std::strcmp(v, "2x8") == 0) return 2;
+    return 0;
+}
+
+} // namespace
+
+bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y, int t_ncw,
+               int act, float slope, cudaStream_t s) {
+    if (n < k_gemv_rows_min || n > k_skinny_max_rows || K % 4 != 0 || reinterpret_cast<uintptr_t>(x) % 16 != 0 ||
+        reinterpret_cast<uintptr_t>(w) % 16 != 0 || K > (int64_t) 1 << 30 || N > (int64_t) 1 << 30) {
+        return false;
+    }
+    const int o = rows_outputs(N, t_ncw);
+    if (o == 0) return false;
+    const int tiles = (int) ((n + k_rows_tile - 1) / k_rows_tile), rows = (int) ((n + tiles - 1) / tiles);
+    const int nbuf  = K > k_gseg ? 2 : 1;
+    using launcher  = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int, int,
+                              int, float, cudaStream_t);
+    const launcher go = rows <= 8 ? (o == 1 ? launch_rows<8, 1> : launch_rows<8, 2>)
+                                  : (o == 1 ? launch_rows<k_rows_tile, 1> : launch_rows<k_rows_tile, 2>);
+    go(x, (int) n, (int) K, w, b, (int) N, y, rows, tiles, nbuf, t_ncw, act, slope, s);
+    return true;
+}
+
+} // namespace mb::cuda
