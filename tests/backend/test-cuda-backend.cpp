@@ -106,12 +106,13 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
                             {8, 1000, 2050}, {33, 2048, 100}, {16, 36, 17}};
     std::vector<std::string> tiles = mb::cuda::tiled_tile_names();
     tiles.insert(tiles.begin(), "");    // the chosen tile, then each one forced
-    // then the GEMV's 16-row tiles forced (MB_CUDA_SKINNY_ROWS; it takes 8 above 4 rows), and the
-    // 5–64-row GEMV of cuda-gemv.cu (MB_CUDA_GEMV) by its choice and with each shape forced
-    for (const char * g : {"rows=16", "gemv=new", "gemv=1x8", "gemv=2x8"}) tiles.emplace_back(g);
+    // then the older GEMV with its 16-row tiles forced (MB_CUDA_SKINNY_ROWS; it takes 8 above 4 rows)
+    // and as it is, and the 5–64-row GEMV of cuda-gemv.cu (MB_CUDA_GEMV) by its choice and with
+    // each shape forced
+    for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8"}) tiles.emplace_back(g);
     for (const std::string & tile : tiles) {
         const bool gemv = tile == "rows=16" || tile.rfind("gemv=", 0) == 0;
-        if (tile == "rows=16") setenv("MB_CUDA_SKINNY_ROWS", "16", 1);
+        if (tile == "rows=16") setenv("MB_CUDA_SKINNY_ROWS", "16", 1), setenv("MB_CUDA_GEMV", "old", 1);
         else if (gemv) setenv("MB_CUDA_GEMV", tile.c_str() + 5, 1);
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         uint32_t seed = 900;

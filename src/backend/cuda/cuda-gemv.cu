@@ -14,15 +14,16 @@
 // - staged segments are swizzled (float4 i of slice j at slot i ^ (j mod 8)) instead of padded:
 //   the lanes of a quarter warp read 8 distinct float4 slots.
 //
-// Not the default (MB_CUDA_GEMV, read on every call: unset or "old", the older kernel; "new",
-// this one for linear products, 2 outputs a warp from 3,072 outputs on, else 1, convs keep the
-// older kernel; "1x8" / "2x8", this one with that many outputs a warp for linear and conv alike).
+// The default for linear products since the eighth session's final call (MB_CUDA_GEMV, read on
+// every call: unset or "new", this one for linear products, 2 outputs a warp from 3,072 outputs on, else 1, convs keep the
+// older kernel; "old", the older kernel everywhere; "1x8" / "2x8", this one with that many outputs a warp for linear and conv alike).
 // H200, cuda_speed.gemv_at_batch_one (µs, older / 1x8 / 2x8): 10 × 1,024 → 3,072 14.3 / 10.0 /
 // 8.2, → 2,048 10.1 / 7.0 / 8.0, → 1,024 6.2 / 5.7 / 6.5, 10 × 2,048 → 1,024 10.3 / 10.2 / 10.9,
 // 9 × 512 → 512 4.7 / 3.6 / 5.6, conv 512 × 3 → 512 at 10 frames 10.1 / 11.0 / 11.9: faster on
 // every linear shape, but a 10-token plan with this kernel on every product at 2 outputs a warp
-// (4 warps a block, 2 below 1,024 outputs; since deleted) ran 2.26 against 2.09 ms, and the
-// choice above has not been timed on a plan yet (docs/BACKEND.md, eighth session).
+// (4 warps a block, 2 below 1,024 outputs; since deleted) ran 2.26 against 2.09 ms. The choice
+// above, H100, same call, two rounds: 2.068 / 2.042 ms against 2.153 / 2.155 with the older
+// kernel (docs/BACKEND.md, eighth session).
 #include "backend/cuda/cuda-launch.h"
 
 #include <cstdlib>
@@ -205,11 +206,11 @@ void launch_rows(const float * x, int n, int K, const float * w, const float * b
                    act, slope);
 }
 
-// MB_CUDA_GEMV: 0 the older kernel, else the outputs a warp; "new" chooses
+// MB_CUDA_GEMV: 0 the older kernel, else the outputs a warp; unset or "new" chooses
 int rows_outputs(int64_t N, int t_ncw) {
     const char * v = std::getenv("MB_CUDA_GEMV");
-    if (!v) return 0;
-    if (std::strcmp(v, "new") == 0) return t_ncw ? 0 : N >= 3072 ? 2 : 1;
+    if (!v || std::strcmp(v, "new") == 0) return t_ncw ? 0 : N >= 3072 ? 2 : 1;
+    if (std::strcmp(v, "old") == 0) return 0;
     if (std::strcmp(v, "1x8") == 0) return 1;
     if (std::strcmp(v, "2x8") == 0) return 2;
     return 0;

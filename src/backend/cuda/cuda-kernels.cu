@@ -38,7 +38,7 @@ bool pdl_on(bool product) {
     // device's compute capability is looked up once per device
     const char * v   = std::getenv("MB_CUDA_PDL");
     const bool   all = v && std::string(v) == "all";
-    if ((v && std::string(v) == "0") || !(product || all)) return false;
+    if (!(all || (product && v && std::string(v) == "1"))) return false;
     static int major[64] = {};    // 0: not looked up yet
     int        dev       = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {

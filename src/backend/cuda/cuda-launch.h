@@ -12,14 +12,15 @@
 // read before it. Every thread of every kernel launched here reaches pdl_wait (none returns earlier), so
 // a kernel finishes only after the one before it: the order stays transitive however the
 // kernels are launched. Kernels launched without the attribute (cuBLAS, attention, the bf16
-// weight copies, and by default all but the products) wait for everything before them as usual.
+// weight copies, and by default every kernel) wait for everything before them as usual.
 //
 // Which kernels are launched so (MB_CUDA_PDL, read on every launch; compute capability 9.0 or
-// more, else none): unset or 1, the GEMVs (launch_product: their first weight loads stream while
-// the kernel before finishes; 10-token plan, H100 2.196 against 2.339 ms without, H200 2.09
-// against 2.16 ms); "all", every kernel launched here (H200, same call: 2.12 / 2.15 ms against
-// 2.09 / 2.11 ms without, so not the default; docs/BACKEND.md, eighth session); 0, none. CUDA
-// graphs record the programmatic edges.
+// more, else none): unset or 0, none; 1, the GEMVs (launch_product: their first weight loads
+// stream while the kernel before finishes); "all", every kernel launched here. Off by default:
+// same-call measurements of a 10-token plan disagree between machines (H100 this morning 2.196
+// against 2.339 ms without, H200 2.12 against 2.09 for "all", the final H100 calls 2.15 against
+// 2.10 and 2.22-2.27 against 1.99-2.18 without; docs/BACKEND.md, eighth session). CUDA graphs
+// record the programmatic edges.
 #pragma once
 
 #include "backend/cuda/cuda-kernels.h"
@@ -67,7 +68,7 @@ void launch(const char * what, void (*kernel)(P...), dim3 grid, dim3 block, size
     launch_as(false, what, kernel, grid, block, smem, s, args...);
 }
 
-// the same for the GEMVs, as programmatic dependents unless MB_CUDA_PDL=0
+// the same for the GEMVs, as programmatic dependents where MB_CUDA_PDL is 1 or all
 template <class... P, class... A>
 void launch_product(const char * what, void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
                     A... args) {
