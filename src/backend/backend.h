@@ -134,13 +134,6 @@ public:
         ops();
     }
 
-    // a hint for objects whose work runs at the same time on one device (the chunks of a batch
-    // in flight): this object's rank among them, 0 first. The CUDA backend can run the ops of a
-    // lower rank at a higher stream priority (MB_CUDA_PRIORITY=1), so that the chunks drift apart
-    // instead of sharing the GPU evenly and meeting the host together. Call it between plans (it
-    // may wait for this object's work). The default ignores it
-    virtual void set_rank(int rank) { (void) rank; }
-
     template <class T> void set(bptr<T> dst, const T * host, int64_t n) {
         set_bytes(dst.p, host, size_t(n) * sizeof(T));
     }

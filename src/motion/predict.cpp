@@ -266,16 +266,8 @@ std::unique_ptr<predict_state> motion_model::create_state(int64_t lanes) const {
     s.bucket.reserve(L);
     s.done.assign(L, 0);
     if (lanes > 1 && std::string(s.be->name()) != "cpu") {
-        // MB_PREDICT_HOST_THREADS=N (1..64): another pool size, to compare (the states of a
-        // batch in flight have a pool each)
-        static const unsigned env_threads = [] {
-            const char * v = std::getenv("MB_PREDICT_HOST_THREADS");
-            const long   n = v ? std::atol(v) : 0;
-            return n >= 1 && n <= 64 ? unsigned(n) : 0u;
-        }();
         const unsigned hw = std::thread::hardware_concurrency();
-        const unsigned nt = env_threads ? env_threads : std::min(hw, 16u);
-        if (nt > 1) s.host = std::make_unique<cpu::thread_pool>(int(nt));
+        if (hw > 1) s.host = std::make_unique<cpu::thread_pool>(int(std::min(hw, 16u)));
     }
     if (lanes > 1) {
         s.b_pose_cond.assign(L * F * k_pose_feat_dim, 0.0f);
@@ -919,9 +911,6 @@ void motion_model::predict_batch_states(std::span<const predict_request> reqs, s
         g_profile.validate_ms += ms_since(t_validate);
     }
     while (states.size() < n_states) states.push_back(create_state(int64_t(lanes)));
-    // the chunks' ranks (backend::set_rank: with MB_CUDA_PRIORITY=1 the first state's work goes
-    // first on the GPU)
-    for (size_t i = 0; i < states.size(); ++i) states[i]->p->be->set_rank(int(i));
 
     const uint64_t      mode = cpu::fp_mode_control();
     std::atomic<size_t> next{0};

@@ -192,11 +192,7 @@ public:
         for (auto & kv : graphs_) cudaGraphExecDestroy(kv.second);
         if (s_) cudaStreamSynchronize(s_);
         blas_.reset();
-        const cudaStream_t own = ops_ ? ops_->stream() : nullptr;
         ops_.reset();
-        for (auto & kv : rank_streams_) {
-            if (kv.second != own) cudaStreamDestroy(kv.second);
-        }
         padded_.clear();
         if (side_) cudaStreamDestroy(side_);
     }
@@ -333,38 +329,6 @@ public:
             return;
         }
         check(cudaGraphLaunch(it->second, s()), "cudaGraphLaunch");
-    }
-
-    // MB_CUDA_PRIORITY=1: rank r runs on a stream of priority greatest + r (clamped to the
-    // least), rank 0 first; the recordings are launched on whichever stream is current and
-    // cuBLAS follows it. Off by default: on the H100 (B = 1,024, TF32, same call) it gave no more
-    // frames/s than default-priority streams (10 tokens 748-822k with it, 789-812k without;
-    // predicted 825-929k against 929-944k): the chunks drift apart as intended, but the calls
-    // still end in every chunk's host steps (see docs/BACKEND.md, eighth session)
-    void set_rank(int rank) override {
-        if (!priority_on_) return;
-        int least = 0, greatest = 0;
-        if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess) {
-            cudaGetLastError();
-            return;
-        }
-        const int prio = std::min(least, greatest + std::max(0, rank));
-        if (prio == prio_) return;
-        bind();
-        if (rank_streams_.empty()) rank_streams_[prio_] = s_;
-        cudaStream_t st = nullptr;
-        if (auto it = rank_streams_.find(prio); it != rank_streams_.end()) {
-            st = it->second;
-        } else {
-            check(cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, prio), "cudaStreamCreateWithPriority");
-            rank_streams_[prio] = st;
-        }
-        check(cudaStreamSynchronize(s_), "set_rank");
-        collect_profile();
-        s_    = st;
-        prio_ = prio;
-        ops_->set_stream(s_);
-        if (blas_) blas_->set_stream(s_);
     }
 
     void fill_f32(int64_t n, float v, bptr<float> y) override { cuda::fill_f32(n, v, y.p, s()); }
@@ -678,12 +642,6 @@ private:
     cudaStream_t        s() const { bind(); return s_; }
     cuda::device_ops *  ops() const { bind(); return ops_.get(); }
 
-    static int stream_priority(cudaStream_t st) {
-        int p = 0;
-        if (cudaStreamGetPriority(st, &p) != cudaSuccess) cudaGetLastError();
-        return p;
-    }
-
     static std::unique_ptr<cuda::device_ops> make_ops(int ordinal) {
         check(cudaSetDevice(ordinal), "cudaSetDevice");
         return std::make_unique<cuda::device_ops>();
@@ -705,12 +663,9 @@ private:
     // not a multiple of 4 (the seventh session's), to compare
     bool                              pad_ld_       = !env_is("MB_CUDA_PAD_LD", "0");
     bool                              tf32_ok_   = compute_major(ordinal_) >= 8;    // TF32 tensor cores
-    bool                              priority_on_ = env_is("MB_CUDA_PRIORITY", "1");
     std::map<uint64_t, cudaGraphExec_t> graphs_;
     std::unique_ptr<cuda::device_ops> ops_;
     cudaStream_t                      s_;
-    int                               prio_ = stream_priority(s_);     // s_'s priority
-    std::map<int, cudaStream_t>       rank_streams_;                    // by priority (set_rank)
     // conv1d's im2col scratch, made with the object (a recording may hold no allocation); the
     // networks' convolutions need at most 64 frames × 512 channels × 3 taps
     static constexpr int64_t          k_col_floats = int64_t(1) << 20;

@@ -164,11 +164,6 @@ blas::blas(cudaStream_t stream, bool tf32) : stream_(stream), tf32_(tf32) {
     if (lt().ok && lt().create(&l) == CUBLAS_STATUS_SUCCESS) lt_ = l;
 }
 
-void blas::set_stream(cudaStream_t stream) {
-    stream_ = stream;
-    if (handle_) api().set_stream(static_cast<cublasHandle_t>(handle_), stream);
-}
-
 blas::~blas() {
     const lt_api & l = lt();
     for (auto & kv : plans_) {

@@ -22,9 +22,6 @@ public:
     device_ops & operator=(const device_ops &) = delete;
 
     cudaStream_t stream() const { return stream_; }
-    // the stream the products run on from now on (another of the same device; the created one
-    // is still the one destroyed)
-    void set_stream(cudaStream_t s) { current_ = s; }
 
     // y[n, n_out] = x[n, n_in]·wᵀ + b (linear_f32)
     void linear(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out, float * y);
@@ -34,8 +31,7 @@ public:
                 int64_t dilation, float * y, int64_t n_batch);
 
 private:
-    cudaStream_t stream_  = nullptr;
-    cudaStream_t current_ = nullptr;
+    cudaStream_t stream_ = nullptr;
 };
 
 } // namespace mb::cuda
