@@ -182,6 +182,10 @@ public:
     virtual void where_rows(bptr<const uint8_t> sel, bptr<const float> a, int64_t lda, bptr<const float> b,
                             int64_t ldb, int64_t n, int64_t d, bptr<float> y, int64_t ldy) = 0;
 
+    // y[idx[i]·d + j] ← x[i·d + j] for i < k, j < d; other rows of y keep what they hold (idx
+    // distinct, each in y's rows: the caller's)
+    virtual void scatter_rows(bptr<const float> x, bptr<const int32_t> idx, int64_t k, int64_t d, bptr<float> y) = 0;
+
     // x[r, c] → y[c, r]: y[j·r + i] ← x[i·c + j], per lane (lanes of r·c elements)
     virtual void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch = 1) = 0;
 

@@ -2,6 +2,8 @@
 
 #include "format/error.h"
 
+#include <algorithm>
+
 namespace mb {
 namespace {
 
@@ -127,6 +129,38 @@ void fc_block_forward(backend & be, const fc_block_weights & w, bptr<const float
         h = o;
     }
     be.linear(h, n, w.out.n_in, w.out.weight, w.out.bias, w.out.n_out, y);
+}
+
+void row_staging::add_to(state_arena & a, int64_t cap_rows, int64_t row_floats) {
+    cap = cap_rows;
+    d   = row_floats;
+    a.add(rows, cap * d);
+    a.add(idx, cap);
+    host_rows.resize(size_t(cap * d));
+    host_idx.resize(size_t(cap));
+}
+
+void upload_selected_rows(backend & be, const float * host, const uint8_t * sel, int64_t n, int64_t d, bptr<float> y,
+                          row_staging & stg) {
+    // below this the whole array is one small copy (batch one: 40 frames of 304 floats)
+    constexpr int64_t k_dense_bytes = int64_t(1) << 20;
+    const bool        sparse        = n * d * int64_t(sizeof(float)) > k_dense_bytes && d == stg.d;
+    int64_t           k             = 0;
+    for (int64_t i = 0; sparse && i < n && k <= stg.cap; ++i) k += sel[i] != 0;
+    if (!sparse || k > stg.cap) {
+        be.set(y, host, n * d);
+        return;
+    }
+    if (k == 0) return;    // no row of y is read
+    int64_t j = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        if (!sel[i]) continue;
+        std::copy_n(host + i * d, d, stg.host_rows.begin() + j * d);
+        stg.host_idx[size_t(j++)] = int32_t(i);
+    }
+    be.set(stg.rows, stg.host_rows.data(), k * d);
+    be.set(stg.idx, stg.host_idx.data(), k);
+    be.scatter_rows(stg.rows, stg.idx, k, d, y);
 }
 
 std::unique_ptr<backend_buffer> state_arena::allocate(backend & be) {

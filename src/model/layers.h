@@ -122,4 +122,24 @@ private:
     size_t            offset_ = 0;
 };
 
+// staging for upload_selected_rows: up to cap compact rows of d floats and their row indices
+// on the backend, and their host copies (all sized once, with the state)
+struct row_staging {
+    int64_t              cap = 0, d = 0;
+    bptr<float>          rows;     // [cap, d]
+    bptr<int32_t>        idx;      // [cap]
+    std::vector<float>   host_rows;
+    std::vector<int32_t> host_idx;
+
+    void add_to(state_arena & a, int64_t cap_rows, int64_t row_floats);    // and sizes the host copies
+};
+
+// y[n, d] ← host[n, d] on the rows whose sel is nonzero; rows with sel 0 keep what they held.
+// For arrays read only through selections by sel (where_rows, replace_frames): a batch's
+// keyframe conditions are 8 of a lane's 24–64 frames, so the upload carries those rows and
+// their indices (scatter_rows) instead of every row. Small arrays, and more selected rows than
+// the staging holds, go up whole
+void upload_selected_rows(backend & be, const float * host, const uint8_t * sel, int64_t n, int64_t d, bptr<float> y,
+                          row_staging & stg);
+
 } // namespace mb

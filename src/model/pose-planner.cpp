@@ -37,6 +37,7 @@ pose_planner_state::pose_planner_state(backend & be, const pose_hparams & hp, in
     a.add(logits, n * H * hp.n_code);
     a.add(prob, n * H);
     a.add(tokens, n * H);
+    pose_rows.add_to(a, n * F / 4, hp.pose_dim);    // 16 of a lane's 64 frames
     mem = a.allocate(be);
     tf  = transformer_state(be, {hp.n_embd, hp.n_head, hp.n_ff, hp.n_layer}, n);
     be.reserve_remask(n * H);
@@ -135,7 +136,7 @@ void pose_planner::upload_inputs(backend & be, pose_planner_state & st, const po
                                  int64_t n_batch) const {
     const int64_t F = n_batch * in.n * hp.frames_per_token;
     be.set(st.root_cond, in.root_cond, F * hp.root_dim);
-    be.set(st.pose_cond, in.pose_cond, F * hp.pose_dim);
+    upload_selected_rows(be, in.pose_cond, in.has_pose_cond, F, hp.pose_dim, st.pose_cond, st.pose_rows);
     be.set(st.has_pose_cond, in.has_pose_cond, F);
 }
 

@@ -79,6 +79,7 @@ struct pose_planner_state {
     std::unique_ptr<backend_buffer> mem;            // holds the arrays above
     transformer_state               tf;
     std::vector<float>              uniforms_host;  // staging for uniforms, in its layout
+    row_staging                     pose_rows;      // pose_cond's keyframe rows (upload_selected_rows)
 
     pose_planner_state() = default;
     pose_planner_state(backend & be, const pose_hparams & hp, int64_t lanes = 1);

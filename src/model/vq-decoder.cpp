@@ -18,6 +18,7 @@ vq_decoder_state::vq_decoder_state(backend & be, const vq_hparams & hp, const co
     a.add(tgt, F * hp.tgt_dim);
     a.add(has_tgt, F);
     a.add(y, F * hp.out_dim);
+    tgt_rows.add_to(a, F / 4, hp.tgt_dim);    // 16 of a lane's 64 frames
     mem = a.allocate(be);
 }
 
@@ -69,7 +70,7 @@ void vq_decoder::upload_conditions(backend & be, vq_decoder_state & st, int64_t 
     const int64_t F = n_batch * n * hp.frames_per_token;
     be.set(st.ext, ext, F * hp.ext_dim);
     if (has_tgt) {
-        be.set(st.tgt, tgt, F * hp.tgt_dim);
+        upload_selected_rows(be, tgt, has_tgt, F, hp.tgt_dim, st.tgt, st.tgt_rows);
         be.set(st.has_tgt, has_tgt, F);
     }
 }

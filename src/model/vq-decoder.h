@@ -40,6 +40,7 @@ struct vq_decoder_state {
     bptr<float>                     y;          // [4·max_tokens, out_dim]
     std::unique_ptr<backend_buffer> mem;        // holds the arrays above
     cond_decoder_state              dec;
+    row_staging                     tgt_rows;   // tgt's keyframe rows (upload_selected_rows)
 
     vq_decoder_state() = default;
     vq_decoder_state(backend & be, const vq_hparams & hp, const cond_decoder_hparams & dhp, int64_t max_tokens,

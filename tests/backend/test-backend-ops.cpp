@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -176,6 +177,23 @@ TEST_P(backend_ops, copy_rows_and_where_rows) {
                 ASSERT_EQ(w[i * ldy + j], want) << "where_rows ldb " << lx << " at " << i << ", " << j;
             }
     }
+}
+
+TEST_P(backend_ops, scatter_rows) {
+    // rows 6, 0, 3 of a 7-row y take x's rows 0..2; the others keep their values
+    const int64_t                n = 7, d = 305, k = 3;
+    const auto                   x = random_vec(k * d, 6), y0 = random_vec(n * d, 7);
+    const std::vector<int32_t>   idx{6, 0, 3};
+    auto                         py = in(y0);
+    be->scatter_rows(in(x), in(idx), k, d, py);
+    const auto y = get(py, n * d);
+    for (int64_t r = 0; r < n; ++r) {
+        const auto    it  = std::find(idx.begin(), idx.end(), int32_t(r));
+        const float * src = it == idx.end() ? y0.data() + r * d : x.data() + (it - idx.begin()) * d;
+        for (int64_t j = 0; j < d; ++j) ASSERT_EQ(y[r * d + j], src[j]) << "row " << r << " col " << j;
+    }
+    be->scatter_rows(in(x), in(idx), 0, d, py);    // nothing
+    EXPECT_EQ(get(py, n * d), y);
 }
 
 TEST_P(backend_ops, transpose) {

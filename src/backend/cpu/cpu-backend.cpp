@@ -224,6 +224,12 @@ public:
             std::memcpy(raw(y) + i * ldy, src, size_t(d) * sizeof(float));
         }
     }
+    void scatter_rows(bptr<const float> x, bptr<const int32_t> idx, int64_t k, int64_t d, bptr<float> y) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
+        for (int64_t i = 0; i < k; ++i) {
+            std::memcpy(raw(y) + int64_t(raw(idx)[i]) * d, raw(x) + i * d, size_t(d) * sizeof(float));
+        }
+    }
     void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch) override {
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         // by output rows (lane, j): each writes r contiguous values

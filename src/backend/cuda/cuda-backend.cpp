@@ -344,6 +344,9 @@ public:
     void copy_rows(bptr<const float> x, int64_t ldx, int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
         cuda::copy_rows(x.p, ldx, n, d, y.p, ldy, s());
     }
+    void scatter_rows(bptr<const float> x, bptr<const int32_t> idx, int64_t k, int64_t d, bptr<float> y) override {
+        cuda::scatter_rows(x.p, idx.p, k, d, y.p, s());
+    }
     void where_rows(bptr<const uint8_t> sel, bptr<const float> a, int64_t lda, bptr<const float> b, int64_t ldb,
                     int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
         cuda::where_rows(sel.p, a.p, lda, b.p, ldb, n, d, y.p, ldy, s());

@@ -659,6 +659,15 @@ __global__ void copy_rows_kernel(const float * x, int64_t ldx, int64_t n, int64_
     }
 }
 
+__global__ void scatter_rows_kernel(const float * x, const int32_t * idx, int64_t k, int64_t d, float * y) {
+    pdl_trigger();
+    pdl_wait();
+    MB_FOR_EACH(e, k * d) {
+        const int64_t i = e / d, j = e % d;
+        y[int64_t(idx[i]) * d + j] = x[e];
+    }
+}
+
 __global__ void where_rows_kernel(const uint8_t * sel, const float * a, int64_t lda, const float * b, int64_t ldb,
                                   int64_t n, int64_t d, float * y, int64_t ldy) {
     pdl_trigger();
@@ -1034,6 +1043,11 @@ void where_rows(const uint8_t * sel, const float * a, int64_t lda, const float *
     if (n <= 0 || d <= 0) return;
     launch("where_rows", where_rows_kernel, dim3(grid_for(n * d, 256)), dim3(256), 0, s, sel, a, lda, b, ldb, n, d,
         y, ldy);
+}
+
+void scatter_rows(const float * x, const int32_t * idx, int64_t k, int64_t d, float * y, cudaStream_t s) {
+    if (k <= 0 || d <= 0) return;
+    launch("scatter_rows", scatter_rows_kernel, dim3(grid_for(k * d, 256)), dim3(256), 0, s, x, idx, k, d, y);
 }
 
 void mask_cols(int64_t c, int64_t t, int64_t n_valid, float * x, cudaStream_t s) {

@@ -128,6 +128,7 @@ void silu(const float * x, int64_t n, float * y, cudaStream_t s);
 void copy_rows(const float * x, int64_t ldx, int64_t n, int64_t d, float * y, int64_t ldy, cudaStream_t s);
 void where_rows(const uint8_t * sel, const float * a, int64_t lda, const float * b, int64_t ldb, int64_t n, int64_t d,
                 float * y, int64_t ldy, cudaStream_t s);
+void scatter_rows(const float * x, const int32_t * idx, int64_t k, int64_t d, float * y, cudaStream_t s);
 void mask_cols(int64_t c, int64_t t, int64_t n_valid, float * x, cudaStream_t s);
 void upsample2(const float * x, int64_t c, int64_t t, float * y, cudaStream_t s);
 void embed_heads(const float * table, int64_t n_head, int64_t rows_per_head, int64_t d, const int32_t * idx,
