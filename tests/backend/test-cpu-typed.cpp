@@ -342,6 +342,8 @@ TEST(cpu_typed, the_default_backend_entry_refuses_reduced_weights) {
                          mb::bptr<float>) override {}
         void replace_frames(mb::bptr<const float>, mb::bptr<const uint8_t>, int64_t, int64_t, int64_t,
                             mb::bptr<float>, int64_t) override {}
+        void scatter_rows(mb::bptr<const float>, mb::bptr<const int32_t>, int64_t, int64_t,
+                          mb::bptr<float>) override {}
         using mb::backend::linear;
         void linear(mb::bptr<const float>, int64_t, int64_t, mb::bptr<const float>, mb::bptr<const float>, int64_t,
                     mb::bptr<float>) override {
