@@ -1,5 +1,5 @@
 // the parts of the backend interface that are not one backend's: the defaults of the
-// optional ops (alloc_from_host, typed weights, fused activations), and the registry of
+// optional ops (alloc_from_host, typed weights, fused activations, motion_finish), and the registry of
 // built-in backends
 #include "backend/backend.h"
 
@@ -60,6 +60,16 @@ void backend::conv1d_act(bptr<const float> x, int64_t c_in, int64_t t, bweight w
     conv1d(x, c_in, t, w, b, c_out, k, dilation, y, n_batch);
     if (slope == 0.0f) relu(y, n_batch * c_out * t, y);
     else leaky_relu(y, n_batch * c_out * t, slope, y);
+}
+
+void backend::motion_finish(bptr<const float> x, int64_t n_batch, int64_t frames, bptr<const float> scale,
+                            bptr<const float> mean, bptr<const float> ref, bptr<const int32_t> parents,
+                            bptr<const float> offsets, bptr<float> global, bptr<float> positions,
+                            bptr<float> local_xyzw) {
+    (void) x, (void) n_batch, (void) frames, (void) scale, (void) mean, (void) ref, (void) parents, (void) offsets;
+    (void) global, (void) positions, (void) local_xyzw;
+    throw std::runtime_error(std::string("the ") + name() +
+                             " backend has no motion_finish (predict finishes on the host there)");
 }
 
 const std::vector<backend_reg> & backend_registry() {

@@ -31,6 +31,8 @@
 // (weights are loaded once through one object, each state runs on its own object).
 #pragma once
 
+#include "backend/motion-finish.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -113,6 +115,15 @@ public:
     // is alloc + set. The CPU backend aliases the host memory instead of copying, so the
     // host memory must stay valid and unchanged for the buffer's lifetime on every backend
     virtual std::unique_ptr<backend_buffer> alloc_from_host(const void * host, size_t bytes);
+
+    // host memory that get() copies into fastest (page-locked on CUDA), bytes long, freed when the
+    // last copy of the pointer goes. Not a set() source: a copy from page-locked memory may still
+    // be reading it after set() returns. Optional: the default is null (plain memory is as fast),
+    // and callers then use their own
+    virtual std::shared_ptr<void> alloc_host(size_t bytes) {
+        (void) bytes;
+        return nullptr;
+    }
 
     // host → backend: dst[0..bytes) ← host[0..bytes); ordered after the ops issued before;
     // the host memory may be reused when it returns
@@ -276,6 +287,30 @@ public:
     // tokens hold n_batch lanes of m, each ranked on its own
     virtual void remask_lowest(bptr<const float> prob, int64_t m, int64_t n_mask, int32_t mask_id,
                                bptr<int32_t> tokens, int64_t n_batch = 1) = 0;
+
+    // ---- motion (optional) ----------------------------------------------------------------------
+
+    // whether motion_finish runs on this backend. Optional: the default is false, and predict
+    // then runs step 5 on the host (the CPU backend does)
+    virtual bool has_motion_finish() const { return false; }
+
+    // predict's step 5 on the backend for n_batch lanes of `frames` frames each, the host
+    // functions' float32 arithmetic in their order (motion/motion-rep.h, motion/skeleton-fk.h):
+    //   local = x·scale + mean                    (motion_stats::unnormalize, LOCAL subset)
+    //   global = local_to_global(local)           (heading and xz integrated from 0 in double)
+    //   reapply_start_transform(global, ref x, ref z, ref heading)
+    //   skeleton_fk::run(global) → positions, local rotations (x, y, z, w)
+    // x [n_batch, frames, k_finish_local_dim] normalised decoder output; scale, mean
+    // [k_finish_local_dim] (the LOCAL subset's); ref [n_batch, 3] each lane's start x, z, heading;
+    // parents [k_finish_joints] int32 (−1 root, else < index); offsets [k_finish_joints, 3];
+    // outputs global [n_batch, frames, k_finish_global_dim], positions [n_batch, frames,
+    // k_finish_joints, 3], local_xyzw [n_batch, frames, k_finish_joints, 4]; no output overlaps an
+    // input. A lane's results do not depend on the other lanes. The default throws
+    // std::runtime_error naming the backend (call it only where has_motion_finish())
+    virtual void motion_finish(bptr<const float> x, int64_t n_batch, int64_t frames, bptr<const float> scale,
+                               bptr<const float> mean, bptr<const float> ref, bptr<const int32_t> parents,
+                               bptr<const float> offsets, bptr<float> global, bptr<float> positions,
+                               bptr<float> local_xyzw);
 };
 
 // the backends built into this library; the first entry is the default (CPU).

@@ -82,7 +82,8 @@ void vq_decoder::run_decoder(backend & be, vq_decoder_state & st, int64_t n, int
         dec.forward(be, st.codes, n, n, st.ext, st.tgt,
                     has_target ? bptr<const uint8_t>(st.has_tgt) : bptr<const uint8_t>(), st.y, st.dec, n_batch);
     });
-    be.get(bptr<const float>(st.y), y, n_batch * n * hp.frames_per_token * hp.out_dim);
+    // null y: the result stays in st.y (predict's finish step reads it on the backend)
+    if (y) be.get(bptr<const float>(st.y), y, n_batch * n * hp.frames_per_token * hp.out_dim);
 }
 
 void vq_decoder::decode_codes(backend & be, vq_decoder_state & st, const float * codes, int64_t n, const float * ext,

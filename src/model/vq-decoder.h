@@ -37,7 +37,7 @@ struct vq_decoder_state {
     bptr<float>                     ext;        // [4·max_tokens, ext_dim]
     bptr<float>                     tgt;        // [4·max_tokens, tgt_dim]
     bptr<uint8_t>                   has_tgt;    // [4·max_tokens]
-    bptr<float>                     y;          // [4·max_tokens, out_dim]
+    bptr<float>                     y;          // [4·max_tokens, out_dim] the last decode's output
     std::unique_ptr<backend_buffer> mem;        // holds the arrays above
     cond_decoder_state              dec;
     row_staging                     tgt_rows;   // tgt's keyframe rows (upload_selected_rows)
@@ -66,7 +66,7 @@ struct vq_decoder {
     // [n, code_dim]), then the decoder as decode_codes; throws mb::error (invalid_argument) on a
     // token outside 0..C−1 or n outside 1..st.max_tokens. n_batch lanes of n tokens each (up to
     // st.lanes): every array holds the lanes back to back, each lane decoded as if alone (taps
-    // only with one lane)
+    // only with one lane). y may be null: the result is then left in st.y, not downloaded
     void decode(backend & be, vq_decoder_state & st, const int32_t * tokens, int64_t n, const float * ext,
                 const float * tgt, const uint8_t * has_tgt, float * y, const tap_fn & tap = {},
                 int64_t n_batch = 1) const;

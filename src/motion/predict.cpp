@@ -4,7 +4,8 @@
 //      final-velocity fix
 //   3. pose-token planner (masked decoding, argmax or Gumbel)
 //   4. VQ decoder → normalised local 413-d frames
-//   5. local → global, start transform re-applied, FK
+//   5. local → global, start transform re-applied, FK (on the backend where it has
+//      motion_finish and nothing is traced)
 #include "motion/predict.h"
 
 #include "backend/cpu/each-index.h"
@@ -44,6 +45,20 @@ constexpr int   k_local_root_dim  = 4;
 // host steps or waits (H100, B = 1,024, same call: F32 244k → 267k frames/s with four, TF32
 // 586k → 654k); three gave about as much as four
 constexpr int64_t k_cuda_batch_states = 4;
+
+// backend::motion_finish works on the representation of motion-rep.h and the G1 skeleton
+static_assert(k_finish_local_dim == k_local_dim && k_finish_global_dim == k_global_dim &&
+                  k_finish_rot6d == k_global_rot6d && k_finish_joints == k_n_joints && k_finish_fps == k_motion_fps,
+              "backend/motion-finish.h's constants differ from motion-rep.h's");
+
+// MB_PREDICT_FINISH=host: step 5 on the host even where the backend has motion_finish (to compare)
+bool finish_forced_to_host() {
+    static const bool host = [] {
+        const char * v = std::getenv("MB_PREDICT_FINISH");
+        return v && std::string(v) == "host";
+    }();
+    return host;
+}
 
 using clock_type = std::chrono::steady_clock;
 
@@ -172,6 +187,12 @@ struct motion_model::impl {
     vq_decoder                    vq;
     motion_stats                  stats;
     skeleton_fk                   fk;
+    // step 5's constants on the backend where it has motion_finish (else empty): the LOCAL
+    // subset's scale and mean, the skeleton's offsets and parents, uploaded once from finish_host
+    std::vector<float>              finish_host;   // [413 scale | 413 mean | 34·3 offsets | 34 parents (int32 bits)]
+    std::unique_ptr<backend_buffer> finish_mem;
+    bptr<const float>               finish_scale, finish_mean, finish_offsets;   // [413], [413], [34, 3]
+    bptr<const int32_t>             finish_parents;                              // [34]
 
     // states of the stateless predict(req) and predict_batch(reqs): taken under the lock,
     // computed on outside it
@@ -216,6 +237,22 @@ struct predict_state::impl {
     std::vector<float>   b_pose_cond, b_root_cond, b_ext, b_recon, b_uniforms;
     std::vector<uint8_t> b_has_pose_cond, b_has_tgt;
     std::vector<int32_t> b_tokens;
+
+    // step 5 on the backend (finish_on_backend): each bucket finished after its decode, its lanes'
+    // outputs back to back from the frame where the buckets before it end
+    bool                            finish_on_backend = false;
+    std::unique_ptr<backend_buffer> finish_mem;
+    bptr<float>                     f_ref;       // [lanes, 3] start x, z, heading in bucket order
+    bptr<float>                     f_global;    // [lanes·64, 414]
+    bptr<float>                     f_pos;       // [lanes·64, 34, 3]
+    bptr<float>                     f_rot;       // [lanes·64, 34, 4] local rotations x y z w
+    std::vector<float>              h_ref;       // [lanes, 3] f_ref's host side
+    std::vector<int64_t>            f_at;        // [lanes] the lane's first frame in the outputs
+    // the outputs downloaded in bulk (k_pool_min_lanes+ lanes): in the backend's page-locked host
+    // memory where it has some (a 256-lane chunk's 42 MB come down several times faster), else plain
+    std::shared_ptr<void>           h_out_pinned;
+    std::vector<float>              h_out_plain;
+    float *                         h_global = nullptr, * h_pos = nullptr, * h_rot = nullptr;
 };
 
 predict_state::predict_state() = default;
@@ -265,6 +302,24 @@ std::unique_ptr<predict_state> motion_model::create_state(int64_t lanes) const {
     s.tokens.assign(L * k_max_tokens * k_token_heads, 0);
     s.bucket.reserve(L);
     s.done.assign(L, 0);
+    s.finish_on_backend = m.finish_mem && s.be->has_motion_finish() && !finish_forced_to_host();
+    if (s.finish_on_backend) {
+        const size_t G = L * F * k_global_dim, P = L * F * k_n_joints * 3, R = L * F * k_n_joints * 4;
+        s.finish_mem   = s.be->alloc((L * 3 + G + P + R) * sizeof(float));
+        s.f_ref        = s.finish_mem->as<float>();
+        s.f_global     = s.f_ref + int64_t(L * 3);
+        s.f_pos        = s.f_global + int64_t(G);
+        s.f_rot        = s.f_pos + int64_t(P);
+        s.h_ref.assign(L * 3, 0.0f);
+        s.f_at.assign(L, 0);
+        if (lanes > 1) {
+            s.h_out_pinned = s.be->alloc_host((G + P + R) * sizeof(float));
+            if (!s.h_out_pinned) s.h_out_plain.assign(G + P + R, 0.0f);
+            s.h_global = s.h_out_pinned ? static_cast<float *>(s.h_out_pinned.get()) : s.h_out_plain.data();
+            s.h_pos    = s.h_global + G;
+            s.h_rot    = s.h_pos + P;
+        }
+    }
     if (lanes > 1 && std::string(s.be->name()) != "cpu") {
         const unsigned hw = std::thread::hardware_concurrency();
         if (hw > 1) s.host = std::make_unique<cpu::thread_pool>(int(std::min(hw, 16u)));
@@ -374,6 +429,25 @@ std::unique_ptr<motion_model::impl> build(std::unique_ptr<model_bundle> bundle, 
     p->precision = cuda ? precision : backend_precision::BACKEND_PRECISION_F32;
     p->stats  = motion_stats::from_support(p->bundle->sup);
     p->fk     = skeleton_fk::from_support(p->bundle->sup);
+    if (p->loader->has_motion_finish()) {
+        // step 5's constants, uploaded once: the LOCAL subset's scale and mean, offsets, parents
+        const std::span<const int> idx = feature_subset_indices(feature_subset::FEATURE_SUBSET_LOCAL);
+        std::vector<float> &       h   = p->finish_host;
+        h.assign(2 * k_local_dim + k_n_joints * 3 + k_n_joints, 0.0f);
+        for (int i = 0; i < k_local_dim; ++i) {
+            h[size_t(i)]               = p->stats.scale[size_t(idx[size_t(i)])];
+            h[size_t(k_local_dim + i)] = p->stats.mean[size_t(idx[size_t(i)])];
+        }
+        std::copy(p->fk.offsets.begin(), p->fk.offsets.end(), h.begin() + 2 * k_local_dim);
+        std::memcpy(h.data() + 2 * k_local_dim + k_n_joints * 3, p->fk.parents.data(), k_n_joints * sizeof(int32_t));
+        p->finish_mem             = p->loader->alloc_from_host(h.data(), h.size() * sizeof(float));
+        const bptr<const float> c = p->finish_mem->as<float>();
+        p->finish_scale           = c;
+        p->finish_mean            = c + k_local_dim;
+        p->finish_offsets         = c + 2 * k_local_dim;
+        p->finish_parents = bptr<const int32_t>(reinterpret_cast<const int32_t *>((p->finish_offsets + k_n_joints * 3).p));
+        p->loader->synchronize();
+    }
 
     // the request format fixes 8 slots, 6..16 tokens of 4 frames, 8 heads × 10 codes, 304-d poses
     const root_hparams & rh = p->root.hp;
@@ -708,6 +782,26 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         tap_host(trace, "decoder_has_target_cond", ht, {F});
     });
     sc.lap(chunk_profile::dec_host);
+    // step 5 on the backend (traced runs keep the host's, whose intermediates the taps show): the
+    // decoder's output stays on the device, and each bucket is finished right after its decode
+    // (the decoder state holds one bucket's output), its outputs after the buckets' before it
+    const bool finish_here = st.finish_on_backend && !trace;
+    int64_t    f_lanes = 0, f_frames = 0;     // lanes and frames finished on the backend so far
+    const auto finish_bucket = [&](int64_t F) {
+        const int64_t Bk = int64_t(st.bucket.size());
+        for (int64_t i = 0; i < Bk; ++i) {
+            const int64_t l = st.bucket[size_t(i)];
+            std::copy_n(st.ref.begin() + l * 3, 3, st.h_ref.begin() + (f_lanes + i) * 3);
+            st.f_at[size_t(l)] = f_frames + i * F;
+        }
+        const bptr<float> ref = st.f_ref + f_lanes * 3;
+        st.be->set(ref, st.h_ref.data() + f_lanes * 3, Bk * 3);
+        st.be->motion_finish(st.vq_st.y, Bk, F, m.finish_scale, m.finish_mean, ref, m.finish_parents, m.finish_offsets,
+                             st.f_global + f_frames * k_global_dim, st.f_pos + f_frames * k_n_joints * 3,
+                             st.f_rot + f_frames * k_n_joints * 4);
+        f_lanes += Bk;
+        f_frames += Bk * F;
+    };
     std::fill(st.done.begin(), st.done.end(), 0);
     for (int64_t l0 = 0; l0 < B; ++l0) {
         if (st.done[size_t(l0)]) continue;
@@ -724,7 +818,8 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         if (Bk == 1) {
             m.vq.decode(*st.be, st.vq_st, st.tokens.data() + l0 * k_max_tokens * H, n, st.ext.data() + l0 * FM * 2,
                         st.pose_cond.data() + l0 * FM * k_pose_feat_dim, st.has_tgt.data() + l0 * FM,
-                        st.recon.data() + l0 * FM * k_local_dim, trace);
+                        finish_here ? nullptr : st.recon.data() + l0 * FM * k_local_dim, trace);
+            if (finish_here) finish_bucket(F);
             continue;
         }
         int64_t none = -1;
@@ -738,7 +833,12 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         });
         sc.lap(chunk_profile::dec_in);
         m.vq.decode(*st.be, st.vq_st, st.b_tokens.data(), n, st.b_ext.data(), st.b_pose_cond.data(),
-                    st.b_has_tgt.data(), st.b_recon.data(), trace, Bk);
+                    st.b_has_tgt.data(), finish_here ? nullptr : st.b_recon.data(), trace, Bk);
+        if (finish_here) {
+            finish_bucket(F);
+            sc.lap(chunk_profile::dec_net);
+            continue;
+        }
         sc.lap(chunk_profile::dec_net);
         each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
             std::copy_n(st.b_recon.begin() + i * F * k_local_dim, F * k_local_dim,
@@ -748,33 +848,18 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
     tm.decoder_ms = ms_since(t0);
     sc.lap(chunk_profile::dec_out);
 
-    // step 5: unnormalise, integrate the root from 0, re-apply the start transform, FK
+    // step 5: unnormalise, integrate the root from 0, re-apply the start transform, FK (issued
+    // on the backend in step 4 where finish_here: the outputs are downloaded)
     t0 = clock_type::now();
-    each_lane(st.host.get(), B, failed, [&](int64_t l) {
-        const int64_t    F  = st.rr[size_t(l)].n * k_frames_per_token;
-        const float *    rf = st.ref.data() + l * 3;
-        const float *    rc = st.recon.data() + l * FM * k_local_dim;
-        float *          lc = st.local.data() + l * FM * k_local_dim;
-        predict_result & o  = res[l];
-        tap_host(trace, "decoder_recon_state", rc, {F, k_local_dim});
-        m.stats.unnormalize(rc, F, feature_subset::FEATURE_SUBSET_LOCAL, lc);
-        tap_host(trace, "pred_local_poses", lc, {F, k_local_dim});
-        o.global_features.assign(size_t(F * k_global_dim), 0.0f);
-        local_to_global(lc, F, o.global_features.data());
-        tap_host(trace, "pred_global_poses_before_reapply", o.global_features.data(), {F, k_global_dim});
-        reapply_start_transform(o.global_features.data(), F, rf[0], rf[1], rf[2]);
-        tap_host(trace, "pred_global_poses", o.global_features.data(), {F, k_global_dim});
-
-        o.num_tokens = int(F / k_frames_per_token);
-        o.frames     = int(F);
+    // the lane's result around its global features, joints and rotations
+    const auto finish_lane = [&](int64_t l, int64_t F) {
+        predict_result & o = res[l];
+        o.num_tokens       = int(F / k_frames_per_token);
+        o.frames           = int(F);
         o.root_translations.resize(size_t(F * 3));
         for (int64_t f = 0; f < F; ++f) {
             for (int i = 0; i < 3; ++i) o.root_translations[size_t(f * 3 + i)] = o.global_features[size_t(f * k_global_dim + i)];
         }
-        o.joint_positions.assign(size_t(F * k_n_joints * 3), 0.0f);
-        o.local_rotations_xyzw.assign(size_t(F * k_n_joints * 4), 0.0f);
-        m.fk.run(o.global_features.data(), F, o.joint_positions.data(), o.local_rotations_xyzw.data(), nullptr);
-        tap_host(trace, "joint_positions", o.joint_positions.data(), {F, k_n_joints, 3});
         if (lane_done) {
             // this lane's stage times (finish and total up to its own end)
             o.timings           = tm;
@@ -782,7 +867,63 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
             o.timings.total_ms  = ms_since(t_start);
             (*lane_done)(first + size_t(l));
         }
-    });
+    };
+    constexpr int64_t JP = k_n_joints * 3, JR = k_n_joints * 4;
+    if (finish_here && B >= k_pool_min_lanes) {
+        // in bulk into the staging arrays, then copied into the results on the host pool
+        st.be->get(bptr<const float>(st.f_global), st.h_global, f_frames * k_global_dim);
+        st.be->get(bptr<const float>(st.f_pos), st.h_pos, f_frames * JP);
+        st.be->get(bptr<const float>(st.f_rot), st.h_rot, f_frames * JR);
+        each_lane(st.host.get(), B, failed, [&](int64_t l) {
+            const int64_t    F  = st.rr[size_t(l)].n * k_frames_per_token;
+            const int64_t    at = st.f_at[size_t(l)];
+            predict_result & o  = res[l];
+            const float *    g  = st.h_global + at * k_global_dim;
+            const float *    jp = st.h_pos + at * JP;
+            const float *    jr = st.h_rot + at * JR;
+            o.global_features.assign(g, g + F * k_global_dim);
+            o.joint_positions.assign(jp, jp + F * JP);
+            o.local_rotations_xyzw.assign(jr, jr + F * JR);
+            finish_lane(l, F);
+        });
+    } else if (finish_here) {
+        // a few lanes: straight into each result
+        for (int64_t l = 0; l < B; ++l) {
+            const int64_t    F  = st.rr[size_t(l)].n * k_frames_per_token;
+            const int64_t    at = st.f_at[size_t(l)];
+            predict_result & o  = res[l];
+            o.global_features.resize(size_t(F * k_global_dim));
+            o.joint_positions.resize(size_t(F * JP));
+            o.local_rotations_xyzw.resize(size_t(F * JR));
+            *failed = l;
+            st.be->get(bptr<const float>(st.f_global + at * k_global_dim), o.global_features.data(), F * k_global_dim);
+            st.be->get(bptr<const float>(st.f_pos + at * JP), o.joint_positions.data(), F * JP);
+            st.be->get(bptr<const float>(st.f_rot + at * JR), o.local_rotations_xyzw.data(), F * JR);
+            finish_lane(l, F);
+        }
+        *failed = -1;
+    } else {
+        each_lane(st.host.get(), B, failed, [&](int64_t l) {
+            const int64_t    F  = st.rr[size_t(l)].n * k_frames_per_token;
+            const float *    rf = st.ref.data() + l * 3;
+            const float *    rc = st.recon.data() + l * FM * k_local_dim;
+            float *          lc = st.local.data() + l * FM * k_local_dim;
+            predict_result & o  = res[l];
+            tap_host(trace, "decoder_recon_state", rc, {F, k_local_dim});
+            m.stats.unnormalize(rc, F, feature_subset::FEATURE_SUBSET_LOCAL, lc);
+            tap_host(trace, "pred_local_poses", lc, {F, k_local_dim});
+            o.global_features.assign(size_t(F * k_global_dim), 0.0f);
+            local_to_global(lc, F, o.global_features.data());
+            tap_host(trace, "pred_global_poses_before_reapply", o.global_features.data(), {F, k_global_dim});
+            reapply_start_transform(o.global_features.data(), F, rf[0], rf[1], rf[2]);
+            tap_host(trace, "pred_global_poses", o.global_features.data(), {F, k_global_dim});
+            o.joint_positions.assign(size_t(F * JP), 0.0f);
+            o.local_rotations_xyzw.assign(size_t(F * JR), 0.0f);
+            m.fk.run(o.global_features.data(), F, o.joint_positions.data(), o.local_rotations_xyzw.data(), nullptr);
+            tap_host(trace, "joint_positions", o.joint_positions.data(), {F, k_n_joints, 3});
+            finish_lane(l, F);
+        });
+    }
     tm.finish_ms = ms_since(t0);
     sc.lap(chunk_profile::finish);
     if (g_profile.on) g_profile.add(sc.t, B);

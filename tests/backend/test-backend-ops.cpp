@@ -1,18 +1,24 @@
 // every op of every registered backend against a plain scalar reference, as ggml's
 // test-backend-ops: ops that move values must match bitwise, ops that compute are held
 // to an NMSE bound (Σ(y − ref)² / Σ ref², reference in double) over varied shapes,
-// including edge sizes. A new backend in backend_registry() runs this file unchanged.
+// including edge sizes. A new backend in backend_registry() runs this file unchanged. The
+// optional motion_finish is held to the host functions it reproduces (skipped where absent).
 #include "backend/backend.h"
 #include "backend/token-select.h"
 #include "backend-test-util.h"
+#include "motion/motion-rep.h"
+#include "motion/skeleton-fk.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <numbers>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -542,6 +548,103 @@ TEST_P(backend_ops, lanes_equal_one_by_one) {
             be->remask_lowest(pp, m, n_mask, 10, pb, B);
             EXPECT_EQ(get(pb, B * m), get(ps, B * m)) << "remask_lowest n_mask " << n_mask;
         }
+    }
+}
+
+// the optional motion_finish (predict's step 5) against the host functions it reproduces
+// (motion_stats::unnormalize, local_to_global, reapply_start_transform, skeleton_fk::run) on random
+// stats, skeleton and decoder output: within 1e-5 (the cos, sin and atan2 of float arguments may
+// round differently from the host's libm), and lanes in one call bitwise equal to each lane alone,
+// nothing written past the lanes' frames. Backends without the op skip, saying so
+TEST_P(backend_ops, motion_finish) {
+    if (!be->has_motion_finish()) {
+        GTEST_SKIP() << "the " << be->name() << " backend has no motion_finish (an optional op: predict "
+                     << "finishes on the host there; the CUDA backend has it, checked where a GPU is usable)";
+    }
+    constexpr int64_t LD = k_local_dim, GD = k_global_dim, JP = k_n_joints * 3, JR = k_n_joints * 4;
+    constexpr float   k_tol = 1e-5f;
+    // random statistics (std > 0) and a random tree (parents before children)
+    std::vector<float> mean = random_vec(k_n_features, 40), sd = random_vec(k_n_features, 41);
+    for (float & v : mean) v *= 0.1f;
+    for (float & v : sd) v = 0.1f + 0.5f * std::fabs(v);
+    const motion_stats stats = motion_stats::from_f32(mean.data(), sd.data());
+    skeleton_fk        fk;
+    std::mt19937       rng(42);
+    const std::vector<float> offsets = random_vec(k_n_joints * 3, 43);
+    for (int j = 0; j < k_n_joints; ++j) {
+        fk.parents[size_t(j)] = j == 0 ? -1 : int32_t(rng() % uint32_t(j));
+        for (int i = 0; i < 3; ++i) fk.offsets[size_t(j * 3 + i)] = 0.2f * offsets[size_t(j * 3 + i)];
+    }
+    const std::span<const int> idx = feature_subset_indices(feature_subset::FEATURE_SUBSET_LOCAL);
+    std::vector<float>         scale(LD), mn(LD);
+    for (int64_t i = 0; i < LD; ++i) {
+        scale[size_t(i)] = stats.scale[size_t(idx[size_t(i)])];
+        mn[size_t(i)]    = stats.mean[size_t(idx[size_t(i)])];
+    }
+    const std::vector<int32_t> parents(fk.parents.begin(), fk.parents.end());
+    const std::vector<float>   offs(fk.offsets.begin(), fk.offsets.end());
+    auto pscale = in(scale), pmean = in(mn), poffs = in(offs);
+    auto ppar   = in(parents);
+
+    for (const int64_t F : {4, 24, 64}) {
+        const int64_t B = 3;
+        SCOPED_TRACE("frames " + std::to_string(F));
+        const std::vector<float> x = random_vec(size_t(B * F * LD), 44 + uint32_t(F));
+        std::vector<float>       ref(size_t(B * 3));
+        std::uniform_real_distribution<float> pos(-3.0f, 3.0f), ang(-float(std::numbers::pi), float(std::numbers::pi));
+        for (int64_t l = 0; l < B; ++l) {
+            ref[size_t(l * 3 + 0)] = pos(rng);
+            ref[size_t(l * 3 + 1)] = pos(rng);
+            ref[size_t(l * 3 + 2)] = ang(rng);
+        }
+        auto px = in(x), pref = in(ref);
+        // one frame more than the lanes hold: the op must leave it alone
+        const size_t ng = size_t((B * F + 1) * GD), np = size_t((B * F + 1) * JP), nr = size_t((B * F + 1) * JR);
+        auto pg = in(std::vector<float>(ng, k_sentinel)), pp = in(std::vector<float>(np, k_sentinel));
+        auto pr = in(std::vector<float>(nr, k_sentinel));
+        be->motion_finish(px, B, F, pscale, pmean, pref, ppar, poffs, pg, pp, pr);
+        const auto g = get(pg, ng), p = get(pp, np), r = get(pr, nr);
+        EXPECT_EQ(g.back(), k_sentinel);
+        EXPECT_EQ(p.back(), k_sentinel);
+        EXPECT_EQ(r.back(), k_sentinel);
+
+        float worst[3] = {0.0f, 0.0f, 0.0f};     // global features, joints, rotations
+        const auto diff = [](const float * a, const float * b, int64_t n) {
+            float m = 0.0f;
+            for (int64_t i = 0; i < n; ++i) {
+                const float d = std::fabs(a[i] - b[i]);
+                if (!(d <= m)) m = d;
+            }
+            return m;
+        };
+        for (int64_t l = 0; l < B; ++l) {
+            // the host's step 5 for lane l
+            std::vector<float> local(size_t(F * LD)), hg(size_t(F * GD)), hp(size_t(F * JP)), hr(size_t(F * JR));
+            stats.unnormalize(x.data() + l * F * LD, F, feature_subset::FEATURE_SUBSET_LOCAL, local.data());
+            local_to_global(local.data(), F, hg.data());
+            reapply_start_transform(hg.data(), F, ref[size_t(l * 3)], ref[size_t(l * 3 + 1)], ref[size_t(l * 3 + 2)]);
+            fk.run(hg.data(), F, hp.data(), hr.data(), nullptr);
+            worst[0] = std::max(worst[0], diff(g.data() + l * F * GD, hg.data(), F * GD));
+            worst[1] = std::max(worst[1], diff(p.data() + l * F * JP, hp.data(), F * JP));
+            worst[2] = std::max(worst[2], diff(r.data() + l * F * JR, hr.data(), F * JR));
+
+            // the lane alone, into outputs of its own: the same bits
+            auto pg1 = in(std::vector<float>(size_t(F * GD), k_sentinel));
+            auto pp1 = in(std::vector<float>(size_t(F * JP), k_sentinel));
+            auto pr1 = in(std::vector<float>(size_t(F * JR), k_sentinel));
+            be->motion_finish(px + l * F * LD, 1, F, pscale, pmean, pref + l * 3, ppar, poffs, pg1, pp1, pr1);
+            EXPECT_EQ(get(pg1, size_t(F * GD)), std::vector<float>(g.begin() + l * F * GD, g.begin() + (l + 1) * F * GD))
+                << "lane " << l << " alone: global features";
+            EXPECT_EQ(get(pp1, size_t(F * JP)), std::vector<float>(p.begin() + l * F * JP, p.begin() + (l + 1) * F * JP))
+                << "lane " << l << " alone: joint positions";
+            EXPECT_EQ(get(pr1, size_t(F * JR)), std::vector<float>(r.begin() + l * F * JR, r.begin() + (l + 1) * F * JR))
+                << "lane " << l << " alone: local rotations";
+        }
+        EXPECT_LE(worst[0], k_tol) << "global features";
+        EXPECT_LE(worst[1], k_tol) << "joint positions";
+        EXPECT_LE(worst[2], k_tol) << "local rotations";
+        std::printf("  motion_finish, %lld frames: max |backend − host| global %.3g, joints %.3g, rotations %.3g\n",
+                    (long long) F, double(worst[0]), double(worst[1]), double(worst[2]));
     }
 }
 

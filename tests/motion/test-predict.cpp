@@ -1,6 +1,8 @@
 // the whole predict against upstream on every reference-small case: durations and
 // valid tokens exact, per-stage intermediates (so a failure names the first
-// divergent stage), global features and FK joint positions within 1e-4
+// divergent stage), global features and FK joint positions within 1e-4. An untraced run
+// of each case against the traced one: the same on the CPU, and on CUDA the finish step on
+// the GPU (traced runs finish on the host) within 1e-5
 #include "predict-fixtures.h"
 #include "support/test-paths.h"
 
@@ -11,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <string>
 
 namespace {
 
@@ -25,6 +28,8 @@ constexpr float k_tol_stage  = 1e-4f;
 // stds: its ~2e-6 error grows to ~1.5e-4 in normalised units
 constexpr float k_tol_local_root = 5e-4f;
 constexpr float k_tol_output = 1e-4f;
+// untraced against traced: the backend's finish step (motion_finish) against the host's
+constexpr float k_tol_finish = 1e-5f;
 
 float max_abs_diff(const float * a, const float * b, int64_t n) {
     float m = 0.0f;
@@ -134,6 +139,35 @@ TEST(predict, every_reference_case) {
         for (int64_t f = 0; f < F; ++f) {
             for (int i = 0; i < 3; ++i) ASSERT_EQ(res.root_translations[size_t(f * 3 + i)], res.global_features[size_t(f * 414 + i)]);
         }
+
+        // untraced: the path plans take (on CUDA the finish step runs on the GPU)
+        const predict_result u = rm.model->predict(req);
+        ASSERT_EQ(u.num_tokens, res.num_tokens);
+        ASSERT_EQ(u.frames, res.frames);
+        ASSERT_EQ(u.tokens, res.tokens);
+        const struct {
+            const char *               name;
+            const std::vector<float> & got;
+            const std::vector<float> & want;
+        } outs[] = {
+            {"untraced global_features", u.global_features, res.global_features},
+            {"untraced joint_positions", u.joint_positions, res.joint_positions},
+            {"untraced local_rotations_xyzw", u.local_rotations_xyzw, res.local_rotations_xyzw},
+            {"untraced root_translations", u.root_translations, res.root_translations},
+        };
+        for (const auto & o : outs) {
+            ASSERT_EQ(o.got.size(), o.want.size()) << o.name;
+            EXPECT_LE(track(o.name, max_abs_diff(o.got.data(), o.want.data(), int64_t(o.want.size()))), k_tol_finish)
+                << o.name;
+            // the CPU finishes both on the host
+            if (std::string(rm.model->backend_name()) == "cpu") {
+                EXPECT_EQ(o.got, o.want) << o.name;
+            }
+        }
+        EXPECT_LE(track("untraced/upstream global_features", max_abs_diff(u.global_features.data(), out.data(), F * 414)),
+                  k_tol_output);
+        EXPECT_LE(track("untraced/upstream joint_positions", max_abs_diff(u.joint_positions.data(), joints.data(), F * 102)),
+                  k_tol_output);
     }
     for (const auto & kv : worst) std::printf("  max abs error %-34s %.3g\n", kv.first.c_str(), double(kv.second));
 }

@@ -233,6 +233,15 @@ public:
         return b;
     }
 
+    std::shared_ptr<void> alloc_host(size_t bytes) override {
+        void * p = nullptr;
+        if (!bytes || cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
+            cudaGetLastError();     // not sticky: the caller falls back to plain memory
+            return nullptr;
+        }
+        return std::shared_ptr<void>(p, [](void * q) { cudaFreeHost(q); });
+    }
+
     void set_bytes(void * dst, const void * host, size_t bytes) override {
         if (!bytes) return;
         const auto t0 = std::chrono::steady_clock::now();
@@ -346,6 +355,14 @@ public:
     }
     void scatter_rows(bptr<const float> x, bptr<const int32_t> idx, int64_t k, int64_t d, bptr<float> y) override {
         cuda::scatter_rows(x.p, idx.p, k, d, y.p, s());
+    }
+    bool has_motion_finish() const override { return true; }
+    void motion_finish(bptr<const float> x, int64_t n_batch, int64_t frames, bptr<const float> scale,
+                       bptr<const float> mean, bptr<const float> ref, bptr<const int32_t> parents,
+                       bptr<const float> offsets, bptr<float> global, bptr<float> positions,
+                       bptr<float> local_xyzw) override {
+        cuda::motion_finish(x.p, n_batch, frames, scale.p, mean.p, ref.p, parents.p, offsets.p, global.p, positions.p,
+                            local_xyzw.p, s());
     }
     void where_rows(bptr<const uint8_t> sel, bptr<const float> a, int64_t lda, bptr<const float> b, int64_t ldb,
                     int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {

@@ -142,4 +142,10 @@ void sample_codes(const float * logits, int64_t m, int64_t n_code, const float *
 void remask_lowest(const float * prob, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens, int64_t n_batch,
                    cudaStream_t s);
 
+// backend::motion_finish (cuda-finish.cu): predict's step 5 for n_batch lanes of `frames` frames, the
+// host functions' float arithmetic in their order
+void motion_finish(const float * x, int64_t n_batch, int64_t frames, const float * scale, const float * mean,
+                   const float * ref, const int32_t * parents, const float * offsets, float * global,
+                   float * positions, float * local_xyzw, cudaStream_t s);
+
 } // namespace mb::cuda
