@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# a short GPU-machine call (a lease with little device time left): builds what it needs, runs the
+# CUDA suites that check predict end to end (with the finish step on the GPU: the `cuda` label sets
+# MB_PREDICT_FINISH=device), then B = 1 F32 and B = 1,024 TF32 / BF16 / F32 with the finish step on
+# the GPU ("gpu") against the host ("host") in the same binary, alternated, and memcheck on the new
+# ops; steps that would start late are skipped. Fixtures from .gpu/shared (bench/cuda-pack.sh).
+# usage: OUT=DIR bench/cuda-quick.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/out}; mkdir -p "$out" /tmp/nopc
+export PKG_CONFIG_LIBDIR=/tmp/nopc MB_SHARED_DIR=$PWD/.gpu/shared
+t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; lscpu | grep -E "Model name"
+python3 tools/convert.py random-bundle --preset full --seed 1 --out /tmp/mb-full > /tmp/bundle.log 2>&1 &
+cmake -G Ninja -B build/g -DCMAKE_BUILD_TYPE=Release -DMB_CUDA=ON -DMB_ZMQ=OFF -DMB_PYTHON="$(command -v python3)" \
+    -DMB_SHARED_DIR="$MB_SHARED_DIR" > /tmp/cfg.log 2>&1 || { tail -20 /tmp/cfg.log; exit 1; }
+cmake --build build/g -j16 --target motionbricks cuda-run test-backend-ops test-predict test-predict-batch > "$out/build.log" 2>&1 ||
+    { grep -B2 -A20 -E "error|FAILED" "$out/build.log" | head -60; exit 1; }
+wait; echo "== built ($(el) s)"
+b=build/g
+(cd $b && ctest -R 'cuda\.test-(backend-ops|predict|predict-batch)$' -j3 --timeout 120 -V) > "$out/ctest.log" 2>&1
+grep -E "tests passed|tests failed|\*\*\*Failed|FAILED|Failure|Expected|Which is|lanes vs alone|max|SKIPPED|skipped|motion_finish" "$out/ctest.log" | grep -v "OK \]\|RUN" | head -40
+echo "== tested ($(el) s)"
+bench() {   # label precision batch env... motionbricks
+    local label=$1 p=$2 batch=$3; shift 3
+    local it=""; [ "$batch" != 1 ] && it="--iterations 5 --warmup 1"
+    timeout 40 env "$@" bench --model /tmp/mb-full --device cuda --precision $p --batch $batch --tokens 10,0 $it \
+        > /tmp/bench.json 2> /tmp/bench.err || { echo "$label failed: $(tail -2 /tmp/bench.err)"; return; }
+    python3 - "$label" /tmp/bench.json <<'PY' | tee -a "$out/bench.txt"
+import json, sys
+b = json.load(open(sys.argv[2]))
+for r in b["runs"]:
+    s = r["stage_ms_lane0"]
+    print(f'{sys.argv[1]:>6} {b["model"]["precision"]:>4} B={r["batch"]:<4} n={str(r["tokens"]):>9}: {r["ms_per_call_median"]:8.3f} ms (p95 {r["ms_per_call_p95"]:.3f}) {r["frames_per_s"]:10.0f} frames/s  fin {s["finish"]:.3f}')
+PY
+}
+N=$b/motionbricks
+for r in 1 2; do bench gpu f32 1 MB_PREDICT_FINISH=device $N; bench host f32 1 $N; done
+for r in 1 2; do [ $(el) -lt 200 ] && { bench gpu tf32 1024 MB_PREDICT_FINISH=device $N; bench host tf32 1024 $N; }; done
+[ $(el) -lt 210 ] && { bench gpu bf16 1024 MB_PREDICT_FINISH=device $N; bench gpu f32 1024 MB_PREDICT_FINISH=device $N; }
+[ $(el) -lt 220 ] && { timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter='*motion_finish*:*scatter_rows*' > "$out/cs.log" 2>&1; echo "memcheck ops: rc $? $(grep 'ERROR SUMMARY' $out/cs.log)"; }
+echo "== done ($(el) s)"
