@@ -189,7 +189,8 @@ struct motion_model::impl {
     vq_decoder                    vq;
     motion_stats                  stats;
     skeleton_fk                   fk;
-    // step 5's constants on the backend where it has motion_finish (else empty): the LOCAL
+    // step 5's constants on the backend where it has motion_finish and MB_PREDICT_FINISH=device
+    // (else empty; states finish on the backend exactly when these exist): the LOCAL
     // subset's scale and mean, the skeleton's offsets and parents, uploaded once from finish_host
     std::vector<float>              finish_host;   // [413 scale | 413 mean | 34·3 offsets | 34 parents (int32 bits)]
     std::unique_ptr<backend_buffer> finish_mem;
@@ -304,7 +305,7 @@ std::unique_ptr<predict_state> motion_model::create_state(int64_t lanes) const {
     s.tokens.assign(L * k_max_tokens * k_token_heads, 0);
     s.bucket.reserve(L);
     s.done.assign(L, 0);
-    s.finish_on_backend = m.finish_mem && s.be->has_motion_finish() && finish_on_device_asked();
+    s.finish_on_backend = m.finish_mem != nullptr;     // the model's backend kind has the op and it was asked for
     if (s.finish_on_backend) {
         const size_t G = L * F * k_global_dim, P = L * F * k_n_joints * 3, R = L * F * k_n_joints * 4;
         s.finish_mem   = s.be->alloc((L * 3 + G + P + R) * sizeof(float));
@@ -431,8 +432,9 @@ std::unique_ptr<motion_model::impl> build(std::unique_ptr<model_bundle> bundle, 
     p->precision = cuda ? precision : backend_precision::BACKEND_PRECISION_F32;
     p->stats  = motion_stats::from_support(p->bundle->sup);
     p->fk     = skeleton_fk::from_support(p->bundle->sup);
-    if (p->loader->has_motion_finish()) {
-        // step 5's constants, uploaded once: the LOCAL subset's scale and mean, offsets, parents
+    if (p->loader->has_motion_finish() && finish_on_device_asked()) {
+        // step 5's constants, uploaded once (only where step 5 will run on the backend): the LOCAL
+        // subset's scale and mean, offsets, parents
         const std::span<const int> idx = feature_subset_indices(feature_subset::FEATURE_SUBSET_LOCAL);
         std::vector<float> &       h   = p->finish_host;
         h.assign(2 * k_local_dim + k_n_joints * 3 + k_n_joints, 0.0f);
