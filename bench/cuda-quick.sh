@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # a short GPU-machine call (a lease with little device time left): builds what it needs, runs the
-# CUDA suites that check predict end to end (with the finish step on the GPU: the `cuda` label sets
-# MB_PREDICT_FINISH=device), then B = 1 F32 and B = 1,024 TF32 / BF16 / F32 with the finish step on
-# the GPU ("gpu") against the host ("host") in the same binary, alternated, and memcheck on the new
-# ops; steps that would start late are skipped. Fixtures from .gpu/shared (bench/cuda-pack.sh).
+# CUDA suites that check predict end to end (with the glue and the finish step on the GPU: the `cuda`
+# label sets MB_PREDICT_FINISH=plan), then B = 1 F32 and B = 1,024 TF32 / BF16 / F32 with both on the
+# GPU ("plan"), the finish step only ("dev") and neither ("host") in the same binary, alternated, and
+# memcheck / racecheck on the new ops; steps that would start late are skipped. Fixtures from .gpu/shared (bench/cuda-pack.sh).
 # usage: OUT=DIR bench/cuda-quick.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,12 +31,15 @@ import json, sys
 b = json.load(open(sys.argv[2]))
 for r in b["runs"]:
     s = r["stage_ms_lane0"]
-    print(f'{sys.argv[1]:>6} {b["model"]["precision"]:>4} B={r["batch"]:<4} n={str(r["tokens"]):>9}: {r["ms_per_call_median"]:8.3f} ms (p95 {r["ms_per_call_p95"]:.3f}) {r["frames_per_s"]:10.0f} frames/s  fin {s["finish"]:.3f}')
+    print(f'{sys.argv[1]:>6} {b["model"]["precision"]:>4} B={r["batch"]:<4} n={str(r["tokens"]):>9}: {r["ms_per_call_median"]:8.3f} ms (p95 {r["ms_per_call_p95"]:.3f}) {r["frames_per_s"]:10.0f} frames/s  root {s["root"]:.3f} pose {s["pose"]:.3f} dec {s["decoder"]:.3f} fin {s["finish"]:.3f}')
 PY
 }
 N=$b/motionbricks
-for r in 1 2; do bench gpu f32 1 MB_PREDICT_FINISH=device $N; bench host f32 1 $N; done
-for r in 1 2; do [ $(el) -lt 200 ] && { bench gpu tf32 1024 MB_PREDICT_FINISH=device $N; bench host tf32 1024 $N; }; done
-[ $(el) -lt 210 ] && { bench gpu bf16 1024 MB_PREDICT_FINISH=device $N; bench gpu f32 1024 MB_PREDICT_FINISH=device $N; }
-[ $(el) -lt 220 ] && { timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter='*motion_finish*:*scatter_rows*' > "$out/cs.log" 2>&1; echo "memcheck ops: rc $? $(grep 'ERROR SUMMARY' $out/cs.log)"; }
+for r in 1 2; do bench plan f32 1 MB_PREDICT_FINISH=plan $N; bench dev f32 1 MB_PREDICT_FINISH=device $N; bench host f32 1 $N; done
+for r in 1 2; do [ $(el) -lt 200 ] && { bench plan tf32 1024 MB_PREDICT_FINISH=plan $N; bench dev tf32 1024 MB_PREDICT_FINISH=device $N; bench host tf32 1024 $N; }; done
+[ $(el) -lt 230 ] && { bench plan bf16 1024 MB_PREDICT_FINISH=plan $N; bench plan f32 1024 MB_PREDICT_FINISH=plan $N; bench host f32 1024 $N; }
+ops='*motion_finish*:*root_conditions*:*scatter_rows*'
+for tool in memcheck racecheck; do
+    [ $(el) -lt 260 ] && { timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-$tool.log" 2>&1; echo "$tool ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-$tool.log)"; }
+done
 echo "== done ($(el) s)"

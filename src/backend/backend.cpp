@@ -1,5 +1,5 @@
 // the parts of the backend interface that are not one backend's: the defaults of the
-// optional ops (alloc_from_host, typed weights, fused activations, motion_finish), and the registry of
+// optional ops (alloc_from_host, typed weights, fused activations, the motion ops), and the registry of
 // built-in backends
 #include "backend/backend.h"
 
@@ -60,6 +60,14 @@ void backend::conv1d_act(bptr<const float> x, int64_t c_in, int64_t t, bweight w
     conv1d(x, c_in, t, w, b, c_out, k, dilation, y, n_batch);
     if (slope == 0.0f) relu(y, n_batch * c_out * t, y);
     else leaky_relu(y, n_batch * c_out * t, slope, y);
+}
+
+void backend::root_conditions(bptr<const float> y, int64_t n_batch, int64_t frames, bptr<const float> stats,
+                              bptr<const float> last, bptr<const uint8_t> has_last, bptr<float> root_cond,
+                              bptr<float> ext) {
+    (void) y, (void) n_batch, (void) frames, (void) stats, (void) last, (void) has_last, (void) root_cond, (void) ext;
+    throw std::runtime_error(std::string("the ") + name() +
+                             " backend has no root_conditions (predict runs that glue on the host there)");
 }
 
 void backend::motion_finish(bptr<const float> x, int64_t n_batch, int64_t frames, bptr<const float> scale,

@@ -290,23 +290,25 @@ public:
 
     // ---- motion (optional) ----------------------------------------------------------------------
 
-    // whether motion_finish runs on this backend. Optional: the default is false, and predict
-    // then runs step 5 on the host (the CPU backend does)
-    virtual bool has_motion_finish() const { return false; }
+    // whether root_conditions and motion_finish run on this backend. Optional: the default is
+    // false, and predict then runs that glue and step 5 on the host (the CPU backend does)
+    virtual bool has_motion_ops() const { return false; }
 
-    // predict's step 5 on the backend for n_batch lanes of `frames` frames each, the host
-    // functions' float32 arithmetic in their order (motion/motion-rep.h, motion/skeleton-fk.h):
-    //   local = x·scale + mean                    (motion_stats::unnormalize, LOCAL subset)
-    //   global = local_to_global(local)           (heading and xz integrated from 0 in double)
-    //   reapply_start_transform(global, ref x, ref z, ref heading)
-    //   skeleton_fk::run(global) → positions, local rotations (x, y, z, w)
-    // x [n_batch, frames, k_finish_local_dim] normalised decoder output; scale, mean
-    // [k_finish_local_dim] (the LOCAL subset's); ref [n_batch, 3] each lane's start x, z, heading;
-    // parents [k_finish_joints] int32 (−1 root, else < index); offsets [k_finish_joints, 3];
-    // outputs global [n_batch, frames, k_finish_global_dim], positions [n_batch, frames,
-    // k_finish_joints, 3], local_xyzw [n_batch, frames, k_finish_joints, 4]; no output overlaps an
-    // input. A lane's results do not depend on the other lanes. The default throws
-    // std::runtime_error naming the backend (call it only where has_motion_finish())
+    // predict's glue between the root planner and the pose planner / VQ decoder on the backend, the
+    // host's float32 arithmetic in its order (motion_stats::unnormalize, global_root_to_local,
+    // motion_stats::normalize), for n_batch lanes of `frames` ≥ 2 frames of the root planner's
+    // normalised global root y [n_batch, frames, 5] (x, y, z, cos h, sin h):
+    //   root_cond[t] = (y[t, 0], y[t, 2], y[t, 3], y[t, 4])                       [n_batch, frames, 4]
+    //   ext[t, i] = (fps·(g[t + 1] − g[t]) − stats[6 + i]) / stats[4 + i]         [n_batch, frames, 2]
+    //     with g[t] = y[t, c]·stats[i] + stats[2 + i], c = 0 (x) for i = 0, 2 (z) for i = 1, for
+    //     t < frames − 1; the last frame repeats frame frames − 2's, or is last[lane] where has_last[lane]
+    // stats [8]: global-root scale of x, z, its mean of x, z, local-root scale of vx, vz, its mean of
+    // vx, vz; last [n_batch, 2]; has_last [n_batch] bytes; fps k_finish_fps. No output overlaps an
+    // input. The default throws std::runtime_error naming the backend (call it only where has_motion_ops())
+    virtual void root_conditions(bptr<const float> y, int64_t n_batch, int64_t frames, bptr<const float> stats,
+                                 bptr<const float> last, bptr<const uint8_t> has_last, bptr<float> root_cond,
+                                 bptr<float> ext);
+
     virtual void motion_finish(bptr<const float> x, int64_t n_batch, int64_t frames, bptr<const float> scale,
                                bptr<const float> mean, bptr<const float> ref, bptr<const int32_t> parents,
                                bptr<const float> offsets, bptr<float> global, bptr<float> positions,

@@ -135,7 +135,7 @@ void pose_planner::check_inputs(const pose_cond_inputs & in, const pose_planner_
 void pose_planner::upload_inputs(backend & be, pose_planner_state & st, const pose_cond_inputs & in,
                                  int64_t n_batch) const {
     const int64_t F = n_batch * in.n * hp.frames_per_token;
-    be.set(st.root_cond, in.root_cond, F * hp.root_dim);
+    if (in.root_cond) be.set(st.root_cond, in.root_cond, F * hp.root_dim);
     upload_selected_rows(be, in.pose_cond, in.has_pose_cond, F, hp.pose_dim, st.pose_cond, st.pose_rows);
     be.set(st.has_pose_cond, in.has_pose_cond, F);
 }
@@ -276,7 +276,7 @@ void pose_planner::decode(backend & be, pose_planner_state & st, const pose_cond
     } else {
         steps();
     }
-    be.get(bptr<const int32_t>(st.tokens), tokens_out, B * nh);
+    if (tokens_out) be.get(bptr<const int32_t>(st.tokens), tokens_out, B * nh);
 }
 
 } // namespace mb

@@ -41,6 +41,7 @@ struct pose_hparams {
 struct pose_cond_inputs {
     int64_t         n             = 0;          // valid tokens L (min_tokens..max_tokens)
     const float *   root_cond     = nullptr;    // [4n, root_dim] normalised global x, z, cos h, sin h
+                                                // (null: decode finds it in st.root_cond, written on the backend)
     const float *   pose_cond     = nullptr;    // [4n, pose_dim] normalised keyframe poses (0 elsewhere)
     const uint8_t * has_pose_cond = nullptr;    // [4n] nonzero where pose_cond holds a keyframe
 };
@@ -113,7 +114,8 @@ struct pose_planner {
     // "step_pose_tf_in", "step_pose_tf_out" [1, n, n_embd] and "step_pose_logits" [1, n, H, C];
     // throws mb::error (invalid_argument) on bad options (n out of range, n_steps < 1, Gumbel without uniforms).
     // n_batch lanes (up to st.lanes) of the same n and options: inputs, uniforms and tokens_out
-    // hold the lanes back to back, and each lane decodes as if alone (taps only with one lane)
+    // hold the lanes back to back, and each lane decodes as if alone (taps only with one lane).
+    // tokens_out may be null: the tokens then stay in st.tokens [n_batch, n, H], not downloaded
     void decode(backend & be, pose_planner_state & st, const pose_cond_inputs & in, const pose_decode_options & opt,
                 int32_t * tokens_out, const tap_fn & tap = {}, int64_t n_batch = 1) const;
 

@@ -180,6 +180,7 @@ root_planner_state::root_planner_state(backend & be, const root_planner & rp, in
     in_host.assign(size_t(L * S * hp.pose_dim), 0.0f);
     has_host.assign(size_t(4 * L * S), 0);
     idx_host.assign(size_t(L), 0);
+    done_host.assign(size_t(L), 0);
     logits_host.assign(size_t(L * hp.n_class), 0.0f);
     tgt_host.assign(size_t(L * F * hp.global_root_dim), 0.0f);
     has_tgt_host.assign(size_t(L * F), 0);
@@ -193,7 +194,8 @@ root_result root_planner::run(backend & be, root_planner_state & st, const root_
 }
 
 void root_planner::run_batch(backend & be, root_planner_state & st, const root_inputs * in, int64_t B,
-                             root_result * out, const tap_fn & tap) const {
+                             root_result * out, const tap_fn & tap, const int64_t * group,
+                             const root_bucket_fn & on_bucket) const {
     const int64_t E = hp.n_embd, S = hp.n_slots(), P = hp.frames_per_token;
     const int64_t n_counts = hp.n_class - 1;    // real durations min..max
     st.failed_lane = -1;
@@ -300,123 +302,143 @@ void root_planner::run_batch(backend & be, root_planner_state & st, const root_i
     });
     st.ms_embed = ms_since(t0);    // the embeddings and stage 1 are one recording now
     t0          = clock_type::now();
-    be.get(bptr<const float>(st.logits), st.logits_host.data(), B * hp.n_class);
 
     // per lane: masks (out-of-reach unless allowed, disallowed counts), then the chosen class:
-    // argmax (first on ties) unless the count is forced
-    const float ninf = -std::numeric_limits<float>::infinity();
-    for (int64_t b = 0; b < B; ++b) {
-        const root_inputs & r   = in[b];
-        root_result &       res = out[b];
-        res.logits.fill(0.0f);
-        std::copy_n(st.logits_host.begin() + b * hp.n_class, hp.n_class, res.logits.begin());
-        st.failed_lane = b;
-        // NaN logits would pick a class at random (often "out of reach"): name the real cause
-        for (int64_t k = 0; k < hp.n_class; ++k) {
-            if (!std::isfinite(res.logits[size_t(k)])) {
-                throw mb::error(mb::status::compute_failed,
-                                "the root planner's duration logits are not finite: its weights overflow or are not finite");
+    // argmax (first on ties) unless the count is forced. Where every count is forced, the logits
+    // are read back after stage 2 is issued, so that the plan does not wait for them
+    const auto read_logits = [&] {
+        be.get(bptr<const float>(st.logits), st.logits_host.data(), B * hp.n_class);
+        const float ninf = -std::numeric_limits<float>::infinity();
+        for (int64_t b = 0; b < B; ++b) {
+            const root_inputs & r   = in[b];
+            root_result &       res = out[b];
+            res.logits.fill(0.0f);
+            std::copy_n(st.logits_host.begin() + b * hp.n_class, hp.n_class, res.logits.begin());
+            st.failed_lane = b;
+            // NaN logits would pick a class at random (often "out of reach"): name the real cause
+            for (int64_t k = 0; k < hp.n_class; ++k) {
+                if (!std::isfinite(res.logits[size_t(k)])) {
+                    throw mb::error(mb::status::compute_failed,
+                                    "the root planner's duration logits are not finite: its weights overflow or are not finite");
+                }
             }
-        }
-        if (!r.allow_out_of_reach) res.logits[size_t(n_counts)] = ninf;
-        if (r.allowed) {
-            for (int64_t k = 0; k < n_counts; ++k) {
-                if (r.allowed[k] != 1) res.logits[size_t(k)] = ninf;
+            if (!r.allow_out_of_reach) res.logits[size_t(n_counts)] = ninf;
+            if (r.allowed) {
+                for (int64_t k = 0; k < n_counts; ++k) {
+                    if (r.allowed[k] != 1) res.logits[size_t(k)] = ninf;
+                }
             }
+            const int64_t c =
+                r.num_tokens == 0 ? int64_t(argmax_first(res.logits.data(), hp.n_class)) : r.num_tokens - hp.min_tokens;
+            if (c >= n_counts) {
+                throw mb::error(mb::status::compute_failed, "the root planner classifies the target as out of reach (more than " +
+                                                                num(hp.max_tokens) + " tokens); no trajectory is produced");
+            }
+            res.n = c + hp.min_tokens;
         }
-        const int64_t c =
-            r.num_tokens == 0 ? int64_t(argmax_first(res.logits.data(), hp.n_class)) : r.num_tokens - hp.min_tokens;
-        if (c >= n_counts) {
-            throw mb::error(mb::status::compute_failed, "the root planner classifies the target as out of reach (more than " +
-                                                            num(hp.max_tokens) + " tokens); no trajectory is produced");
-        }
-        res.n = c + hp.min_tokens;
+        st.failed_lane = -1;
+    };
+    const bool all_forced = std::all_of(in, in + B, [](const root_inputs & r) { return r.num_tokens != 0; });
+    if (all_forced) {
+        for (int64_t b = 0; b < B; ++b) out[b].n = in[b].num_tokens;
+    } else {
+        read_logits();
     }
-    st.failed_lane = -1;
     st.ms_stage1 = ms_since(t0);
     st.ms_stage2 = st.ms_conv = 0.0;
 
-    // stage 2 and the conv decoder once per chosen duration, on that bucket's lanes
+    // stage 2 and the conv decoder once per chosen duration (and group), on that bucket's lanes
+    std::fill(st.done_host.begin(), st.done_host.begin() + B, 0);
     for (int64_t c = 0; c < n_counts; ++c) {
-        t0 = clock_type::now();
-        int64_t Bk = 0;     // lanes in the bucket
-        for (int64_t b = 0; b < B; ++b) {
-            if (out[b].n == c + hp.min_tokens) st.idx_host[size_t(Bk++)] = int32_t(b);
-        }
-        if (Bk == 0) continue;
-        const int64_t n = c + hp.min_tokens, F = n * P, G = hp.global_root_dim;
-
-        // the conv decoder's target condition over 4n frames: context slots at frames 0..3, target
-        // slots at 4n−4..4n−1; the bucket's has_frame slot-major (uploaded before the recording
-        // below, which may hold no copy)
-        std::fill(st.tgt_host.begin(), st.tgt_host.begin() + Bk * F * G, 0.0f);
-        std::fill(st.has_tgt_host.begin(), st.has_tgt_host.begin() + Bk * F, 0);
-        for (int64_t i = 0; i < Bk; ++i) {
-            const root_inputs & r = in[st.idx_host[size_t(i)]];
-            for (int64_t s = 0; s < S; ++s) {
-                const int64_t f = i * F + (s < P ? s : F - P + (s - P));
-                std::copy(r.global_root + s * G, r.global_root + (s + 1) * G, st.tgt_host.begin() + f * G);
-                st.has_tgt_host[size_t(f)] = r.has_global[s] ? 1 : 0;
+        for (int64_t b0 = 0; b0 < B; ++b0) {
+            if (st.done_host[size_t(b0)] || out[b0].n != c + hp.min_tokens) continue;
+            t0 = clock_type::now();
+            int64_t Bk = 0;     // lanes in the bucket
+            for (int64_t b = b0; b < B; ++b) {
+                if (!st.done_host[size_t(b)] && out[b].n == c + hp.min_tokens && (!group || group[b] == group[b0])) {
+                    st.idx_host[size_t(Bk++)] = int32_t(b);
+                    st.done_host[size_t(b)]   = 1;
+                }
             }
-        }
-        be.set(st.pick, st.idx_host.data(), Bk);
-        be.set(st.tgt, st.tgt_host.data(), Bk * F * G);
-        be.set(st.has_tgt, st.has_tgt_host.data(), Bk * F);
-        tap_host(tap, "root_conv_tgt", st.tgt_host.data(), {F, G});
-        tap_host(tap, "root_conv_has_tgt", st.has_tgt_host.data(), {F});
-        for (int64_t i = 0; i < Bk; ++i) {
-            const root_inputs & r = in[st.idx_host[size_t(i)]];
-            for (int64_t s = 0; s < S; ++s) {
-                st.has_tgt_host[size_t(s * Bk + i)] = (r.has_pose[s] || r.has_global[s] || r.has_local[s]) ? 1 : 0;
+            const int64_t n = c + hp.min_tokens, F = n * P, G = hp.global_root_dim;
+
+            // the conv decoder's target condition over 4n frames: context slots at frames 0..3, target
+            // slots at 4n−4..4n−1; the bucket's has_frame slot-major (uploaded before the recording
+            // below, which may hold no copy)
+            std::fill(st.tgt_host.begin(), st.tgt_host.begin() + Bk * F * G, 0.0f);
+            std::fill(st.has_tgt_host.begin(), st.has_tgt_host.begin() + Bk * F, 0);
+            for (int64_t i = 0; i < Bk; ++i) {
+                const root_inputs & r = in[st.idx_host[size_t(i)]];
+                for (int64_t s = 0; s < S; ++s) {
+                    const int64_t f = i * F + (s < P ? s : F - P + (s - P));
+                    std::copy(r.global_root + s * G, r.global_root + (s + 1) * G, st.tgt_host.begin() + f * G);
+                    st.has_tgt_host[size_t(f)] = r.has_global[s] ? 1 : 0;
+                }
             }
-        }
-        be.set(st.has_frame2, st.has_tgt_host.data(), S * Bk);
+            be.set(st.pick, st.idx_host.data(), Bk);
+            be.set(st.tgt, st.tgt_host.data(), Bk * F * G);
+            be.set(st.has_tgt, st.has_tgt_host.data(), Bk * F);
+            tap_host(tap, "root_conv_tgt", st.tgt_host.data(), {F, G});
+            tap_host(tap, "root_conv_has_tgt", st.has_tgt_host.data(), {F});
+            for (int64_t i = 0; i < Bk; ++i) {
+                const root_inputs & r = in[st.idx_host[size_t(i)]];
+                for (int64_t s = 0; s < S; ++s) {
+                    st.has_tgt_host[size_t(s * Bk + i)] = (r.has_pose[s] || r.has_global[s] || r.has_local[s]) ? 1 : 0;
+                }
+            }
+            be.set(st.has_frame2, st.has_tgt_host.data(), S * Bk);
 
-        const int64_t R = 1 + S + n;    // stage-2 rows per lane
-        run_ops(be, tap, k_rec_root_b | uint64_t(Bk) << 8 | uint64_t(c), [&] {
-        // the bucket's frame embeddings, half-major like stage 1's  [2, Bk, 4, E]
-        be.embed_heads(st.frame, 1, B, P * E, st.pick, Bk, st.frame2);
-        be.embed_heads(st.frame + BP * E, 1, B, P * E, st.pick, Bk, st.frame2 + Bk * P * E);
+            const int64_t R = 1 + S + n;    // stage-2 rows per lane
+            run_ops(be, tap, k_rec_root_b | uint64_t(Bk) << 8 | uint64_t(c), [&] {
+            // the bucket's frame embeddings, half-major like stage 1's  [2, Bk, 4, E]
+            be.embed_heads(st.frame, 1, B, P * E, st.pick, Bk, st.frame2);
+            be.embed_heads(st.frame + BP * E, 1, B, P * E, st.pick, Bk, st.frame2 + Bk * P * E);
 
-        // stage 2: [chosen-duration embedding, frames + slot embedding, position rows 0..n−1]  [Bk, 1 + 8 + n, E];
-        // padded token rows are masked keys upstream, so the valid length alone gives the same rows
-        if (hp.n_layer_token > 0) {
-            be.copy_rows(middle_token_emb + c * E, 0, Bk, E, st.x2, R * E);
-            be.add(st.frame2, input_position_emb, Bk * P * E, st.fs, P * E);
-            be.add(st.frame2 + Bk * P * E, input_position_emb + P * E, Bk * P * E, st.fs + Bk * P * E, P * E);
-            be.copy_rows(st.fs, P * E, Bk, P * E, st.x2 + E, R * E);
-            be.copy_rows(st.fs + Bk * P * E, P * E, Bk, P * E, st.x2 + (1 + P) * E, R * E);
-            be.copy_rows(position_emb, 0, Bk, n * E, st.x2 + (1 + S) * E, R * E);
-            tap_f32(tap, be, "root_token_tf_in", st.x2, {R, E});
-            token_tf.forward(be, st.x2, R, st.tf, Bk);
-            tap_f32(tap, be, "root_token_tf_out", st.x2, {R, E});
-            be.copy_rows(st.x2 + (1 + S) * E, R * E, Bk, n * E, st.conv_in, n * E);
-        } else {
-            be.copy_rows(position_emb, 0, Bk, n * E, st.conv_in, n * E);
-        }
+            // stage 2: [chosen-duration embedding, frames + slot embedding, position rows 0..n−1]  [Bk, 1 + 8 + n, E];
+            // padded token rows are masked keys upstream, so the valid length alone gives the same rows
+            if (hp.n_layer_token > 0) {
+                be.copy_rows(middle_token_emb + c * E, 0, Bk, E, st.x2, R * E);
+                be.add(st.frame2, input_position_emb, Bk * P * E, st.fs, P * E);
+                be.add(st.frame2 + Bk * P * E, input_position_emb + P * E, Bk * P * E, st.fs + Bk * P * E, P * E);
+                be.copy_rows(st.fs, P * E, Bk, P * E, st.x2 + E, R * E);
+                be.copy_rows(st.fs + Bk * P * E, P * E, Bk, P * E, st.x2 + (1 + P) * E, R * E);
+                be.copy_rows(position_emb, 0, Bk, n * E, st.x2 + (1 + S) * E, R * E);
+                tap_f32(tap, be, "root_token_tf_in", st.x2, {R, E});
+                token_tf.forward(be, st.x2, R, st.tf, Bk);
+                tap_f32(tap, be, "root_token_tf_out", st.x2, {R, E});
+                be.copy_rows(st.x2 + (1 + S) * E, R * E, Bk, n * E, st.conv_in, n * E);
+            } else {
+                be.copy_rows(position_emb, 0, Bk, n * E, st.conv_in, n * E);
+            }
 
-        // the external condition: the frame embedding without the slot embedding, or the "no
-        // frame" vector, at the context frames 0..3 and the target frames 4n−4..4n−1
-        be.copy_rows(conv_no_frame_emb, 0, Bk * F, E, st.ext, E);
-        for (int64_t s = 0; s < S; ++s) {
-            const int64_t f = s < P ? s : F - P + (s - P);
-            be.where_rows(st.has_frame2 + s * Bk, st.frame2 + (s / P) * Bk * P * E + (s % P) * E, P * E,
-                          conv_no_frame_emb, 0, Bk, E, st.ext + f * E, F * E);
-        }
-        tap_f32(tap, be, "root_conv_ext", st.ext, {F, E});
+            // the external condition: the frame embedding without the slot embedding, or the "no
+            // frame" vector, at the context frames 0..3 and the target frames 4n−4..4n−1
+            be.copy_rows(conv_no_frame_emb, 0, Bk * F, E, st.ext, E);
+            for (int64_t s = 0; s < S; ++s) {
+                const int64_t f = s < P ? s : F - P + (s - P);
+                be.where_rows(st.has_frame2 + s * Bk, st.frame2 + (s / P) * Bk * P * E + (s % P) * E, P * E,
+                              conv_no_frame_emb, 0, Bk, E, st.ext + f * E, F * E);
+            }
+            tap_f32(tap, be, "root_conv_ext", st.ext, {F, E});
 
-        // conv decoder: [n, E] tokens → [4n, 5] normalised global root, per lane
-        conv_output.forward(be, st.conv_in, n, n, st.ext, st.tgt, st.has_tgt, st.y, st.dec, Bk);
-        });
-        st.ms_stage2 += ms_since(t0);
-        t0 = clock_type::now();
-        be.get(bptr<const float>(st.y), st.y_host.data(), Bk * F * G);
-        for (int64_t i = 0; i < Bk; ++i) {
-            root_result & res = out[st.idx_host[size_t(i)]];
-            res.global_root.assign(st.y_host.begin() + i * F * G, st.y_host.begin() + (i + 1) * F * G);
+            // conv decoder: [n, E] tokens → [4n, 5] normalised global root, per lane
+            conv_output.forward(be, st.conv_in, n, n, st.ext, st.tgt, st.has_tgt, st.y, st.dec, Bk);
+            });
+            st.ms_stage2 += ms_since(t0);
+            t0 = clock_type::now();
+            if (on_bucket) {
+                on_bucket(root_bucket{n, st.idx_host.data(), Bk, st.y});
+                continue;
+            }
+            be.get(bptr<const float>(st.y), st.y_host.data(), Bk * F * G);
+            for (int64_t i = 0; i < Bk; ++i) {
+                root_result & res = out[st.idx_host[size_t(i)]];
+                res.global_root.assign(st.y_host.begin() + i * F * G, st.y_host.begin() + (i + 1) * F * G);
+            }
+            st.ms_conv += ms_since(t0);
         }
-        st.ms_conv += ms_since(t0);
     }
+    if (all_forced) read_logits();
 }
 
 } // namespace mb

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace mb {
@@ -89,6 +90,7 @@ struct root_planner_state {
     std::vector<float>              in_host;        // [2, lanes, 4, pose_dim] staging for the inputs
     std::vector<uint8_t>            has_host;       // [4, 2, lanes, 4] staging for has
     std::vector<int32_t>            idx_host;       // [lanes] staging for rows / pick
+    std::vector<uint8_t>            done_host;      // [lanes] lane already in a stage-2 bucket
     std::vector<float>              logits_host;    // [lanes, n_class]
     std::vector<float>              tgt_host;       // [lanes, 4·max_tokens, 5] staging for tgt
     std::vector<uint8_t>            has_tgt_host;   // [lanes, 4·max_tokens] staging for has_tgt, then has_frame2
@@ -111,6 +113,17 @@ struct root_result {
     int64_t               n = 0;        // tokens (min..max)
     std::vector<float>    global_root;  // [4n, 5] normalised global root trajectory
 };
+
+// one stage-2 bucket of run_batch, handed to its caller while the trajectory is still on the
+// backend: n tokens, the bucket's lanes (indices into the call's lanes, valid during the call) and
+// y [n_lanes, 4n, 5], the normalised global root of each, which the next bucket overwrites
+struct root_bucket {
+    int64_t           n       = 0;
+    const int32_t *   lanes   = nullptr;
+    int64_t           n_lanes = 0;
+    bptr<const float> y;
+};
+using root_bucket_fn = std::function<void(const root_bucket &)>;
 
 struct root_planner {
     root_hparams     hp;
@@ -147,9 +160,12 @@ struct root_planner {
     // the same for n_batch independent lanes (up to st.lanes) sharing every weight read: stage 1
     // for all lanes, then stage 2 and the conv decoder once per chosen duration. out[i] is what
     // run(in[i]) gives. On a failure it throws the first failing lane's error (st.failed_lane names
-    // it); taps only with one lane
+    // it); taps only with one lane. With `group` ([n_batch] keys), lanes of one duration form a
+    // stage-2 bucket only where their keys are equal too. With `on_bucket`, each bucket's trajectory
+    // stays on the backend and goes to on_bucket right after its stage 2 is issued, and out[i].global_root
+    // stays empty (no copy back, no wait)
     void run_batch(backend & be, root_planner_state & st, const root_inputs * in, int64_t n_batch, root_result * out,
-                   const tap_fn & tap = {}) const;
+                   const tap_fn & tap = {}, const int64_t * group = nullptr, const root_bucket_fn & on_bucket = {}) const;
 };
 
 } // namespace mb

@@ -68,7 +68,7 @@ void vq_decoder::upload_conditions(backend & be, vq_decoder_state & st, int64_t 
                                     " × 1.." + std::to_string(st.max_tokens));
     }
     const int64_t F = n_batch * n * hp.frames_per_token;
-    be.set(st.ext, ext, F * hp.ext_dim);
+    if (ext) be.set(st.ext, ext, F * hp.ext_dim);
     if (has_tgt) {
         upload_selected_rows(be, tgt, has_tgt, F, hp.tgt_dim, st.tgt, st.tgt_rows);
         be.set(st.has_tgt, has_tgt, F);
@@ -109,6 +109,13 @@ void vq_decoder::decode(backend & be, vq_decoder_state & st, const int32_t * tok
     be.set(st.tokens, tokens, T * hp.n_tok_head);
     be.embed_heads(codebook, hp.n_tok_head, hp.n_code, hp.head_dim, st.tokens, T * hp.n_tok_head, st.codes);
     tap_f32(tap, be, "decoder_codes", st.codes, {n, hp.code_dim});
+    run_decoder(be, st, n, n_batch, has_tgt != nullptr, y);
+}
+
+void vq_decoder::decode(backend & be, vq_decoder_state & st, bptr<const int32_t> tokens, int64_t n, const float * ext,
+                        const float * tgt, const uint8_t * has_tgt, float * y, int64_t n_batch) const {
+    upload_conditions(be, st, n, n_batch, ext, tgt, has_tgt);
+    be.embed_heads(codebook, hp.n_tok_head, hp.n_code, hp.head_dim, tokens, n_batch * n * hp.n_tok_head, st.codes);
     run_decoder(be, st, n, n_batch, has_tgt != nullptr, y);
 }
 

@@ -71,6 +71,11 @@ struct vq_decoder {
                 const float * tgt, const uint8_t * has_tgt, float * y, const tap_fn & tap = {},
                 int64_t n_batch = 1) const;
 
+    // the same on tokens already on the backend (sampled there: in range by construction) and with
+    // the external condition already in st.ext when ext is null; untraced
+    void decode(backend & be, vq_decoder_state & st, bptr<const int32_t> tokens, int64_t n, const float * ext,
+                const float * tgt, const uint8_t * has_tgt, float * y, int64_t n_batch) const;
+
 private:
     void upload_conditions(backend & be, vq_decoder_state & st, int64_t n, int64_t n_batch, const float * ext,
                            const float * tgt, const uint8_t * has_tgt) const;

@@ -51,15 +51,18 @@ static_assert(k_finish_local_dim == k_local_dim && k_finish_global_dim == k_glob
                   k_finish_rot6d == k_global_rot6d && k_finish_joints == k_n_joints && k_finish_fps == k_motion_fps,
               "backend/motion-finish.h's constants differ from motion-rep.h's");
 
-// MB_PREDICT_FINISH=device: step 5 on the backend where it has motion_finish. Opt-in until the
-// CUDA version has been checked and timed on a GPU (written and tested on machines without one);
-// the `cuda` CTest label turns it on, so the GPU suites check it against the host path
-bool finish_on_device_asked() {
-    static const bool device = [] {
+// MB_PREDICT_FINISH: where the backend has the motion ops, "device" runs step 5 on it, and "plan"
+// also the glue between the networks (root_conditions), so that nothing is read back between the
+// root planner's duration decision and the end of a duration bucket. Opt-in until both have been
+// timed against the host path on a GPU; the `cuda` CTest label runs the GPU suites with "plan"
+enum class finish_mode { host, device, plan };
+finish_mode finish_asked() {
+    static const finish_mode mode = [] {
         const char * v = std::getenv("MB_PREDICT_FINISH");
-        return v && std::string(v) == "device";
+        const std::string s = v ? v : "";
+        return s == "plan" ? finish_mode::plan : s == "device" ? finish_mode::device : finish_mode::host;
     }();
-    return device;
+    return mode;
 }
 
 using clock_type = std::chrono::steady_clock;
@@ -192,10 +195,11 @@ struct motion_model::impl {
     // step 5's constants on the backend where it has motion_finish and MB_PREDICT_FINISH=device
     // (else empty; states finish on the backend exactly when these exist): the LOCAL
     // subset's scale and mean, the skeleton's offsets and parents, uploaded once from finish_host
-    std::vector<float>              finish_host;   // [413 scale | 413 mean | 34·3 offsets | 34 parents (int32 bits)]
+    std::vector<float>              finish_host;   // [413 scale | 413 mean | 34·3 offsets | 34 parents (int32 bits) | 8]
     std::unique_ptr<backend_buffer> finish_mem;
     bptr<const float>               finish_scale, finish_mean, finish_offsets;   // [413], [413], [34, 3]
     bptr<const int32_t>             finish_parents;                              // [34]
+    bptr<const float>               cond_stats;     // [8] root_conditions' statistics (MB_PREDICT_FINISH=plan, else null)
 
     // states of the stateless predict(req) and predict_batch(reqs): taken under the lock,
     // computed on outside it
@@ -244,8 +248,14 @@ struct predict_state::impl {
     // step 5 on the backend (finish_on_backend): each bucket finished after its decode, its lanes'
     // outputs back to back from the frame where the buckets before it end
     bool                            finish_on_backend = false;
+    bool                            plan_on_backend   = false;    // the glue too (cond_stats)
     std::unique_ptr<backend_buffer> finish_mem;
     bptr<float>                     f_ref;       // [lanes, 3] start x, z, heading in bucket order
+    bptr<float>                     f_last;      // [lanes, 2] a bucket's given last-frame vx, vz (normalised)
+    bptr<uint8_t>                   f_has_last;  // [lanes] whether it is given
+    std::vector<float>              h_last;      // [lanes, 2] f_last's host side
+    std::vector<uint8_t>            h_has_last;  // [lanes]
+    std::vector<int64_t>            group;       // [lanes] the pose decode's options, as one key
     bptr<float>                     f_global;    // [lanes·64, 414]
     bptr<float>                     f_pos;       // [lanes·64, 34, 3]
     bptr<float>                     f_rot;       // [lanes·64, 34, 4] local rotations x y z w
@@ -308,9 +318,15 @@ std::unique_ptr<predict_state> motion_model::create_state(int64_t lanes) const {
     s.finish_on_backend = m.finish_mem != nullptr;     // the model's backend kind has the op and it was asked for
     if (s.finish_on_backend) {
         const size_t G = L * F * k_global_dim, P = L * F * k_n_joints * 3, R = L * F * k_n_joints * 4;
-        s.finish_mem   = s.be->alloc((L * 3 + G + P + R) * sizeof(float));
+        s.finish_mem   = s.be->alloc((L * 6 + G + P + R) * sizeof(float));
         s.f_ref        = s.finish_mem->as<float>();
-        s.f_global     = s.f_ref + int64_t(L * 3);
+        s.f_last       = s.f_ref + int64_t(L * 3);
+        s.f_has_last   = bptr<uint8_t>(reinterpret_cast<uint8_t *>((s.f_last + int64_t(L * 2)).p));
+        s.f_global     = s.f_ref + int64_t(L * 6);
+        s.plan_on_backend = bool(m.cond_stats);
+        s.h_last.assign(L * 2, 0.0f);
+        s.h_has_last.assign(L, 0);
+        s.group.assign(L, 0);
         s.f_pos        = s.f_global + int64_t(G);
         s.f_rot        = s.f_pos + int64_t(P);
         s.h_ref.assign(L * 3, 0.0f);
@@ -432,24 +448,33 @@ std::unique_ptr<motion_model::impl> build(std::unique_ptr<model_bundle> bundle, 
     p->precision = cuda ? precision : backend_precision::BACKEND_PRECISION_F32;
     p->stats  = motion_stats::from_support(p->bundle->sup);
     p->fk     = skeleton_fk::from_support(p->bundle->sup);
-    if (p->loader->has_motion_finish() && finish_on_device_asked()) {
+    if (p->loader->has_motion_ops() && finish_asked() != finish_mode::host) {
         // step 5's constants, uploaded once (only where step 5 will run on the backend): the LOCAL
-        // subset's scale and mean, offsets, parents
+        // subset's scale and mean, offsets, parents; then root_conditions' statistics
         const std::span<const int> idx = feature_subset_indices(feature_subset::FEATURE_SUBSET_LOCAL);
+        const std::span<const int> gi  = feature_subset_indices(feature_subset::FEATURE_SUBSET_GLOBAL_ROOT);
+        const std::span<const int> li  = feature_subset_indices(feature_subset::FEATURE_SUBSET_LOCAL_ROOT);
+        const motion_stats &       ms  = p->stats;
         std::vector<float> &       h   = p->finish_host;
-        h.assign(2 * k_local_dim + k_n_joints * 3 + k_n_joints, 0.0f);
+        constexpr size_t           at  = 2 * k_local_dim + k_n_joints * 3 + k_n_joints;
+        h.assign(at + 8, 0.0f);
         for (int i = 0; i < k_local_dim; ++i) {
-            h[size_t(i)]               = p->stats.scale[size_t(idx[size_t(i)])];
-            h[size_t(k_local_dim + i)] = p->stats.mean[size_t(idx[size_t(i)])];
+            h[size_t(i)]               = ms.scale[size_t(idx[size_t(i)])];
+            h[size_t(k_local_dim + i)] = ms.mean[size_t(idx[size_t(i)])];
         }
         std::copy(p->fk.offsets.begin(), p->fk.offsets.end(), h.begin() + 2 * k_local_dim);
         std::memcpy(h.data() + 2 * k_local_dim + k_n_joints * 3, p->fk.parents.data(), k_n_joints * sizeof(int32_t));
+        const float cs[8] = {ms.scale[size_t(gi[0])], ms.scale[size_t(gi[2])], ms.mean[size_t(gi[0])],
+                             ms.mean[size_t(gi[2])],  ms.scale[size_t(li[1])], ms.scale[size_t(li[2])],
+                             ms.mean[size_t(li[1])],  ms.mean[size_t(li[2])]};
+        std::copy(cs, cs + 8, h.begin() + at);
         p->finish_mem             = p->loader->alloc_from_host(h.data(), h.size() * sizeof(float));
         const bptr<const float> c = p->finish_mem->as<float>();
         p->finish_scale           = c;
         p->finish_mean            = c + k_local_dim;
         p->finish_offsets         = c + 2 * k_local_dim;
         p->finish_parents = bptr<const int32_t>(reinterpret_cast<const int32_t *>((p->finish_offsets + k_n_joints * 3).p));
+        if (finish_asked() == finish_mode::plan) p->cond_stats = c + int64_t(at);
         p->loader->synchronize();
     }
 
@@ -631,48 +656,14 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
     tm.prepare_ms = ms_since(t0);
     sc.lap(chunk_profile::prepare);
 
-    // step 2: root planner → n, normalised global root [4n, 5] (all lanes fused)
-    t0 = clock_type::now();
-    try {
-        m.root.run_batch(*st.be, st.root_st, st.rin.data(), B, st.rr.data(), trace);
-    } catch (...) {
-        *failed = st.root_st.failed_lane;
-        throw;
-    }
-    sc.lap(chunk_profile::root);
-    each_lane(st.host.get(), B, failed, [&](int64_t l) {
-        const predict_request & r  = req[l];
-        const root_result &     rr = st.rr[size_t(l)];
-        const int64_t           n = rr.n, F = n * k_frames_per_token;
-        predict_result &        o = res[l];
-        for (int k = 0; k < 12; ++k) o.num_token_logits[size_t(k)] = rr.logits[size_t(k)];
-        tap_host(trace, "num_token_logits", o.num_token_logits.data(), {12});
-        tap_host(trace, "pred_global_root_values", rr.global_root.data(), {F, 5});
-
-        // global → local root (normalised in and out), then the last frame takes the given
-        // target velocity when slot 7 has one  [4n, 4]
-        float * gu = st.global_root_u.data() + l * FM * 5;
-        float * lr = st.local_root.data() + l * FM * k_local_root_dim;
-        m.stats.unnormalize(rr.global_root.data(), F, feature_subset::FEATURE_SUBSET_GLOBAL_ROOT, gu);
-        global_root_to_local(gu, F, lr);
-        m.stats.normalize(lr, F, feature_subset::FEATURE_SUBSET_LOCAL_ROOT, lr);
-        if (r.local_root_mask[S - 1]) {
-            std::memcpy(lr + (F - 1) * k_local_root_dim, st.ln.data() + l * S * 4 + (S - 1) * 4, 4 * sizeof(float));
-        }
-        tap_host(trace, "pred_local_root_values", lr, {F, 4});
-    });
-    tm.root_ms = ms_since(t0);
-    sc.lap(chunk_profile::root_host);
-
-    // step 3: pose tokens. dense keyframe condition: context at frames 0..3, target at 4n−4..4n−1
-    t0 = clock_type::now();
-    each_lane(st.host.get(), B, failed, [&](int64_t l) {
-        const predict_request & r  = req[l];
-        const root_result &     rr = st.rr[size_t(l)];
-        const int64_t           n = rr.n, F = n * k_frames_per_token;
-        float *   pc  = st.pose_cond.data() + l * FM * k_pose_feat_dim;
-        uint8_t * hpc = st.has_pose_cond.data() + l * FM;
-        float *   rc  = st.root_cond.data() + l * FM * 4;
+    // a lane's keyframe condition for the pose planner (context at frames 0..3, target at
+    // 4n−4..4n−1), the decoder's target flags (context only with skip_ending_target_cond) and its
+    // generated Gumbel draws
+    const auto keyframes = [&](int64_t l, int64_t F) {
+        const predict_request & r   = req[l];
+        float *                 pc  = st.pose_cond.data() + l * FM * k_pose_feat_dim;
+        uint8_t *               hpc = st.has_pose_cond.data() + l * FM;
+        uint8_t *               ht  = st.has_tgt.data() + l * FM;
         std::fill(pc, pc + F * k_pose_feat_dim, 0.0f);
         std::fill(hpc, hpc + F, 0);
         for (int64_t s = 0; s < S; ++s) {
@@ -681,115 +672,19 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
                         k_pose_feat_dim * sizeof(float));
             hpc[f] = r.pose_mask[size_t(s)];
         }
-        // root condition: normalised global x, z, cos h, sin h  [4n, 4]
-        for (int64_t f = 0; f < F; ++f) {
-            const float * g = rr.global_root.data() + f * 5;
-            float *       o = rc + f * 4;
-            o[0] = g[0];
-            o[1] = g[2];
-            o[2] = g[3];
-            o[3] = g[4];
-        }
-        tap_host(trace, "pose_cond", pc, {F, k_pose_feat_dim});
-        tap_host(trace, "has_pose_cond", hpc, {F});
-        tap_host(trace, "pose_root_cond", rc, {F, 4});
+        for (int64_t f = 0; f < F; ++f) ht[f] = (r.skip_ending_target_cond && f >= k_frames_per_token) ? 0 : hpc[f];
         if (r.sampling == sampling_mode::SAMPLING_MODE_GUMBEL && r.gumbel_uniforms.empty()) {
             uniforms_generate(r.seed, st.uniforms.data() + l * U, size_t(r.num_inference_steps) * U / k_max_infer_steps);
         }
-    });
-    // buckets of lanes with the same token count, steps and sampling run one fused decode; a
-    // bucket of one lane decodes from its own arrays
+    };
     const auto uniforms_of = [&](int64_t l) {
         return req[l].gumbel_uniforms.empty() ? st.uniforms.data() + l * U : req[l].gumbel_uniforms.data();
     };
-    sc.lap(chunk_profile::pose_host);
-    std::fill(st.done.begin(), st.done.end(), 0);
-    for (int64_t l0 = 0; l0 < B; ++l0) {
-        if (st.done[size_t(l0)]) continue;
-        const int64_t n = st.rr[size_t(l0)].n, F = n * k_frames_per_token;
-        const int     steps  = req[l0].num_inference_steps;
-        const bool    argmax = req[l0].sampling == sampling_mode::SAMPLING_MODE_ARGMAX;
-        st.bucket.clear();
-        for (int64_t l = l0; l < B; ++l) {
-            if (!st.done[size_t(l)] && st.rr[size_t(l)].n == n && req[l].num_inference_steps == steps &&
-                (req[l].sampling == sampling_mode::SAMPLING_MODE_ARGMAX) == argmax) {
-                st.bucket.push_back(l);
-                st.done[size_t(l)] = 1;
-            }
-        }
-        const int64_t Bk = int64_t(st.bucket.size());
-        const int64_t per_u = int64_t(steps) * U / k_max_infer_steps;     // one lane's draws
-        pose_cond_inputs    pin;
-        pose_decode_options opt;
-        pin.n          = n;
-        opt.n_steps    = steps;
-        opt.use_argmax = argmax;
-        int32_t * tokens_out;
-        if (Bk == 1) {
-            pin.root_cond     = st.root_cond.data() + l0 * FM * 4;
-            pin.pose_cond     = st.pose_cond.data() + l0 * FM * k_pose_feat_dim;
-            pin.has_pose_cond = st.has_pose_cond.data() + l0 * FM;
-            opt.uniforms      = argmax ? nullptr : uniforms_of(l0);
-            tokens_out        = st.tokens.data() + l0 * k_max_tokens * H;
-        } else {
-            int64_t none = -1;
-            each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
-                const int64_t l = st.bucket[size_t(i)];
-                std::copy_n(st.root_cond.begin() + l * FM * 4, F * 4, st.b_root_cond.begin() + i * F * 4);
-                std::copy_n(st.pose_cond.begin() + l * FM * k_pose_feat_dim, F * k_pose_feat_dim,
-                            st.b_pose_cond.begin() + i * F * k_pose_feat_dim);
-                std::copy_n(st.has_pose_cond.begin() + l * FM, F, st.b_has_pose_cond.begin() + i * F);
-                if (!argmax) std::copy_n(uniforms_of(l), per_u, st.b_uniforms.begin() + i * per_u);
-            });
-            pin.root_cond     = st.b_root_cond.data();
-            pin.pose_cond     = st.b_pose_cond.data();
-            pin.has_pose_cond = st.b_has_pose_cond.data();
-            opt.uniforms      = argmax ? nullptr : st.b_uniforms.data();
-            tokens_out        = st.b_tokens.data();
-        }
-        *failed = Bk == 1 ? l0 : -1;
-        sc.lap(chunk_profile::pose_in);
-        m.pose.decode(*st.be, st.pose_st, pin, opt, tokens_out, trace, Bk);
-        sc.lap(chunk_profile::pose_net);
-        if (Bk > 1) {
-            int64_t none = -1;
-            each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
-                std::copy_n(st.b_tokens.begin() + i * n * H, n * H,
-                            st.tokens.begin() + st.bucket[size_t(i)] * k_max_tokens * H);
-            });
-        }
-    }
-    each_lane(st.host.get(), B, failed, [&](int64_t l) {
-        const int64_t   n   = st.rr[size_t(l)].n;
-        const int32_t * tok = st.tokens.data() + l * k_max_tokens * H;
-        tap_host(trace, "pred_pose_tokens", tok, {n, H});
-        res[l].tokens.assign(tok, tok + n * H);
-    });
-    tm.pose_ms = ms_since(t0);
-    sc.lap(chunk_profile::pose_out);
-
-    // step 4: decode. external condition: normalised local vx, vz; target condition: the keyframes
-    // (context only with skip_ending_target_cond)
-    t0 = clock_type::now();
-    each_lane(st.host.get(), B, failed, [&](int64_t l) {
-        const int64_t   F   = st.rr[size_t(l)].n * k_frames_per_token;
-        const float *   lr  = st.local_root.data() + l * FM * k_local_root_dim;
-        const uint8_t * hpc = st.has_pose_cond.data() + l * FM;
-        float *         ext = st.ext.data() + l * FM * 2;
-        uint8_t *       ht  = st.has_tgt.data() + l * FM;
-        for (int64_t f = 0; f < F; ++f) {
-            ext[f * 2 + 0] = lr[f * 4 + 1];
-            ext[f * 2 + 1] = lr[f * 4 + 2];
-            ht[f]          = (req[l].skip_ending_target_cond && f >= k_frames_per_token) ? 0 : hpc[f];
-        }
-        tap_host(trace, "decoder_external_cond", ext, {F, 2});
-        tap_host(trace, "decoder_has_target_cond", ht, {F});
-    });
-    sc.lap(chunk_profile::dec_host);
     // step 5 on the backend (traced runs keep the host's, whose intermediates the taps show): the
     // decoder's output stays on the device, and each bucket is finished right after its decode
     // (the decoder state holds one bucket's output), its outputs after the buckets' before it
     const bool finish_here = st.finish_on_backend && !trace;
+    const bool plan_here   = st.plan_on_backend && !trace;
     int64_t    f_lanes = 0, f_frames = 0;     // lanes and frames finished on the backend so far
     const auto finish_bucket = [&](int64_t F) {
         const int64_t Bk = int64_t(st.bucket.size());
@@ -806,51 +701,270 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         f_lanes += Bk;
         f_frames += Bk * F;
     };
-    std::fill(st.done.begin(), st.done.end(), 0);
-    for (int64_t l0 = 0; l0 < B; ++l0) {
-        if (st.done[size_t(l0)]) continue;
-        const int64_t n = st.rr[size_t(l0)].n, F = n * k_frames_per_token;
-        st.bucket.clear();
-        for (int64_t l = l0; l < B; ++l) {
-            if (!st.done[size_t(l)] && st.rr[size_t(l)].n == n) {
-                st.bucket.push_back(l);
-                st.done[size_t(l)] = 1;
+    if (plan_here) {
+        // steps 2–4 on the backend, bucket by bucket: a stage-2 bucket of the root planner holds
+        // lanes of one duration and one set of decode options, so its trajectory goes on to the
+        // glue, the pose planner, the decoder and step 5 with nothing read back until its tokens
+        t0 = clock_type::now();
+        for (int64_t l = 0; l < B; ++l) {
+            st.group[size_t(l)] = int64_t(req[l].num_inference_steps) * 2 +
+                                  (req[l].sampling == sampling_mode::SAMPLING_MODE_ARGMAX ? 1 : 0);
+        }
+        double     pose_ms = 0.0, dec_ms = 0.0;
+        const auto on_bucket = [&](const root_bucket & rb) {
+            auto          tb = clock_type::now();
+            const int64_t n = rb.n, F = n * k_frames_per_token, Bk = rb.n_lanes, l0 = rb.lanes[0];
+            const int     steps  = req[l0].num_inference_steps;
+            const bool    argmax = req[l0].sampling == sampling_mode::SAMPLING_MODE_ARGMAX;
+            const int64_t per_u  = int64_t(steps) * U / k_max_infer_steps;     // one lane's draws
+            st.bucket.assign(rb.lanes, rb.lanes + Bk);
+            int64_t none = -1;
+            each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
+                const int64_t           l = st.bucket[size_t(i)];
+                const predict_request & r = req[l];
+                keyframes(l, F);
+                // the last frame takes the given target velocity when slot 7 has one
+                const bool has = r.local_root_mask[S - 1] != 0;
+                st.h_has_last[size_t(i)]    = has ? 1 : 0;
+                st.h_last[size_t(i * 2)]     = has ? st.ln[size_t(l * S * 4 + (S - 1) * 4 + 1)] : 0.0f;
+                st.h_last[size_t(i * 2 + 1)] = has ? st.ln[size_t(l * S * 4 + (S - 1) * 4 + 2)] : 0.0f;
+                if (Bk == 1) return;
+                std::copy_n(st.pose_cond.begin() + l * FM * k_pose_feat_dim, F * k_pose_feat_dim,
+                            st.b_pose_cond.begin() + i * F * k_pose_feat_dim);
+                std::copy_n(st.has_pose_cond.begin() + l * FM, F, st.b_has_pose_cond.begin() + i * F);
+                std::copy_n(st.has_tgt.begin() + l * FM, F, st.b_has_tgt.begin() + i * F);
+                if (!argmax) std::copy_n(uniforms_of(l), per_u, st.b_uniforms.begin() + i * per_u);
+            });
+            const bool alone = Bk == 1;
+            pose_cond_inputs    pin;     // root_cond null: root_conditions writes it on the backend
+            pose_decode_options opt;
+            pin.n             = n;
+            pin.pose_cond     = alone ? st.pose_cond.data() + l0 * FM * k_pose_feat_dim : st.b_pose_cond.data();
+            pin.has_pose_cond = alone ? st.has_pose_cond.data() + l0 * FM : st.b_has_pose_cond.data();
+            opt.n_steps       = steps;
+            opt.use_argmax    = argmax;
+            opt.uniforms      = argmax ? nullptr : alone ? uniforms_of(l0) : st.b_uniforms.data();
+            const uint8_t * ht = alone ? st.has_tgt.data() + l0 * FM : st.b_has_tgt.data();
+            *failed            = alone ? l0 : -1;
+            st.be->set(st.f_last, st.h_last.data(), Bk * 2);
+            st.be->set(st.f_has_last, st.h_has_last.data(), Bk);
+            st.be->root_conditions(rb.y, Bk, F, m.cond_stats, st.f_last, st.f_has_last, st.pose_st.root_cond,
+                                   st.vq_st.ext);
+            m.pose.decode(*st.be, st.pose_st, pin, opt, nullptr, {}, Bk);
+            pose_ms += ms_since(tb);
+            tb = clock_type::now();
+            m.vq.decode(*st.be, st.vq_st, st.pose_st.tokens, n, nullptr, pin.pose_cond, ht, nullptr, Bk);
+            finish_bucket(F);
+            // the bucket's tokens: the one wait of the bucket (the pose planner's state holds them
+            // until the next bucket)
+            int32_t * tok = alone ? st.tokens.data() + l0 * k_max_tokens * H : st.b_tokens.data();
+            st.be->get(bptr<const int32_t>(st.pose_st.tokens), tok, Bk * n * H);
+            each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
+                const int32_t * t = tok + i * n * H;
+                res[st.bucket[size_t(i)]].tokens.assign(t, t + n * H);
+            });
+            *failed = -1;
+            dec_ms += ms_since(tb);
+        };
+        try {
+            m.root.run_batch(*st.be, st.root_st, st.rin.data(), B, st.rr.data(), trace, st.group.data(), on_bucket);
+        } catch (...) {
+            if (st.root_st.failed_lane >= 0) *failed = st.root_st.failed_lane;
+            throw;
+        }
+        for (int64_t l = 0; l < B; ++l) {    // read back last where every count was forced
+            std::copy_n(st.rr[size_t(l)].logits.begin(), 12, res[l].num_token_logits.begin());
+        }
+        tm.root_ms    = ms_since(t0) - pose_ms - dec_ms;
+        tm.pose_ms    = pose_ms;
+        tm.decoder_ms = dec_ms;
+        sc.lap(chunk_profile::dec_net);
+    } else {
+        // step 2: root planner → n, normalised global root [4n, 5] (all lanes fused)
+        t0 = clock_type::now();
+        try {
+            m.root.run_batch(*st.be, st.root_st, st.rin.data(), B, st.rr.data(), trace);
+        } catch (...) {
+            *failed = st.root_st.failed_lane;
+            throw;
+        }
+        sc.lap(chunk_profile::root);
+        each_lane(st.host.get(), B, failed, [&](int64_t l) {
+            const predict_request & r  = req[l];
+            const root_result &     rr = st.rr[size_t(l)];
+            const int64_t           n = rr.n, F = n * k_frames_per_token;
+            predict_result &        o = res[l];
+            for (int k = 0; k < 12; ++k) o.num_token_logits[size_t(k)] = rr.logits[size_t(k)];
+            tap_host(trace, "num_token_logits", o.num_token_logits.data(), {12});
+            tap_host(trace, "pred_global_root_values", rr.global_root.data(), {F, 5});
+
+            // global → local root (normalised in and out), then the last frame takes the given
+            // target velocity when slot 7 has one  [4n, 4]
+            float * gu = st.global_root_u.data() + l * FM * 5;
+            float * lr = st.local_root.data() + l * FM * k_local_root_dim;
+            m.stats.unnormalize(rr.global_root.data(), F, feature_subset::FEATURE_SUBSET_GLOBAL_ROOT, gu);
+            global_root_to_local(gu, F, lr);
+            m.stats.normalize(lr, F, feature_subset::FEATURE_SUBSET_LOCAL_ROOT, lr);
+            if (r.local_root_mask[S - 1]) {
+                std::memcpy(lr + (F - 1) * k_local_root_dim, st.ln.data() + l * S * 4 + (S - 1) * 4, 4 * sizeof(float));
+            }
+            tap_host(trace, "pred_local_root_values", lr, {F, 4});
+        });
+        tm.root_ms = ms_since(t0);
+        sc.lap(chunk_profile::root_host);
+
+        // step 3: pose tokens (keyframe conditions from keyframes(); the root condition from the trajectory)
+        t0 = clock_type::now();
+        each_lane(st.host.get(), B, failed, [&](int64_t l) {
+            const root_result &   rr  = st.rr[size_t(l)];
+            const int64_t           n = rr.n, F = n * k_frames_per_token;
+            const float *   pc  = st.pose_cond.data() + l * FM * k_pose_feat_dim;
+            const uint8_t * hpc = st.has_pose_cond.data() + l * FM;
+            float *         rc  = st.root_cond.data() + l * FM * 4;
+            keyframes(l, F);
+            // root condition: normalised global x, z, cos h, sin h  [4n, 4]
+            for (int64_t f = 0; f < F; ++f) {
+                const float * g = rr.global_root.data() + f * 5;
+                float *       o = rc + f * 4;
+                o[0] = g[0];
+                o[1] = g[2];
+                o[2] = g[3];
+                o[3] = g[4];
+            }
+            tap_host(trace, "pose_cond", pc, {F, k_pose_feat_dim});
+            tap_host(trace, "has_pose_cond", hpc, {F});
+            tap_host(trace, "pose_root_cond", rc, {F, 4});
+        });
+        // buckets of lanes with the same token count, steps and sampling run one fused decode; a
+        // bucket of one lane decodes from its own arrays
+        sc.lap(chunk_profile::pose_host);
+        std::fill(st.done.begin(), st.done.end(), 0);
+        for (int64_t l0 = 0; l0 < B; ++l0) {
+            if (st.done[size_t(l0)]) continue;
+            const int64_t n = st.rr[size_t(l0)].n, F = n * k_frames_per_token;
+            const int     steps  = req[l0].num_inference_steps;
+            const bool    argmax = req[l0].sampling == sampling_mode::SAMPLING_MODE_ARGMAX;
+            st.bucket.clear();
+            for (int64_t l = l0; l < B; ++l) {
+                if (!st.done[size_t(l)] && st.rr[size_t(l)].n == n && req[l].num_inference_steps == steps &&
+                    (req[l].sampling == sampling_mode::SAMPLING_MODE_ARGMAX) == argmax) {
+                    st.bucket.push_back(l);
+                    st.done[size_t(l)] = 1;
+                }
+            }
+            const int64_t Bk = int64_t(st.bucket.size());
+            const int64_t per_u = int64_t(steps) * U / k_max_infer_steps;     // one lane's draws
+            pose_cond_inputs    pin;
+            pose_decode_options opt;
+            pin.n          = n;
+            opt.n_steps    = steps;
+            opt.use_argmax = argmax;
+            int32_t * tokens_out;
+            if (Bk == 1) {
+                pin.root_cond     = st.root_cond.data() + l0 * FM * 4;
+                pin.pose_cond     = st.pose_cond.data() + l0 * FM * k_pose_feat_dim;
+                pin.has_pose_cond = st.has_pose_cond.data() + l0 * FM;
+                opt.uniforms      = argmax ? nullptr : uniforms_of(l0);
+                tokens_out        = st.tokens.data() + l0 * k_max_tokens * H;
+            } else {
+                int64_t none = -1;
+                each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
+                    const int64_t l = st.bucket[size_t(i)];
+                    std::copy_n(st.root_cond.begin() + l * FM * 4, F * 4, st.b_root_cond.begin() + i * F * 4);
+                    std::copy_n(st.pose_cond.begin() + l * FM * k_pose_feat_dim, F * k_pose_feat_dim,
+                                st.b_pose_cond.begin() + i * F * k_pose_feat_dim);
+                    std::copy_n(st.has_pose_cond.begin() + l * FM, F, st.b_has_pose_cond.begin() + i * F);
+                    if (!argmax) std::copy_n(uniforms_of(l), per_u, st.b_uniforms.begin() + i * per_u);
+                });
+                pin.root_cond     = st.b_root_cond.data();
+                pin.pose_cond     = st.b_pose_cond.data();
+                pin.has_pose_cond = st.b_has_pose_cond.data();
+                opt.uniforms      = argmax ? nullptr : st.b_uniforms.data();
+                tokens_out        = st.b_tokens.data();
+            }
+            *failed = Bk == 1 ? l0 : -1;
+            sc.lap(chunk_profile::pose_in);
+            m.pose.decode(*st.be, st.pose_st, pin, opt, tokens_out, trace, Bk);
+            sc.lap(chunk_profile::pose_net);
+            if (Bk > 1) {
+                int64_t none = -1;
+                each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
+                    std::copy_n(st.b_tokens.begin() + i * n * H, n * H,
+                                st.tokens.begin() + st.bucket[size_t(i)] * k_max_tokens * H);
+                });
             }
         }
-        const int64_t Bk = int64_t(st.bucket.size());
-        *failed          = Bk == 1 ? l0 : -1;
-        if (Bk == 1) {
-            m.vq.decode(*st.be, st.vq_st, st.tokens.data() + l0 * k_max_tokens * H, n, st.ext.data() + l0 * FM * 2,
-                        st.pose_cond.data() + l0 * FM * k_pose_feat_dim, st.has_tgt.data() + l0 * FM,
-                        finish_here ? nullptr : st.recon.data() + l0 * FM * k_local_dim, trace);
-            if (finish_here) finish_bucket(F);
-            continue;
-        }
-        int64_t none = -1;
-        each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
-            const int64_t l = st.bucket[size_t(i)];
-            std::copy_n(st.tokens.begin() + l * k_max_tokens * H, n * H, st.b_tokens.begin() + i * n * H);
-            std::copy_n(st.ext.begin() + l * FM * 2, F * 2, st.b_ext.begin() + i * F * 2);
-            std::copy_n(st.pose_cond.begin() + l * FM * k_pose_feat_dim, F * k_pose_feat_dim,
-                        st.b_pose_cond.begin() + i * F * k_pose_feat_dim);
-            std::copy_n(st.has_tgt.begin() + l * FM, F, st.b_has_tgt.begin() + i * F);
+        each_lane(st.host.get(), B, failed, [&](int64_t l) {
+            const int64_t   n   = st.rr[size_t(l)].n;
+            const int32_t * tok = st.tokens.data() + l * k_max_tokens * H;
+            tap_host(trace, "pred_pose_tokens", tok, {n, H});
+            res[l].tokens.assign(tok, tok + n * H);
         });
-        sc.lap(chunk_profile::dec_in);
-        m.vq.decode(*st.be, st.vq_st, st.b_tokens.data(), n, st.b_ext.data(), st.b_pose_cond.data(),
-                    st.b_has_tgt.data(), finish_here ? nullptr : st.b_recon.data(), trace, Bk);
-        if (finish_here) {
-            finish_bucket(F);
+        tm.pose_ms = ms_since(t0);
+        sc.lap(chunk_profile::pose_out);
+
+        // step 4: decode. external condition: normalised local vx, vz; target condition: the keyframes
+        // (context only with skip_ending_target_cond)
+        t0 = clock_type::now();
+        each_lane(st.host.get(), B, failed, [&](int64_t l) {
+            const int64_t   F   = st.rr[size_t(l)].n * k_frames_per_token;
+            const float *   lr  = st.local_root.data() + l * FM * k_local_root_dim;
+            const uint8_t * ht  = st.has_tgt.data() + l * FM;
+            float *         ext = st.ext.data() + l * FM * 2;
+            for (int64_t f = 0; f < F; ++f) {
+                ext[f * 2 + 0] = lr[f * 4 + 1];
+                ext[f * 2 + 1] = lr[f * 4 + 2];
+            }
+            tap_host(trace, "decoder_external_cond", ext, {F, 2});
+            tap_host(trace, "decoder_has_target_cond", ht, {F});
+        });
+        sc.lap(chunk_profile::dec_host);
+        std::fill(st.done.begin(), st.done.end(), 0);
+        for (int64_t l0 = 0; l0 < B; ++l0) {
+            if (st.done[size_t(l0)]) continue;
+            const int64_t n = st.rr[size_t(l0)].n, F = n * k_frames_per_token;
+            st.bucket.clear();
+            for (int64_t l = l0; l < B; ++l) {
+                if (!st.done[size_t(l)] && st.rr[size_t(l)].n == n) {
+                    st.bucket.push_back(l);
+                    st.done[size_t(l)] = 1;
+                }
+            }
+            const int64_t Bk = int64_t(st.bucket.size());
+            *failed          = Bk == 1 ? l0 : -1;
+            if (Bk == 1) {
+                m.vq.decode(*st.be, st.vq_st, st.tokens.data() + l0 * k_max_tokens * H, n, st.ext.data() + l0 * FM * 2,
+                            st.pose_cond.data() + l0 * FM * k_pose_feat_dim, st.has_tgt.data() + l0 * FM,
+                            finish_here ? nullptr : st.recon.data() + l0 * FM * k_local_dim, trace);
+                if (finish_here) finish_bucket(F);
+                continue;
+            }
+            int64_t none = -1;
+            each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
+                const int64_t l = st.bucket[size_t(i)];
+                std::copy_n(st.tokens.begin() + l * k_max_tokens * H, n * H, st.b_tokens.begin() + i * n * H);
+                std::copy_n(st.ext.begin() + l * FM * 2, F * 2, st.b_ext.begin() + i * F * 2);
+                std::copy_n(st.pose_cond.begin() + l * FM * k_pose_feat_dim, F * k_pose_feat_dim,
+                            st.b_pose_cond.begin() + i * F * k_pose_feat_dim);
+                std::copy_n(st.has_tgt.begin() + l * FM, F, st.b_has_tgt.begin() + i * F);
+            });
+            sc.lap(chunk_profile::dec_in);
+            m.vq.decode(*st.be, st.vq_st, st.b_tokens.data(), n, st.b_ext.data(), st.b_pose_cond.data(),
+                        st.b_has_tgt.data(), finish_here ? nullptr : st.b_recon.data(), trace, Bk);
+            if (finish_here) {
+                finish_bucket(F);
+                sc.lap(chunk_profile::dec_net);
+                continue;
+            }
             sc.lap(chunk_profile::dec_net);
-            continue;
+            each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
+                std::copy_n(st.b_recon.begin() + i * F * k_local_dim, F * k_local_dim,
+                            st.recon.begin() + st.bucket[size_t(i)] * FM * k_local_dim);
+            });
         }
-        sc.lap(chunk_profile::dec_net);
-        each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
-            std::copy_n(st.b_recon.begin() + i * F * k_local_dim, F * k_local_dim,
-                        st.recon.begin() + st.bucket[size_t(i)] * FM * k_local_dim);
-        });
+        tm.decoder_ms = ms_since(t0);
+        sc.lap(chunk_profile::dec_out);
     }
-    tm.decoder_ms = ms_since(t0);
-    sc.lap(chunk_profile::dec_out);
 
     // step 5: unnormalise, integrate the root from 0, re-apply the start transform, FK (issued
     // on the backend in step 4 where finish_here: the outputs are downloaded)

@@ -557,7 +557,7 @@ TEST_P(backend_ops, lanes_equal_one_by_one) {
 // round differently from the host's libm), and lanes in one call bitwise equal to each lane alone,
 // nothing written past the lanes' frames. Backends without the op skip, saying so
 TEST_P(backend_ops, motion_finish) {
-    if (!be->has_motion_finish()) {
+    if (!be->has_motion_ops()) {
         GTEST_SKIP() << "the " << be->name() << " backend has no motion_finish (an optional op: predict "
                      << "finishes on the host there; the CUDA backend has it, checked where a GPU is usable)";
     }
@@ -645,6 +645,69 @@ TEST_P(backend_ops, motion_finish) {
         EXPECT_LE(worst[2], k_tol) << "local rotations";
         std::printf("  motion_finish, %lld frames: max |backend − host| global %.3g, joints %.3g, rotations %.3g\n",
                     (long long) F, double(worst[0]), double(worst[1]), double(worst[2]));
+    }
+}
+
+// the optional root_conditions (predict's glue after the root planner) against the host steps it
+// reproduces (motion_stats::unnormalize, global_root_to_local, motion_stats::normalize, the last
+// frame's given velocity): bitwise, since it is one float operation after another with no libm call;
+// lanes in one call equal to each lane alone, nothing written past the lanes' frames
+TEST_P(backend_ops, root_conditions) {
+    if (!be->has_motion_ops()) {
+        GTEST_SKIP() << "the " << be->name() << " backend has no root_conditions (an optional op: predict "
+                     << "runs that glue on the host there; the CUDA backend has it, checked where a GPU is usable)";
+    }
+    std::vector<float> mean = random_vec(k_n_features, 50), sd = random_vec(k_n_features, 51);
+    for (float & v : mean) v *= 0.1f;
+    for (float & v : sd) v = 0.1f + 0.5f * std::fabs(v);
+    const motion_stats         stats = motion_stats::from_f32(mean.data(), sd.data());
+    const std::span<const int> gi    = feature_subset_indices(feature_subset::FEATURE_SUBSET_GLOBAL_ROOT);
+    const std::span<const int> li    = feature_subset_indices(feature_subset::FEATURE_SUBSET_LOCAL_ROOT);
+    const std::vector<float>   st    = {stats.scale[size_t(gi[0])], stats.scale[size_t(gi[2])], stats.mean[size_t(gi[0])],
+                                        stats.mean[size_t(gi[2])],  stats.scale[size_t(li[1])], stats.scale[size_t(li[2])],
+                                        stats.mean[size_t(li[1])],  stats.mean[size_t(li[2])]};
+    auto pst = in(st);
+    for (const int64_t F : {4, 40, 64}) {
+        const int64_t B = 3;
+        SCOPED_TRACE("frames " + std::to_string(F));
+        const std::vector<float>   y    = random_vec(size_t(B * F * 5), 52 + uint32_t(F));
+        const std::vector<float>   last = random_vec(size_t(B * 2), 53);
+        const std::vector<uint8_t> has  = {1, 0, 1};
+        auto py = in(y), plast = in(last);
+        auto phas = in(has);
+        auto pc = in(std::vector<float>(size_t((B * F + 1) * 4), k_sentinel));
+        auto pe = in(std::vector<float>(size_t((B * F + 1) * 2), k_sentinel));
+        be->root_conditions(py, B, F, pst, plast, phas, pc, pe);
+        const auto c = get(pc, size_t((B * F + 1) * 4)), e = get(pe, size_t((B * F + 1) * 2));
+        EXPECT_EQ(c.back(), k_sentinel);
+        EXPECT_EQ(e.back(), k_sentinel);
+        for (int64_t l = 0; l < B; ++l) {
+            // the host's steps for lane l (predict_chunk's step 2 and 4)
+            std::vector<float> gu(size_t(F * 5)), lr(size_t(F * 4)), hc(size_t(F * 4)), he(size_t(F * 2));
+            const float *      yl = y.data() + l * F * 5;
+            stats.unnormalize(yl, F, feature_subset::FEATURE_SUBSET_GLOBAL_ROOT, gu.data());
+            global_root_to_local(gu.data(), F, lr.data());
+            stats.normalize(lr.data(), F, feature_subset::FEATURE_SUBSET_LOCAL_ROOT, lr.data());
+            if (has[size_t(l)]) {
+                lr[size_t((F - 1) * 4 + 1)] = last[size_t(l * 2)];
+                lr[size_t((F - 1) * 4 + 2)] = last[size_t(l * 2 + 1)];
+            }
+            for (int64_t t = 0; t < F; ++t) {
+                hc[size_t(t * 4 + 0)] = yl[t * 5 + 0];
+                hc[size_t(t * 4 + 1)] = yl[t * 5 + 2];
+                hc[size_t(t * 4 + 2)] = yl[t * 5 + 3];
+                hc[size_t(t * 4 + 3)] = yl[t * 5 + 4];
+                he[size_t(t * 2 + 0)] = lr[size_t(t * 4 + 1)];
+                he[size_t(t * 2 + 1)] = lr[size_t(t * 4 + 2)];
+            }
+            EXPECT_EQ(std::vector<float>(c.begin() + l * F * 4, c.begin() + (l + 1) * F * 4), hc) << "lane " << l << ": root condition";
+            EXPECT_EQ(std::vector<float>(e.begin() + l * F * 2, e.begin() + (l + 1) * F * 2), he) << "lane " << l << ": external condition";
+            // the lane alone
+            auto pc1 = in(std::vector<float>(size_t(F * 4), k_sentinel)), pe1 = in(std::vector<float>(size_t(F * 2), k_sentinel));
+            be->root_conditions(py + l * F * 5, 1, F, pst, plast + l * 2, phas + l, pc1, pe1);
+            EXPECT_EQ(get(pc1, size_t(F * 4)), hc) << "lane " << l << " alone";
+            EXPECT_EQ(get(pe1, size_t(F * 2)), he) << "lane " << l << " alone";
+        }
     }
 }
 

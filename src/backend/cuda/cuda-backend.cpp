@@ -356,7 +356,12 @@ public:
     void scatter_rows(bptr<const float> x, bptr<const int32_t> idx, int64_t k, int64_t d, bptr<float> y) override {
         cuda::scatter_rows(x.p, idx.p, k, d, y.p, s());
     }
-    bool has_motion_finish() const override { return true; }
+    bool has_motion_ops() const override { return true; }
+    void root_conditions(bptr<const float> y, int64_t n_batch, int64_t frames, bptr<const float> stats,
+                         bptr<const float> last, bptr<const uint8_t> has_last, bptr<float> root_cond,
+                         bptr<float> ext) override {
+        cuda::root_conditions(y.p, n_batch, frames, stats.p, last.p, has_last.p, root_cond.p, ext.p, s());
+    }
     void motion_finish(bptr<const float> x, int64_t n_batch, int64_t frames, bptr<const float> scale,
                        bptr<const float> mean, bptr<const float> ref, bptr<const int32_t> parents,
                        bptr<const float> offsets, bptr<float> global, bptr<float> positions,

@@ -1,17 +1,21 @@
-// predict's step 5 on the GPU (backend::motion_finish): the host functions of
+// predict's glue after the root planner (backend::root_conditions) and its step 5 on the GPU
+// (backend::motion_finish): the host functions of
 // motion/motion-rep.cpp (unnormalize, local_to_global, reapply_start_transform) and
 // motion/skeleton-fk.cpp (skeleton_fk::run) written again over device arrays, one operation
 // for each of the host's in its order. Compiled with -fmad=false (src/backend/CMakeLists.txt),
 // so no a·b + c becomes an FMA the host does not round alike; the cos, sin and atan2 of float
 // arguments run in double and round to float, as the host's correctly rounded float functions
 // give. Two kernels:
-//   1. one block a lane: thread 0 integrates the root over the lane's frames (a sequential
-//      scan, double sums as the host's) and re-applies the start transform; the others
-//      unnormalise and copy the 409 body features of every frame
-//   2. one thread a frame: FK down the joint chain (parents before children)
+//   1. one block a lane: thread 0 adds up the root's velocities over the lane's frames (double
+//      sums as the host's), then a thread a frame turns them into the heading and re-applies the
+//      start transform, and all unnormalise and copy the 409 body features of every frame
+//   2. a warp a frame: a lane a joint for the local rotations, then FK down the joint chain
+//      (parents before children) a lane an entry of [R | t]
 #include "backend/cuda/cuda-kernels.h"
 #include "backend/cuda/cuda-launch.h"
 #include "backend/motion-finish.h"
+
+#include <stdexcept>
 
 namespace mb::cuda {
 
@@ -87,56 +91,61 @@ __device__ void matrix_to_quat_wxyz(const float * m, float * q) {
     for (int i = 0; i < 4; ++i) q[i] = cand[i] / den;
 }
 
-// one block a lane: x[F, 413] → global[F, 414]
+// one block a lane: x[F, 413] → global[F, 414]. Only the root's running sums are serial (thread 0
+// adds the frames' velocities in order, in double as the host does); the trigonometry and the body run
+// one thread a frame / feature. Dynamic shared memory: 6 floats a frame
 __global__ void finish_global_kernel(const float * x, int64_t frames, const float * scale, const float * mean,
                                      const float * ref, float * global) {
+    extern __shared__ float s_root[];
+    float * s_step = s_root;                  // [F, 3] unnormalised dh/dt, vx, vz of each frame, / fps
+    float * s_sum  = s_root + 3 * frames;     // [F, 3] heading and x, z integrated up to each frame
     pdl_trigger();
     pdl_wait();
     const int64_t l  = blockIdx.x;
     const float * xl = x + l * frames * k_ld;
     float *       gl = global + l * frames * k_gd;
+    const float   fps = float(k_finish_fps);
+    for (int64_t t = threadIdx.x; t < frames; t += blockDim.x) {
+        for (int i = 0; i < 3; ++i) {
+            const float v = xl[t * k_ld + i] * scale[i];
+            s_step[t * 3 + i] = (v + mean[i]) / fps;
+        }
+    }
+    __syncthreads();
     if (threadIdx.x == 0) {
         // local_to_global on the root: cumulative sums in double (torch's CPU cumsum), the last
-        // frame's velocity unused; then reapply_start_transform
-        const float fps = float(k_finish_fps);
-        const float rx = ref[l * 3 + 0], rz = ref[l * 3 + 1], rh = ref[l * 3 + 2];
-        double      a = 0.0, px = 0.0, pz = 0.0;
-        float       lp[3] = {0.0f, 0.0f, 0.0f};     // the previous frame's unnormalised dh/dt, vx, vz
+        // frame's velocity unused
+        double a = 0.0, px = 0.0, pz = 0.0;
         for (int64_t t = 0; t < frames; ++t) {
-            const float * r = xl + t * k_ld;
             if (t > 0) {
-                a += double(lp[0] / fps);
-                px += double(lp[1] / fps);
-                pz += double(lp[2] / fps);
+                a += double(s_step[(t - 1) * 3 + 0]);
+                px += double(s_step[(t - 1) * 3 + 1]);
+                pz += double(s_step[(t - 1) * 3 + 2]);
             }
-            float u[4];
-            for (int i = 0; i < 4; ++i) {
-                const float v = r[i] * scale[i];
-                u[i]          = v + mean[i];
-            }
-            const float af = float(a);
-            const float qw = cos_f(af / 2.0f);
-            const float qy = sin_f(af / 2.0f);
-            const float h  = atan2_f(qy, qw) * 2.0f;
-            float       o0 = float(px), o2 = float(pz);
-            float       o3 = cos_f(h), o4 = sin_f(h);
-            const float ah = atan2_f(o4, o3) + rh;
-            o3             = cos_f(ah);
-            o4             = sin_f(ah);
-            o0 += rx;
-            o2 += rz;
-            float * o = gl + t * k_gd;
-            o[0]      = o0;
-            o[1]      = u[3];
-            o[2]      = o2;
-            o[3]      = o3;
-            o[4]      = o4;
-            for (int i = 0; i < 3; ++i) lp[i] = u[i];
+            s_sum[t * 3 + 0] = float(a);
+            s_sum[t * 3 + 1] = float(px);
+            s_sum[t * 3 + 2] = float(pz);
         }
-        return;
+    }
+    __syncthreads();
+    // then each frame: heading from its quaternion, reapply_start_transform
+    const float rx = ref[l * 3 + 0], rz = ref[l * 3 + 1], rh = ref[l * 3 + 2];
+    for (int64_t t = threadIdx.x; t < frames; t += blockDim.x) {
+        const float af = s_sum[t * 3 + 0];
+        const float qw = cos_f(af / 2.0f);
+        const float qy = sin_f(af / 2.0f);
+        const float h  = atan2_f(qy, qw) * 2.0f;
+        const float ah = atan2_f(sin_f(h), cos_f(h)) + rh;
+        const float v  = xl[t * k_ld + 3] * scale[3];
+        float *     o  = gl + t * k_gd;
+        o[0]           = s_sum[t * 3 + 1] + rx;
+        o[1]           = v + mean[3];
+        o[2]           = s_sum[t * 3 + 2] + rz;
+        o[3]           = cos_f(ah);
+        o[4]           = sin_f(ah);
     }
     // the body: global[t, 5 + i] = x[t, 4 + i]·scale + mean
-    for (int64_t e = threadIdx.x - 1; e < frames * k_body; e += blockDim.x - 1) {
+    for (int64_t e = threadIdx.x; e < frames * k_body; e += blockDim.x) {
         const int64_t t = e / k_body;
         const int     i = int(e - t * k_body);
         const float   v = xl[t * k_ld + 4 + i] * scale[4 + i];
@@ -144,11 +153,17 @@ __global__ void finish_global_kernel(const float * x, int64_t frames, const floa
     }
 }
 
-// one thread a frame (of every lane): skeleton_fk::run on global[n, 414]
+constexpr int k_fk_warps = 4;     // frames a block of the FK kernel (a warp a frame)
+
+// a warp a frame (of every lane): skeleton_fk::run on global[n, 414]. Every joint's local rotation
+// (parentᵀ · global) and quaternion is independent, one lane a joint; the chain that recomposes the
+// global rotations and translations runs joint by joint, one lane an entry of [R | t]
 __global__ void finish_fk_kernel(const float * global, int64_t n, const int32_t * parents, const float * offsets,
                                  float * positions, float * local_xyzw) {
     __shared__ int32_t s_par[k_nj];
     __shared__ float   s_off[k_nj * 3];
+    __shared__ float   s_lr[k_fk_warps][k_nj][9];     // local rotations
+    __shared__ float   s_rg[k_fk_warps][k_nj][12];    // recomposed [R (row-major) | t]
     // parents and offsets are constants (uploaded with the model): read before the wait
     for (int i = threadIdx.x; i < k_nj * 3; i += blockDim.x) {
         if (i < k_nj) s_par[i] = parents[i];
@@ -157,24 +172,24 @@ __global__ void finish_fk_kernel(const float * global, int64_t n, const int32_t 
     __syncthreads();
     pdl_trigger();
     pdl_wait();
-    const int64_t t = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
-    if (t >= n) return;
-    float         g[k_nj][9];     // global rotations from the 6D features
-    float         rg[k_nj][9];    // global rotations recomposed by FK
-    float         tg[k_nj][3];    // FK translations (root at the origin)
-    const float * f = global + t * k_gd;
-    for (int j = 0; j < k_nj; ++j) cont6d_to_matrix(f + k_finish_rot6d + 6 * j, g[j]);
-    for (int j = 0; j < k_nj; ++j) {
-        // local = parentᵀ · global (the root's parent is the identity)
-        float     lr[9];
+    const int     w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int64_t t = blockIdx.x * (int64_t) k_fk_warps + w;
+    if (t >= n) return;     // whole warps leave: no block-wide barrier follows
+    const float * f  = global + t * k_gd;
+    float (*lrs)[9]  = s_lr[w];
+    float (*rgs)[12] = s_rg[w];
+    for (int j = lane; j < k_nj; j += 32) {
+        float     g[9], lr[9];
         const int p = s_par[j];
+        cont6d_to_matrix(f + k_finish_rot6d + 6 * j, g);
         if (p < 0) {
-            for (int k = 0; k < 9; ++k) lr[k] = g[j][k];
+            for (int k = 0; k < 9; ++k) lr[k] = g[k];
         } else {
+            float gp[9];
+            cont6d_to_matrix(f + k_finish_rot6d + 6 * p, gp);
             for (int r = 0; r < 3; ++r) {
                 for (int c = 0; c < 3; ++c) {
-                    lr[r * 3 + c] = g[p][0 * 3 + r] * g[j][0 * 3 + c] + g[p][1 * 3 + r] * g[j][1 * 3 + c] +
-                                    g[p][2 * 3 + r] * g[j][2 * 3 + c];
+                    lr[r * 3 + c] = gp[0 * 3 + r] * g[0 * 3 + c] + gp[1 * 3 + r] * g[1 * 3 + c] + gp[2 * 3 + r] * g[2 * 3 + c];
                 }
             }
         }
@@ -185,35 +200,89 @@ __global__ void finish_fk_kernel(const float * global, int64_t n, const int32_t 
         o[1]      = q[2];
         o[2]      = q[3];
         o[3]      = q[0];
-        // 4x4 chain: [Rp tp; 0 1] · [Rl off; 0 1]
-        const float * off = s_off + 3 * j;
-        if (p < 0) {
-            for (int k = 0; k < 9; ++k) rg[j][k] = lr[k];
-            for (int i = 0; i < 3; ++i) tg[j][i] = off[i];
-        } else {
-            for (int r = 0; r < 3; ++r) {
-                for (int c = 0; c < 3; ++c) {
-                    rg[j][r * 3 + c] = rg[p][r * 3 + 0] * lr[0 * 3 + c] + rg[p][r * 3 + 1] * lr[1 * 3 + c] +
-                                       rg[p][r * 3 + 2] * lr[2 * 3 + c];
-                }
-                tg[j][r] = rg[p][r * 3 + 0] * off[0] + rg[p][r * 3 + 1] * off[1] + rg[p][r * 3 + 2] * off[2] + tg[p][r];
+        for (int k = 0; k < 9; ++k) lrs[j][k] = lr[k];
+    }
+    __syncwarp();
+    // 4x4 chain: [Rp tp; 0 1] · [Rl off; 0 1], parents before children
+    for (int j = 0; j < k_nj; ++j) {
+        const int p = s_par[j];
+        if (lane < 12) {
+            const float * off = s_off + 3 * j;
+            const int     r = lane < 9 ? lane / 3 : lane - 9;
+            float         v;
+            if (p < 0) {
+                v = lane < 9 ? lrs[j][lane] : off[r];
+            } else if (lane < 9) {
+                const int c = lane % 3;
+                v = rgs[p][r * 3 + 0] * lrs[j][0 * 3 + c] + rgs[p][r * 3 + 1] * lrs[j][1 * 3 + c] +
+                    rgs[p][r * 3 + 2] * lrs[j][2 * 3 + c];
+            } else {
+                v = rgs[p][r * 3 + 0] * off[0] + rgs[p][r * 3 + 1] * off[1] + rgs[p][r * 3 + 2] * off[2] + rgs[p][9 + r];
             }
+            rgs[j][lane] = v;
         }
-        for (int i = 0; i < 3; ++i) positions[(t * k_nj + j) * 3 + i] = tg[j][i] + f[i];
+        __syncwarp();
+    }
+    for (int e = lane; e < k_nj * 3; e += 32) {
+        const int j = e / 3, i = e % 3;
+        positions[(t * k_nj + j) * 3 + i] = rgs[j][9 + i] + f[i];
+    }
+}
+
+// a thread a frame (of every lane): the root condition and the external condition of
+// backend::root_conditions
+__global__ void root_conditions_kernel(const float * y, int64_t lanes, int64_t frames, const float * stats,
+                                       const float * last, const uint8_t * has_last, float * root_cond, float * ext) {
+    pdl_trigger();
+    pdl_wait();
+    const int64_t e = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+    if (e >= lanes * frames) return;
+    const int64_t l = e / frames, t = e - l * frames;
+    const float * r = y + e * 5;
+    float *       c = root_cond + e * 4;
+    c[0]            = r[0];
+    c[1]            = r[2];
+    c[2]            = r[3];
+    c[3]            = r[4];
+    if (t == frames - 1 && has_last[l]) {
+        ext[e * 2 + 0] = last[l * 2 + 0];
+        ext[e * 2 + 1] = last[l * 2 + 1];
+        return;
+    }
+    // the last frame repeats the velocity into it
+    const float * a   = t == frames - 1 ? r - 5 : r;
+    const float   fps = float(k_finish_fps);
+    for (int i = 0; i < 2; ++i) {
+        const int   k  = 2 * i;     // x, then z
+        const float v0 = a[k] * stats[i], v1 = a[5 + k] * stats[i];
+        const float g0 = v0 + stats[2 + i], g1 = v1 + stats[2 + i];
+        const float v  = fps * (g1 - g0);
+        ext[e * 2 + i] = (v - stats[6 + i]) / stats[4 + i];
     }
 }
 
 } // namespace
 
+void root_conditions(const float * y, int64_t n_batch, int64_t frames, const float * stats, const float * last,
+                     const uint8_t * has_last, float * root_cond, float * ext, cudaStream_t s) {
+    if (n_batch <= 0 || frames <= 0) return;
+    if (frames < 2) throw std::runtime_error("CUDA root_conditions: fewer than 2 frames a lane");
+    const int64_t n = n_batch * frames;
+    launch("root_conditions", root_conditions_kernel, dim3(unsigned((n + 127) / 128)), dim3(128), 0, s, y, n_batch,
+           frames, stats, last, has_last, root_cond, ext);
+}
+
 void motion_finish(const float * x, int64_t n_batch, int64_t frames, const float * scale, const float * mean,
                    const float * ref, const int32_t * parents, const float * offsets, float * global,
                    float * positions, float * local_xyzw, cudaStream_t s) {
     if (n_batch <= 0 || frames <= 0) return;
-    launch("motion_finish (global)", finish_global_kernel, dim3(unsigned(n_batch)), dim3(256), 0, s, x, frames,
-           scale, mean, ref, global);
+    // the root scan's shared memory: 24 bytes a frame within the default 48 KB (predict: ≤ 64 frames)
+    if (frames > 2048) throw std::runtime_error("CUDA motion_finish: more than 2,048 frames a lane");
+    launch("motion_finish (global)", finish_global_kernel, dim3(unsigned(n_batch)), dim3(256),
+           size_t(6 * frames) * sizeof(float), s, x, frames, scale, mean, ref, global);
     const int64_t n = n_batch * frames;
-    launch("motion_finish (fk)", finish_fk_kernel, dim3(unsigned((n + 63) / 64)), dim3(64), 0, s, global, n, parents,
-           offsets, positions, local_xyzw);
+    launch("motion_finish (fk)", finish_fk_kernel, dim3(unsigned((n + k_fk_warps - 1) / k_fk_warps)),
+           dim3(32 * k_fk_warps), 0, s, global, n, parents, offsets, positions, local_xyzw);
 }
 
 } // namespace mb::cuda

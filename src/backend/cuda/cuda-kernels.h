@@ -142,6 +142,11 @@ void sample_codes(const float * logits, int64_t m, int64_t n_code, const float *
 void remask_lowest(const float * prob, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens, int64_t n_batch,
                    cudaStream_t s);
 
+// backend::root_conditions (cuda-finish.cu): the root planner's output → the pose planner's root
+// condition and the VQ decoder's external condition, the host's arithmetic
+void root_conditions(const float * y, int64_t n_batch, int64_t frames, const float * stats, const float * last,
+                     const uint8_t * has_last, float * root_cond, float * ext, cudaStream_t s);
+
 // backend::motion_finish (cuda-finish.cu): predict's step 5 for n_batch lanes of `frames` frames, the
 // host functions' float arithmetic in their order
 void motion_finish(const float * x, int64_t n_batch, int64_t frames, const float * scale, const float * mean,
