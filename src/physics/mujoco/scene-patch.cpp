@@ -92,6 +92,17 @@ void patch_for_version(std::string & xml, int version, std::vector<std::string> 
     }
 }
 
+bool set_contact_buffer(std::string & xml, int nconmax, int njmax) {
+    for (const std::string & tag : find_tags(xml, "size")) {
+        if (!tag_attribute(tag, "nconmax").empty() || !tag_attribute(tag, "njmax").empty()) return false;
+    }
+    const size_t root = find_tag(xml, "mujoco", 0);
+    const size_t gt   = root == std::string::npos ? root : xml.find('>', root);
+    if (gt == std::string::npos || xml[gt - 1] == '/') return false;
+    xml.insert(gt + 1, "<size nconmax=\"" + std::to_string(nconmax) + "\" njmax=\"" + std::to_string(njmax) + "\"/>");
+    return true;
+}
+
 bool weld_free_joint(std::string & xml, const std::string & joint) {
     for (const char * tag : {"joint", "freejoint"}) {
         for (size_t p = find_tag(xml, tag, 0); p != std::string::npos; p = find_tag(xml, tag, p + 1)) {

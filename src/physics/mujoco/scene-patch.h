@@ -25,6 +25,11 @@ int strip_feature(std::string & xml, const mjcf_feature & feature);
 // feature removed ("actuatorfrcrange (86 attributes)") to `applied`
 void patch_for_version(std::string & xml, int version, std::vector<std::string> & applied);
 
+// gives the scene a contact buffer of `nconmax` contacts and `njmax` constraint rows: a <size> element
+// right after the root <mujoco ...> tag; false (xml unchanged) without a root tag or when a <size>
+// element sets nconmax or njmax already
+bool set_contact_buffer(std::string & xml, int nconmax, int njmax);
+
 // removes the free joint named `joint` (the body is then welded to its parent); false when absent
 bool weld_free_joint(std::string & xml, const std::string & joint);
 

@@ -24,6 +24,8 @@ namespace {
 
 constexpr uint64_t k_max_scene_file = 64ull << 20;   // bytes per XML or mesh file
 constexpr float    k_placeholder_half = 0.015f;       // half edge of a placeholder box (m)
+constexpr int      k_nconmax = 300;                    // MuJoCo 2.x contact buffer: contacts
+constexpr int      k_njmax   = 1500;                   // and constraint rows (4 a pyramidal contact)
 
 struct model_deleter {
     void operator()(mjModel * m) const { mj_deleteModel(m); }
@@ -143,6 +145,12 @@ std::shared_ptr<const scene> compile_uncached(const std::string & xml_path, cons
         }
         std::vector<std::string> applied;
         patch_for_version(text, mj_version(), applied);
+        // MuJoCo 2.x's fixed contact buffer (2.2.2: 100 contacts, 500 rows) overflowed for start poses
+        // sunk into the floor, and CONTACTFULL failed the first tick (web-physics-serve flaked on it);
+        // docs/PHYSICS-MUJOCO.md "Contact buffer". 3.x gets the scene as shipped
+        if (rel == main.filename().string() && mj_version() < 300 && set_contact_buffer(text, k_nconmax, k_njmax)) {
+            applied.push_back("size nconmax=\"" + std::to_string(k_nconmax) + "\" njmax=\"" + std::to_string(k_njmax) + "\"");
+        }
         for (const std::string & a : applied) s->info.patches.push_back(rel + ": " + a);
         if (options.weld_base && weld_free_joint(text, "floating_base_joint")) {
             welded = true;
