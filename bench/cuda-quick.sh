@@ -14,12 +14,13 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; lscpu | grep -
 python3 tools/convert.py random-bundle --preset full --seed 1 --out /tmp/mb-full > /tmp/bundle.log 2>&1 &
 cmake -G Ninja -B build/g -DCMAKE_BUILD_TYPE=Release -DMB_CUDA=ON -DMB_ZMQ=OFF -DMB_PYTHON="$(command -v python3)" \
     -DMB_SHARED_DIR="$MB_SHARED_DIR" > /tmp/cfg.log 2>&1 || { tail -20 /tmp/cfg.log; exit 1; }
-cmake --build build/g -j16 --target motionbricks cuda-run test-backend-ops test-predict test-predict-batch > "$out/build.log" 2>&1 ||
+cmake --build build/g -j16 --target motionbricks cuda-run test-backend-ops test-predict test-predict-batch test-agent test-root-planner \
+    test-pose-planner test-vq-decoder > "$out/build.log" 2>&1 ||
     { grep -B2 -A20 -E "error|FAILED" "$out/build.log" | head -60; exit 1; }
 wait; echo "== built ($(el) s)"
 b=build/g
-(cd $b && ctest -R 'cuda\.test-(backend-ops|predict|predict-batch)$' -j3 --timeout 120 -V) > "$out/ctest.log" 2>&1
-grep -E "tests passed|tests failed|\*\*\*Failed|FAILED|Failure|Expected|Which is|lanes vs alone|max|SKIPPED|skipped|motion_finish" "$out/ctest.log" | grep -v "OK \]\|RUN" | head -40
+(cd $b && ctest -R 'cuda\.test-(backend-ops|predict|predict-batch|agent|root-planner|pose-planner|vq-decoder)$' -j4 --timeout 120 -V) > "$out/ctest.log" 2>&1
+grep -E "tests passed|tests failed|\*\*\*Failed|FAILED|Failure|Expected|Which is|lanes vs alone|untraced|motion_finish, " "$out/ctest.log" | grep -v "OK \]\|RUN" | sort | uniq -c | sort -rn | head -40
 echo "== tested ($(el) s)"
 bench() {   # label precision batch env... motionbricks
     local label=$1 p=$2 batch=$3; shift 3
@@ -36,10 +37,10 @@ PY
 }
 N=$b/motionbricks
 for r in 1 2; do bench plan f32 1 MB_PREDICT_FINISH=plan $N; bench dev f32 1 MB_PREDICT_FINISH=device $N; bench host f32 1 $N; done
-for r in 1 2; do [ $(el) -lt 200 ] && { bench plan tf32 1024 MB_PREDICT_FINISH=plan $N; bench dev tf32 1024 MB_PREDICT_FINISH=device $N; bench host tf32 1024 $N; }; done
-[ $(el) -lt 230 ] && { bench plan bf16 1024 MB_PREDICT_FINISH=plan $N; bench plan f32 1024 MB_PREDICT_FINISH=plan $N; bench host f32 1024 $N; }
+[ $(el) -lt 200 ] && { bench plan tf32 1024 MB_PREDICT_FINISH=plan $N; bench dev tf32 1024 MB_PREDICT_FINISH=device $N; bench host tf32 1024 $N; }
+[ $(el) -lt 220 ] && { bench plan bf16 1024 MB_PREDICT_FINISH=plan $N; bench plan f32 1024 MB_PREDICT_FINISH=plan $N; }
 ops='*motion_finish*:*root_conditions*:*scatter_rows*'
 for tool in memcheck racecheck; do
-    [ $(el) -lt 260 ] && { timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-$tool.log" 2>&1; echo "$tool ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-$tool.log)"; }
+    [ $(el) -lt 250 ] && { timeout 40 compute-sanitizer --tool $tool --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-$tool.log" 2>&1; echo "$tool ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-$tool.log)"; }
 done
 echo "== done ($(el) s)"
