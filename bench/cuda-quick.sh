@@ -36,11 +36,12 @@ for r in b["runs"]:
 PY
 }
 N=$b/motionbricks
-for r in 1 2; do bench plan f32 1 MB_PREDICT_FINISH=plan $N; bench dev f32 1 MB_PREDICT_FINISH=device $N; bench host f32 1 $N; done
-[ $(el) -lt 200 ] && { bench plan tf32 1024 MB_PREDICT_FINISH=plan $N; bench dev tf32 1024 MB_PREDICT_FINISH=device $N; bench host tf32 1024 $N; }
-[ $(el) -lt 220 ] && { bench plan bf16 1024 MB_PREDICT_FINISH=plan $N; bench plan f32 1024 MB_PREDICT_FINISH=plan $N; }
+for r in 1 2; do bench plan f32 1 MB_PREDICT_FINISH=plan $N; bench host f32 1 $N; done
+[ $(el) -lt 110 ] && bench dev f32 1 MB_PREDICT_FINISH=device $N
+[ $(el) -lt 120 ] && { bench plan tf32 1024 MB_PREDICT_FINISH=plan $N; bench host tf32 1024 $N; }
+[ $(el) -lt 150 ] && { bench dev tf32 1024 MB_PREDICT_FINISH=device $N; bench plan bf16 1024 MB_PREDICT_FINISH=plan $N; bench plan f32 1024 MB_PREDICT_FINISH=plan $N; }
 ops='*motion_finish*:*root_conditions*:*scatter_rows*'
 for tool in memcheck racecheck; do
-    [ $(el) -lt 250 ] && { timeout 40 compute-sanitizer --tool $tool --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-$tool.log" 2>&1; echo "$tool ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-$tool.log)"; }
+    [ $(el) -lt 170 ] && { timeout 30 compute-sanitizer --tool $tool --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-$tool.log" 2>&1; echo "$tool ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-$tool.log)"; }
 done
 echo "== done ($(el) s)"
