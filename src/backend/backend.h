@@ -291,7 +291,8 @@ public:
     // ---- motion (optional) ----------------------------------------------------------------------
 
     // whether root_conditions and motion_finish run on this backend. Optional: the default is
-    // false, and predict then runs that glue and step 5 on the host (the CPU backend does)
+    // false, and predict then runs that glue and step 5 on the host (the CPU backend has them: the
+    // host's functions, backend/motion-finish.h)
     virtual bool has_motion_ops() const { return false; }
 
     // predict's glue between the root planner and the pose planner / VQ decoder on the backend, the

@@ -2,7 +2,7 @@
 // test-backend-ops: ops that move values must match bitwise, ops that compute are held
 // to an NMSE bound (Σ(y − ref)² / Σ ref², reference in double) over varied shapes,
 // including edge sizes. A new backend in backend_registry() runs this file unchanged. The
-// optional motion_finish is held to the host functions it reproduces (skipped where absent).
+// optional motion ops (root_conditions, motion_finish) are held to the host steps they reproduce.
 #include "backend/backend.h"
 #include "backend/token-select.h"
 #include "backend-test-util.h"
@@ -559,7 +559,7 @@ TEST_P(backend_ops, lanes_equal_one_by_one) {
 TEST_P(backend_ops, motion_finish) {
     if (!be->has_motion_ops()) {
         GTEST_SKIP() << "the " << be->name() << " backend has no motion_finish (an optional op: predict "
-                     << "finishes on the host there; the CUDA backend has it, checked where a GPU is usable)";
+                     << "finishes on the host there)";
     }
     constexpr int64_t LD = k_local_dim, GD = k_global_dim, JP = k_n_joints * 3, JR = k_n_joints * 4;
     constexpr float   k_tol = 1e-5f;
@@ -655,7 +655,7 @@ TEST_P(backend_ops, motion_finish) {
 TEST_P(backend_ops, root_conditions) {
     if (!be->has_motion_ops()) {
         GTEST_SKIP() << "the " << be->name() << " backend has no root_conditions (an optional op: predict "
-                     << "runs that glue on the host there; the CUDA backend has it, checked where a GPU is usable)";
+                     << "runs that glue on the host there)";
     }
     std::vector<float> mean = random_vec(k_n_features, 50), sd = random_vec(k_n_features, 51);
     for (float & v : mean) v *= 0.1f;

@@ -8,6 +8,7 @@
 // Buffers are host memory; every op that does float arithmetic runs with FTZ/DAZ
 // (fp-mode.h) and restores the caller's mode when it returns.
 #include "backend/cpu/cpu-backend.h"
+#include "backend/motion-finish.h"
 
 #include "backend/cpu/cpu-gemm.h"
 #include "backend/cpu/cpu-silu.h"
@@ -230,6 +231,32 @@ public:
             std::memcpy(raw(y) + int64_t(raw(idx)[i]) * d, raw(x) + i * d, size_t(d) * sizeof(float));
         }
     }
+    // ---- motion: the host's functions (backend/motion-finish.h), lanes over the threads
+
+    bool has_motion_ops() const override { return true; }
+    void root_conditions(bptr<const float> y, int64_t n_batch, int64_t frames, bptr<const float> stats,
+                         bptr<const float> last, bptr<const uint8_t> has_last, bptr<float> root_cond,
+                         bptr<float> ext) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
+        if (frames < 2) throw std::runtime_error("cpu root_conditions: fewer than 2 frames a lane");
+        parallel_ranges(n_batch, frames * 16, [=](int64_t l0, int64_t l1, int) {
+            host_root_conditions(raw(y) + l0 * frames * 5, l1 - l0, frames, raw(stats), raw(last) + l0 * 2,
+                                 raw(has_last) + l0, raw(root_cond) + l0 * frames * 4, raw(ext) + l0 * frames * 2);
+        });
+    }
+    void motion_finish(bptr<const float> x, int64_t n_batch, int64_t frames, bptr<const float> scale,
+                       bptr<const float> mean, bptr<const float> ref, bptr<const int32_t> parents,
+                       bptr<const float> offsets, bptr<float> global, bptr<float> positions,
+                       bptr<float> local_xyzw) override {
+        const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
+        parallel_ranges(n_batch, frames * 4096, [=](int64_t l0, int64_t l1, int) {
+            host_motion_finish(raw(x) + l0 * frames * k_finish_local_dim, l1 - l0, frames, raw(scale), raw(mean),
+                               raw(ref) + l0 * 3, raw(parents), raw(offsets), raw(global) + l0 * frames * k_finish_global_dim,
+                               raw(positions) + l0 * frames * k_finish_joints * 3,
+                               raw(local_xyzw) + l0 * frames * k_finish_joints * 4);
+        });
+    }
+
     void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch) override {
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         // by output rows (lane, j): each writes r contiguous values
