@@ -248,7 +248,6 @@ struct predict_state::impl {
     // step 5 on the backend (finish_on_backend): each bucket finished after its decode, its lanes'
     // outputs back to back from the frame where the buckets before it end
     bool                            finish_on_backend = false;
-    bool                            plan_on_backend   = false;    // the glue too (cond_stats)
     std::unique_ptr<backend_buffer> finish_mem;
     bptr<float>                     f_ref;       // [lanes, 3] start x, z, heading in bucket order
     bptr<float>                     f_last;      // [lanes, 2] a bucket's given last-frame vx, vz (normalised)
@@ -323,7 +322,6 @@ std::unique_ptr<predict_state> motion_model::create_state(int64_t lanes) const {
         s.f_last       = s.f_ref + int64_t(L * 3);
         s.f_has_last   = bptr<uint8_t>(reinterpret_cast<uint8_t *>((s.f_last + int64_t(L * 2)).p));
         s.f_global     = s.f_ref + int64_t(L * 6);
-        s.plan_on_backend = bool(m.cond_stats);
         s.h_last.assign(L * 2, 0.0f);
         s.h_has_last.assign(L, 0);
         s.group.assign(L, 0);
@@ -680,11 +678,19 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
     const auto uniforms_of = [&](int64_t l) {
         return req[l].gumbel_uniforms.empty() ? st.uniforms.data() + l * U : req[l].gumbel_uniforms.data();
     };
+    // lane l's keyframe condition and draws as lane i of a fused pose decode of F frames a lane
+    const auto stage_pose_lane = [&](int64_t i, int64_t l, int64_t F, bool argmax) {
+        const int64_t per_u = int64_t(req[l].num_inference_steps) * U / k_max_infer_steps;     // one lane's draws
+        std::copy_n(st.pose_cond.begin() + l * FM * k_pose_feat_dim, F * k_pose_feat_dim,
+                    st.b_pose_cond.begin() + i * F * k_pose_feat_dim);
+        std::copy_n(st.has_pose_cond.begin() + l * FM, F, st.b_has_pose_cond.begin() + i * F);
+        if (!argmax) std::copy_n(uniforms_of(l), per_u, st.b_uniforms.begin() + i * per_u);
+    };
     // step 5 on the backend (traced runs keep the host's, whose intermediates the taps show): the
     // decoder's output stays on the device, and each bucket is finished right after its decode
     // (the decoder state holds one bucket's output), its outputs after the buckets' before it
     const bool finish_here = st.finish_on_backend && !trace;
-    const bool plan_here   = st.plan_on_backend && !trace;
+    const bool plan_here   = m.cond_stats && !trace;    // the glue too (MB_PREDICT_FINISH=plan)
     int64_t    f_lanes = 0, f_frames = 0;     // lanes and frames finished on the backend so far
     const auto finish_bucket = [&](int64_t F) {
         const int64_t Bk = int64_t(st.bucket.size());
@@ -716,7 +722,6 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
             const int64_t n = rb.n, F = n * k_frames_per_token, Bk = rb.n_lanes, l0 = rb.lanes[0];
             const int     steps  = req[l0].num_inference_steps;
             const bool    argmax = req[l0].sampling == sampling_mode::SAMPLING_MODE_ARGMAX;
-            const int64_t per_u  = int64_t(steps) * U / k_max_infer_steps;     // one lane's draws
             st.bucket.assign(rb.lanes, rb.lanes + Bk);
             int64_t none = -1;
             each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
@@ -729,11 +734,8 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
                 st.h_last[size_t(i * 2)]     = has ? st.ln[size_t(l * S * 4 + (S - 1) * 4 + 1)] : 0.0f;
                 st.h_last[size_t(i * 2 + 1)] = has ? st.ln[size_t(l * S * 4 + (S - 1) * 4 + 2)] : 0.0f;
                 if (Bk == 1) return;
-                std::copy_n(st.pose_cond.begin() + l * FM * k_pose_feat_dim, F * k_pose_feat_dim,
-                            st.b_pose_cond.begin() + i * F * k_pose_feat_dim);
-                std::copy_n(st.has_pose_cond.begin() + l * FM, F, st.b_has_pose_cond.begin() + i * F);
+                stage_pose_lane(i, l, F, argmax);
                 std::copy_n(st.has_tgt.begin() + l * FM, F, st.b_has_tgt.begin() + i * F);
-                if (!argmax) std::copy_n(uniforms_of(l), per_u, st.b_uniforms.begin() + i * per_u);
             });
             const bool alone = Bk == 1;
             pose_cond_inputs    pin;     // root_cond null: root_conditions writes it on the backend
@@ -816,11 +818,11 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         // step 3: pose tokens (keyframe conditions from keyframes(); the root condition from the trajectory)
         t0 = clock_type::now();
         each_lane(st.host.get(), B, failed, [&](int64_t l) {
-            const root_result &   rr  = st.rr[size_t(l)];
-            const int64_t           n = rr.n, F = n * k_frames_per_token;
-            const float *   pc  = st.pose_cond.data() + l * FM * k_pose_feat_dim;
-            const uint8_t * hpc = st.has_pose_cond.data() + l * FM;
-            float *         rc  = st.root_cond.data() + l * FM * 4;
+            const root_result & rr  = st.rr[size_t(l)];
+            const int64_t       n   = rr.n, F = n * k_frames_per_token;
+            const float *       pc  = st.pose_cond.data() + l * FM * k_pose_feat_dim;
+            const uint8_t *     hpc = st.has_pose_cond.data() + l * FM;
+            float *             rc  = st.root_cond.data() + l * FM * 4;
             keyframes(l, F);
             // root condition: normalised global x, z, cos h, sin h  [4n, 4]
             for (int64_t f = 0; f < F; ++f) {
@@ -853,7 +855,6 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
                 }
             }
             const int64_t Bk = int64_t(st.bucket.size());
-            const int64_t per_u = int64_t(steps) * U / k_max_infer_steps;     // one lane's draws
             pose_cond_inputs    pin;
             pose_decode_options opt;
             pin.n          = n;
@@ -871,10 +872,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
                 each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
                     const int64_t l = st.bucket[size_t(i)];
                     std::copy_n(st.root_cond.begin() + l * FM * 4, F * 4, st.b_root_cond.begin() + i * F * 4);
-                    std::copy_n(st.pose_cond.begin() + l * FM * k_pose_feat_dim, F * k_pose_feat_dim,
-                                st.b_pose_cond.begin() + i * F * k_pose_feat_dim);
-                    std::copy_n(st.has_pose_cond.begin() + l * FM, F, st.b_has_pose_cond.begin() + i * F);
-                    if (!argmax) std::copy_n(uniforms_of(l), per_u, st.b_uniforms.begin() + i * per_u);
+                    stage_pose_lane(i, l, F, argmax);
                 });
                 pin.root_cond     = st.b_root_cond.data();
                 pin.pose_cond     = st.b_pose_cond.data();
