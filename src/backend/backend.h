@@ -163,6 +163,7 @@ public:
     }
     virtual void reserve_attention(int64_t n) { (void) n; }   // n rows (= keys)
     virtual void reserve_remask(int64_t m) { (void) m; }      // m probabilities
+    virtual void reserve_motion_finish(int64_t frames) { (void) frames; }    // frames a lane
 
     // ---- elementwise (y may alias an input) -----------------------------------------------------
 

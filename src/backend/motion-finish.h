@@ -18,11 +18,12 @@ constexpr int k_finish_fps        = 30;     // frames per second of the root int
 // backend::root_conditions and backend::motion_finish over host arrays, the same meanings: the
 // CPU backend's motion ops. Declared here and defined in the motion layer (motion/motion-ops.cpp),
 // since they are the motion layer's own functions (motion_stats, global_root_to_local,
-// local_to_global, reapply_start_transform, skeleton_fk) run on plain arrays
+// local_to_global, reapply_start_transform, skeleton_fk) run on plain arrays. host_motion_finish's
+// scratch: frames × k_finish_local_dim floats (one lane's unnormalised features)
 void host_root_conditions(const float * y, int64_t n_batch, int64_t frames, const float * stats, const float * last,
                           const uint8_t * has_last, float * root_cond, float * ext);
 void host_motion_finish(const float * x, int64_t n_batch, int64_t frames, const float * scale, const float * mean,
                         const float * ref, const int32_t * parents, const float * offsets, float * global,
-                        float * positions, float * local_xyzw);
+                        float * positions, float * local_xyzw, float * scratch);
 
 } // namespace mb

@@ -6,7 +6,6 @@
 #include "motion/skeleton-fk.h"
 
 #include <algorithm>
-#include <vector>
 
 namespace mb {
 
@@ -43,21 +42,21 @@ void host_root_conditions(const float * y, int64_t n_batch, int64_t frames, cons
 
 void host_motion_finish(const float * x, int64_t n_batch, int64_t frames, const float * scale, const float * mean,
                         const float * ref, const int32_t * parents, const float * offsets, float * global,
-                        float * positions, float * local_xyzw) {
+                        float * positions, float * local_xyzw, float * scratch) {
     skeleton_fk fk;
     std::copy(parents, parents + k_n_joints, fk.parents.begin());
     std::copy(offsets, offsets + k_n_joints * 3, fk.offsets.begin());
-    std::vector<float> local(size_t(frames * k_local_dim));
+    float * local = scratch;
     for (int64_t l = 0; l < n_batch; ++l) {
         // motion_stats::unnormalize on the LOCAL subset
         const float * xl = x + l * frames * k_local_dim;
         for (int64_t i = 0; i < frames * k_local_dim; ++i) {
             const int64_t k = i % k_local_dim;
             const float   v = xl[i] * scale[k];
-            local[size_t(i)] = v + mean[k];
+            local[i] = v + mean[k];
         }
         float * g = global + l * frames * k_global_dim;
-        local_to_global(local.data(), frames, g);
+        local_to_global(local, frames, g);
         reapply_start_transform(g, frames, ref[l * 3 + 0], ref[l * 3 + 1], ref[l * 3 + 2]);
         fk.run(g, frames, positions + l * frames * k_n_joints * 3, local_xyzw + l * frames * k_n_joints * 4, nullptr);
     }

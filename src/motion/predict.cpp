@@ -318,6 +318,7 @@ std::unique_ptr<predict_state> motion_model::create_state(int64_t lanes) const {
     if (s.finish_on_backend) {
         const size_t G = L * F * k_global_dim, P = L * F * k_n_joints * 3, R = L * F * k_n_joints * 4;
         s.finish_mem   = s.be->alloc((L * 6 + G + P + R) * sizeof(float));
+        s.be->reserve_motion_finish(int64_t(F));
         s.f_ref        = s.finish_mem->as<float>();
         s.f_last       = s.f_ref + int64_t(L * 3);
         s.f_has_last   = bptr<uint8_t>(reinterpret_cast<uint8_t *>((s.f_last + int64_t(L * 2)).p));

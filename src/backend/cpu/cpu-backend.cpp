@@ -151,6 +151,7 @@ public:
     }
     void reserve_attention(int64_t n) override { grow(scores_, score_row(n) * max_ranges()); }
     void reserve_remask(int64_t m) override { grow(order_, m * max_ranges()); }
+    void reserve_motion_finish(int64_t frames) override { grow(local_, frames * k_finish_local_dim * max_ranges()); }
 
     // ---- elementwise
 
@@ -249,11 +250,15 @@ public:
                        bptr<const float> offsets, bptr<float> global, bptr<float> positions,
                        bptr<float> local_xyzw) override {
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
-        parallel_ranges(n_batch, frames * 4096, [=](int64_t l0, int64_t l1, int) {
+        // lanes over threads, each range with its own unnormalised-feature scratch (slot)
+        const int64_t per = frames * k_finish_local_dim;
+        grow(local_, per * max_ranges());
+        float * pl = local_.data();
+        parallel_ranges(n_batch, frames * 4096, [=](int64_t l0, int64_t l1, int slot) {
             host_motion_finish(raw(x) + l0 * frames * k_finish_local_dim, l1 - l0, frames, raw(scale), raw(mean),
                                raw(ref) + l0 * 3, raw(parents), raw(offsets), raw(global) + l0 * frames * k_finish_global_dim,
                                raw(positions) + l0 * frames * k_finish_joints * 3,
-                               raw(local_xyzw) + l0 * frames * k_finish_joints * 4);
+                               raw(local_xyzw) + l0 * frames * k_finish_joints * 4, pl + slot * per);
         });
     }
 
@@ -621,7 +626,7 @@ public:
 
     size_t scratch_bytes() const {
         return col_.size() * sizeof(float) + yt_.size() * sizeof(float) + scores_.size() * sizeof(float) +
-               order_.size() * sizeof(int32_t) + pack_.size();
+               order_.size() * sizeof(int32_t) + local_.size() * sizeof(float) + pack_.size();
     }
 
 private:
@@ -742,6 +747,7 @@ private:
     std::vector<float>   yt_;         // transposed conv output scratch [t, c_out]
     std::vector<float>   scores_;     // attention scores of one query [n]
     std::vector<int32_t> order_;      // re-masking sort scratch [m]
+    std::vector<float>   local_;      // motion_finish's unnormalised features [frames, 413] a slot
     std::vector<uint8_t> pack_;       // activations packed for the dot-product kernels
     cpu::op_profile      prof_;       // MB_CPU_PROFILE=1: time per op kind (op-profile.h)
 };
