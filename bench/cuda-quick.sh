@@ -40,6 +40,10 @@ for r in 1 2; do bench plan f32 1 MB_PREDICT_FINISH=plan $N; bench host f32 1 $N
 [ $(el) -lt 110 ] && bench dev f32 1 MB_PREDICT_FINISH=device $N
 [ $(el) -lt 120 ] && { bench plan tf32 1024 MB_PREDICT_FINISH=plan $N; bench host tf32 1024 $N; }
 [ $(el) -lt 150 ] && { bench dev tf32 1024 MB_PREDICT_FINISH=device $N; bench plan bf16 1024 MB_PREDICT_FINISH=plan $N; bench plan f32 1024 MB_PREDICT_FINISH=plan $N; }
+for m in plan host; do    # where batch one's time goes: GPU time by network, the GPU's idle time, host steps
+    [ $(el) -lt 165 ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 MB_PREDICT_FINISH=$m timeout 30 $N bench --model /tmp/mb-full \
+        --device cuda --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof-$m.txt"; echo "-- profile $m"; tail -n 30 "$out/prof-$m.txt"; }
+done
 ops='*motion_finish*:*root_conditions*:*scatter_rows*'
 for tool in memcheck racecheck; do
     [ $(el) -lt 170 ] && { timeout 30 compute-sanitizer --tool $tool --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-$tool.log" 2>&1; echo "$tool ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-$tool.log)"; }
