@@ -3,7 +3,8 @@
 # CUDA suites that check predict end to end (with the glue and the finish step on the GPU: the `cuda`
 # label sets MB_PREDICT_FINISH=plan), then B = 1 F32 and B = 1,024 TF32 / BF16 / F32 with both on the
 # GPU ("plan"), the finish step only ("dev") and neither ("host") in the same binary, alternated, and
-# memcheck / racecheck on the new ops; steps that would start late are skipped. Fixtures from .gpu/shared (bench/cuda-pack.sh).
+# memcheck / racecheck on the new ops; steps that would start late are skipped. Fixtures from .gpu/shared and,
+# when there, the programs from .gpu/build.tgz (bench/cuda-pack.sh; configure that build with -DMB_MUJOCO=OFF).
 # usage: OUT=DIR bench/cuda-quick.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,13 +13,21 @@ export PKG_CONFIG_LIBDIR=/tmp/nopc MB_SHARED_DIR=$PWD/.gpu/shared
 t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; lscpu | grep -E "Model name"
 python3 tools/convert.py random-bundle --preset full --seed 1 --out /tmp/mb-full > /tmp/bundle.log 2>&1 &
-cmake -G Ninja -B build/g -DCMAKE_BUILD_TYPE=Release -DMB_CUDA=ON -DMB_ZMQ=OFF -DMB_PYTHON="$(command -v python3)" \
-    -DMB_SHARED_DIR="$MB_SHARED_DIR" > /tmp/cfg.log 2>&1 || { tail -20 /tmp/cfg.log; exit 1; }
-cmake --build build/g -j16 --target motionbricks cuda-run test-backend-ops test-predict test-predict-batch test-agent test-root-planner \
-    test-pose-planner test-vq-decoder > "$out/build.log" 2>&1 ||
-    { grep -B2 -A20 -E "error|FAILED" "$out/build.log" | head -60; exit 1; }
-wait; echo "== built ($(el) s)"
-b=build/g
+b=""
+if [ -f .gpu/build.tgz ]; then     # programs packed by bench/cuda-pack.sh: no compiling here
+    tar -xzf .gpu/build.tgz; b=$(cat .gpu/build-dir); src=$(cat .gpu/checkout-path)
+    if [ "$src" != "$PWD" ] && [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
+    if ldd $b/motionbricks $b/tests/*/test-* | grep "not found"; then echo "== packed programs lack libraries: building"; b=""; fi
+fi
+if [ -z "$b" ]; then
+    b=build/g
+    cmake -G Ninja -B $b -DCMAKE_BUILD_TYPE=Release -DMB_CUDA=ON -DMB_ZMQ=OFF -DMB_MUJOCO=OFF -DMB_PYTHON="$(command -v python3)" \
+        -DMB_SHARED_DIR="$MB_SHARED_DIR" > /tmp/cfg.log 2>&1 || { tail -20 /tmp/cfg.log; exit 1; }
+    cmake --build $b -j16 --target motionbricks cuda-run test-backend-ops test-predict test-predict-batch test-agent test-root-planner \
+        test-pose-planner test-vq-decoder > "$out/build.log" 2>&1 ||
+        { grep -B2 -A20 -E "error|FAILED" "$out/build.log" | head -60; exit 1; }
+fi
+wait; echo "== built or unpacked: $b ($(el) s)"
 (cd $b && ctest -R 'cuda\.test-(backend-ops|predict|predict-batch|agent|root-planner|pose-planner|vq-decoder)$' -j4 --timeout 120 -V) > "$out/ctest.log" 2>&1
 grep -E "tests passed|tests failed|\*\*\*Failed|FAILED|Failure|Expected|Which is|lanes vs alone|untraced|motion_finish, " "$out/ctest.log" | grep -v "OK \]\|RUN" | sort | uniq -c | sort -rn | head -40
 echo "== tested ($(el) s)"
