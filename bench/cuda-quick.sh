@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/out}; mkdir -p "$out" /tmp/nopc
 export PKG_CONFIG_LIBDIR=/tmp/nopc MB_SHARED_DIR=$PWD/.gpu/shared
 t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }
+T=${QUICK_BUDGET:-170}     # seconds after which no further step starts (a lease cut short keeps $out/quick.log)
+exec > >(tee -a "$out/quick.log") 2>&1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; lscpu | grep -E "Model name"
 python3 tools/convert.py random-bundle --preset full --seed 1 --out /tmp/mb-full > /tmp/bundle.log 2>&1 &
 b=""
@@ -28,7 +30,7 @@ if [ -z "$b" ]; then
         { grep -B2 -A20 -E "error|FAILED" "$out/build.log" | head -60; exit 1; }
 fi
 wait; echo "== built or unpacked: $b ($(el) s)"
-(cd $b && ctest -R 'cuda\.test-(backend-ops|predict|predict-batch|agent|root-planner|pose-planner|vq-decoder)$' -j4 --timeout 120 -V) > "$out/ctest.log" 2>&1
+(cd $b && timeout 150 ctest -R 'cuda\.test-(backend-ops|predict|predict-batch|agent|root-planner|pose-planner|vq-decoder)$' -j4 --timeout 120 -V) > "$out/ctest.log" 2>&1
 grep -E "tests passed|tests failed|\*\*\*Failed|FAILED|Failure|Expected|Which is|lanes vs alone|untraced|motion_finish, " "$out/ctest.log" | grep -v "OK \]\|RUN" | sort | uniq -c | sort -rn | head -40
 echo "== tested ($(el) s)"
 bench() {   # label precision batch env... motionbricks
@@ -45,16 +47,16 @@ for r in b["runs"]:
 PY
 }
 N=$b/motionbricks
-for r in 1 2; do bench plan f32 1 MB_PREDICT_FINISH=plan $N; bench host f32 1 $N; done
-[ $(el) -lt 110 ] && bench dev f32 1 MB_PREDICT_FINISH=device $N
-[ $(el) -lt 120 ] && { bench plan tf32 1024 MB_PREDICT_FINISH=plan $N; bench host tf32 1024 $N; }
-[ $(el) -lt 150 ] && { bench dev tf32 1024 MB_PREDICT_FINISH=device $N; bench plan bf16 1024 MB_PREDICT_FINISH=plan $N; bench plan f32 1024 MB_PREDICT_FINISH=plan $N; }
+bench plan f32 1 MB_PREDICT_FINISH=plan $N; bench host f32 1 $N
+ops='*motion_finish*:*root_conditions*:*scatter_rows*'
+timeout 30 compute-sanitizer --tool memcheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-memcheck.log" 2>&1
+echo "memcheck ops: rc $? $(grep -E 'ERROR SUMMARY' $out/cs-memcheck.log)"
+[ $(el) -lt $((T - 60)) ] && { bench plan tf32 1024 MB_PREDICT_FINISH=plan $N; bench host tf32 1024 $N; }
+[ $(el) -lt $((T - 40)) ] && { bench plan f32 1 MB_PREDICT_FINISH=plan $N; bench host f32 1 $N; bench dev f32 1 MB_PREDICT_FINISH=device $N; }
+[ $(el) -lt $((T - 30)) ] && { bench dev tf32 1024 MB_PREDICT_FINISH=device $N; bench plan bf16 1024 MB_PREDICT_FINISH=plan $N; bench plan f32 1024 MB_PREDICT_FINISH=plan $N; }
 for m in plan host; do    # where batch one's time goes: GPU time by network, the GPU's idle time, host steps
-    [ $(el) -lt 165 ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 MB_PREDICT_FINISH=$m timeout 30 $N bench --model /tmp/mb-full \
+    [ $(el) -lt $((T - 5)) ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 MB_PREDICT_FINISH=$m timeout 30 $N bench --model /tmp/mb-full \
         --device cuda --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof-$m.txt"; echo "-- profile $m"; tail -n 30 "$out/prof-$m.txt"; }
 done
-ops='*motion_finish*:*root_conditions*:*scatter_rows*'
-for tool in memcheck racecheck; do
-    [ $(el) -lt 170 ] && { timeout 30 compute-sanitizer --tool $tool --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-$tool.log" 2>&1; echo "$tool ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-$tool.log)"; }
-done
+[ $(el) -lt $T ] && { timeout 30 compute-sanitizer --tool racecheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-racecheck.log" 2>&1; echo "racecheck ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-racecheck.log)"; }
 echo "== done ($(el) s)"
