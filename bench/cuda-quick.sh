@@ -5,7 +5,7 @@
 # GPU ("plan"), the finish step only ("dev") and neither ("host") in the same binary, alternated, and
 # memcheck / racecheck on the new ops; steps that would start late are skipped. Fixtures from .gpu/shared and,
 # when there, the programs from .gpu/build.tgz (bench/cuda-pack.sh; configure that build with -DMB_MUJOCO=OFF).
-# usage: OUT=DIR bench/cuda-quick.sh
+# usage: [QUICK_BUDGET=s] [QUICK_TESTS='backend-ops|predict'] OUT=DIR bench/cuda-quick.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/out}; mkdir -p "$out" /tmp/nopc
@@ -19,7 +19,7 @@ b=""
 if [ -f .gpu/build.tgz ]; then     # programs packed by bench/cuda-pack.sh: no compiling here
     tar -xzf .gpu/build.tgz; b=$(cat .gpu/build-dir); src=$(cat .gpu/checkout-path)
     if [ "$src" != "$PWD" ] && [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
-    if ldd $b/motionbricks $b/tests/*/test-* | grep "not found"; then echo "== packed programs lack libraries: building"; b=""; fi
+    if ldd $b/motionbricks $b/tests/*/test-* 2>/dev/null | grep "not found"; then echo "== packed programs lack libraries: building"; b=""; fi
 fi
 if [ -z "$b" ]; then
     b=build/g
@@ -30,7 +30,8 @@ if [ -z "$b" ]; then
         { grep -B2 -A20 -E "error|FAILED" "$out/build.log" | head -60; exit 1; }
 fi
 wait; echo "== built or unpacked: $b ($(el) s)"
-(cd $b && timeout 150 ctest -R 'cuda\.test-(backend-ops|predict|predict-batch|agent|root-planner|pose-planner|vq-decoder)$' -j4 --timeout 120 -V) > "$out/ctest.log" 2>&1
+tests=${QUICK_TESTS:-backend-ops|predict|predict-batch|agent|root-planner|pose-planner|vq-decoder}
+(cd $b && timeout 150 ctest -R "cuda\.test-($tests)\$" -j4 --timeout 120 -V) > "$out/ctest.log" 2>&1
 grep -E "tests passed|tests failed|\*\*\*Failed|FAILED|Failure|Expected|Which is|lanes vs alone|untraced|motion_finish, " "$out/ctest.log" | grep -v "OK \]\|RUN" | sort | uniq -c | sort -rn | head -40
 echo "== tested ($(el) s)"
 bench() {   # label precision batch env... motionbricks
