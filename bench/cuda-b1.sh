@@ -65,8 +65,6 @@ if [[ " $steps " == *" bench "* ]]; then
             continue
         fi
         bench new $b/motionbricks
-        # main's kernels: activations as their own kernels
-        bench act-apart MB_CUDA_ACT_EPILOGUE=0 $b/motionbricks
         bench rows16 MB_CUDA_SKINNY_ROWS=16 $b/motionbricks
     done
     echo "== bench ($(el) s)"

@@ -387,16 +387,12 @@ MB_API mb_status mb_model_infer_batch(const mb_model * model, const mb_inference
 
         // fused lanes (chunks of batch_lanes()); nothing is published unless all succeed. Each
         // result becomes its motion as soon as its chunk's host steps finish, on that chunk's
-        // threads, while other chunks still compute, on a GPU (MB_BATCH_LANE_DONE=0: all of them after the
-        // batch, to compare); an error there names its request like an inference error
+        // threads, while other chunks still compute, on a GPU; an error there names its request like
+        // an inference error
         std::vector<mb::predict_result> results(lanes.size());
         std::vector<std::unique_ptr<mb_motion>> motions(static_cast<size_t>(count));
-        static const bool lane_done_on = [] {
-            const char * v = std::getenv("MB_BATCH_LANE_DONE");
-            return !(v && std::string(v) == "0");
-        }();
         // on a GPU (chunks in flight, each with host threads); the CPU's chunks run one at a time
-        const bool in_chunks = lane_done_on && model->net->batch_states() > 1;
+        const bool in_chunks = model->net->batch_states() > 1;
         const auto convert = [&](size_t i) { motions[i] = mb::capi::motion_from_result(std::move(results[i])); };
         size_t failed = SIZE_MAX;
         const auto lane_text = [&]() { return failed == SIZE_MAX ? std::string("batch: ") : "requests[" + std::to_string(failed) + "]: "; };

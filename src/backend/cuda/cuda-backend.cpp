@@ -415,7 +415,7 @@ public:
     void linear_act(bptr<const float> x, int64_t n, int64_t n_in, bweight w, bptr<const float> b, int64_t n_out,
                     float slope, bptr<float> y) override {
         const float * wf = static_cast<const float *>(w.p);
-        if (act_epilogue_ && w.type == weight_type::WEIGHT_F32 && n > 0 && n_out > 0) {
+        if (w.type == weight_type::WEIGHT_F32 && n > 0 && n_out > 0) {
             bind();
             if (f32_kernels(n, n_in, n_out, x.p, wf)) {
                 cuda::linear_f32(x.p, n, n_in, wf, b.p, n_out, y.p, s(), 1, slope);
@@ -430,7 +430,7 @@ public:
     }
     void conv1d_act(bptr<const float> x, int64_t c_in, int64_t t, bweight w, bptr<const float> b, int64_t c_out,
                     int64_t k, int64_t dilation, float slope, bptr<float> y, int64_t n_batch) override {
-        if (act_epilogue_ && w.type == weight_type::WEIGHT_F32 && t > 0 && c_out > 0 && n_batch > 0 &&
+        if (w.type == weight_type::WEIGHT_F32 && t > 0 && c_out > 0 && n_batch > 0 &&
             conv1d_impl(x.p, c_in, t, static_cast<const float *>(w.p), b.p, c_out, k, dilation, y.p, n_batch, true, slope)) {
             return;
         }
@@ -587,7 +587,7 @@ private:
         // cuBLAS products of a multiple of 4 outputs (413 outputs took align1 kernels, 89-201 µs a
         // call): weights and bias with zero rows appended (made once per weight), product rows
         // of N4 floats, the pads left out by the transpose. F32's own kernel keeps c_out
-        const int64_t N4  = f32 || !pad_ld_ ? c_out : (c_out + 3) / 4 * 4;
+        const int64_t N4  = f32 ? c_out : (c_out + 3) / 4 * 4;
         const int64_t per = std::min({n_batch, col_floats_ / (t * K), yt_ ? yt_floats_ / (t * N4) : 0});
         if (per * t < k_conv_gemm_rows) return false;
         if (!f32 && !blas_ok()) return false;
@@ -602,7 +602,7 @@ private:
         for (int64_t l0 = 0; l0 < n_batch; l0 += per) {
             const int64_t nb = std::min(per, n_batch - l0), rows = nb * t;
             void *        xb = h && xh_ && rows * K <= xh_floats_ ? xh_->base() : nullptr;
-            if (xb && im2col_bf16_) {
+            if (xb) {
                 // BF16: the im2col written rounded, straight into the product's x (same bits as
                 // im2col followed by the product's own rounding)
                 cuda::im2col_bf16(x + l0 * c_in * t, c_in, t, k, dilation, xb, nb, s());
@@ -678,15 +678,6 @@ private:
     // MB_CUDA_F32_CUBLAS=1: F32 products of many rows on cuBLAS (pedantic FP32), to compare speed;
     // lanes then differ from requests alone in the last bits
     bool                              f32_blas_  = env_is("MB_CUDA_F32_CUBLAS", "1");
-    // MB_CUDA_ACT_EPILOGUE=0: linear_act / conv1d_act as two ops (the default's), to compare: off
-    // go the GEMV's, the tiled SGEMM's, cuBLASLt's ReLU and conv1d_gemm's transpose epilogues
-    bool                              act_epilogue_ = !env_is("MB_CUDA_ACT_EPILOGUE", "0");
-    // MB_CUDA_IM2COL_BF16=0: BF16 batched convs write the im2col in float32 and round it in a
-    // second pass (the seventh session's path), to compare
-    bool                              im2col_bf16_  = !env_is("MB_CUDA_IM2COL_BF16", "0");
-    // MB_CUDA_PAD_LD=0: batched TF32 / BF16 conv products of c_out outputs even where c_out is
-    // not a multiple of 4 (the seventh session's), to compare
-    bool                              pad_ld_       = !env_is("MB_CUDA_PAD_LD", "0");
     bool                              tf32_ok_   = compute_major(ordinal_) >= 8;    // TF32 tensor cores
     std::map<uint64_t, cudaGraphExec_t> graphs_;
     std::unique_ptr<cuda::device_ops> ops_;

@@ -91,9 +91,6 @@ const lt_api & lt() {
     static lt_api         a;
     static std::once_flag once;
     std::call_once(once, [] {
-        // MB_CUDA_LT=0: biases as a separate kernel again (to measure what the epilogue saves)
-        const char * off = std::getenv("MB_CUDA_LT");
-        if (off && std::strcmp(off, "0") == 0) return;
         void * lib = open_library("libcublasLt");
         if (!lib) return;
         bool all = true;

@@ -34,7 +34,7 @@ public:
 
     // the same plus b[N] on every row (b may be null). TF32 and BF16 products add it in
     // cuBLASLt's epilogue (one pass over y fewer) where cuBLASLt has a kernel for the shape;
-    // otherwise, and for F32 (MB_CUDA_F32_CUBLAS) or with MB_CUDA_LT=0, linear + add_bias_rows.
+    // otherwise, and for F32 (MB_CUDA_F32_CUBLAS), linear + add_bias_rows.
     // relu: then max(0, ·) on every output, in the epilogue (CUBLASLT_EPILOGUE_RELU_BIAS) where
     // cuBLASLt runs the product, else as the relu kernel after it
     void linear_bias(const float * x, int64_t n, int64_t K, const float * w, const void * w_bf16, void * x_bf16,

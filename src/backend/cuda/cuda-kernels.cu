@@ -875,13 +875,8 @@ __global__ void im2col_tiled_kernel(const float * __restrict__ x, int c_in, int 
 template <class T>
 void launch_im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, T * col, int64_t n_batch,
                    cudaStream_t s) {
-    // MB_CUDA_IM2COL_TILED=0: im2col_kernel everywhere (the same values), to compare
-    static const bool tiled_on = [] {
-        const char * v = std::getenv("MB_CUDA_IM2COL_TILED");
-        return !(v && std::string(v) == "0");
-    }();
     const size_t smem = (size_t) k_im2col_tile * (size_t) (t | 1) * sizeof(float);
-    if (tiled_on && k <= 8 && smem <= 48 * 1024 && n_batch <= 65535) {
+    if (k <= 8 && smem <= 48 * 1024 && n_batch <= 65535) {
         const int  w = k_im2col_tile * (int) k;     // columns of a tile: one thread each
         const dim3 block((unsigned) w, (unsigned) std::max(1, 256 / w));
         const dim3 grid((unsigned) ((c_in + k_im2col_tile - 1) / k_im2col_tile), (unsigned) n_batch);
@@ -978,14 +973,9 @@ void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const ui
     const int64_t groups = n_head * n_batch >= 512 ? 1 : (n + k_attn_warps - 1) / k_attn_warps;
     const dim3    grid((unsigned) n_head, (unsigned) n_batch, (unsigned) groups);
     const int64_t dh = d / n_head;
-    // the staged kernel where its keys and values fit 48 KB of shared memory (n ≤ 88 at dh = 64);
-    // MB_CUDA_ATTN=0 keeps attention_kernel (same bits: to compare speed)
-    static const bool staged_on = [] {
-        const char * v = std::getenv("MB_CUDA_ATTN");
-        return !(v && std::string(v) == "0");
-    }();
+    // the staged kernel where its keys and values fit 48 KB of shared memory (n ≤ 88 at dh = 64)
     const size_t staged_bytes = (size_t) (2 * n * (dh + k_attn_pad) + k_attn_warps * n) * sizeof(float);
-    if ((kernel == 2 || (kernel == 0 && staged_on)) && dh % 4 == 0 && d % 4 == 0 && reinterpret_cast<uintptr_t>(qkv) % 16 == 0 &&
+    if (kernel != 1 && dh % 4 == 0 && d % 4 == 0 && reinterpret_cast<uintptr_t>(qkv) % 16 == 0 &&
         staged_bytes <= 48 * 1024) {
         attention_staged_kernel<<<grid, 32 * k_attn_warps, staged_bytes, s>>>(qkv, (int) n, (int) d, (int) dh, key_mask,
                                                                                out);

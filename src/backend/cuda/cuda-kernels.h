@@ -81,9 +81,8 @@ void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const floa
 
 // attention core of backend::attention: qkv[n_batch, n, 3d] → out[n_batch, n, d], keys within a
 // lane; key_mask[n_batch, n] may be null. Two kernels with the same arithmetic per query (so the
-// same bits, whatever the lane count): kernel 0 picks (the staged one where the head's keys and
-// values fit shared memory, unless MB_CUDA_ATTN=0), 1 the one reading keys from global memory,
-// 2 the staged one where it fits (else 1); tests compare them
+// same bits, whatever the lane count): kernel 1 the one reading keys from global memory, 0 and 2
+// the staged one where the head's keys and values fit shared memory (else 1); tests compare them
 void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask, float * out,
                int64_t n_batch, cudaStream_t s, int kernel = 0);
 
