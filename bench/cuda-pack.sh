@@ -7,17 +7,17 @@
 # libzmq): configure it with PKG_CONFIG_LIBDIR pointing at an empty folder, -DMB_ZMQ=OFF,
 # -DMB_PYTHON=python3 and -DMB_SHARED_DIR=<this checkout>/.gpu/shared (see docs/BACKEND.md).
 # The whole carried folder must stay under the device's 64 MiB limit with the tree.
-# usage: bench/cuda-pack.sh [BUILD_DIR (inside this checkout)] [SHARED_DIR]
+# usage: [PACK_FIXTURES='agent-small reference-small'] bench/cuda-pack.sh [BUILD_DIR (inside this checkout)] [SHARED_DIR]
+# (with packed programs, leave sonic out: bench/cuda-quick.sh does not read it, and all must fit 64 MiB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-}
 build=${build%/}
 case "$build" in /*) build=$(realpath --relative-to=. "$build") ;; esac
 shared=${2:-$PWD/../shared}
-mkdir -p .gpu/shared/fixtures
-for f in agent-small reference-small sonic; do
+rm -rf .gpu/shared/fixtures && mkdir -p .gpu/shared/fixtures     # only those asked for
+for f in ${PACK_FIXTURES:-agent-small reference-small sonic}; do
     [ -d "$shared/fixtures/$f" ] || { echo "cuda-pack: $shared/fixtures/$f is missing" >&2; exit 1; }
-    rm -rf ".gpu/shared/fixtures/$f"
     cp -r "$shared/fixtures/$f" .gpu/shared/fixtures/
 done
 rm -f .gpu/build.tgz .gpu/checkout-path .gpu/build-dir
