@@ -15,6 +15,7 @@ T=${QUICK_BUDGET:-170}     # seconds after which no further step starts (a lease
 exec > >(tee -a "$out/quick.log") 2>&1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; lscpu | grep -E "Model name"
 python3 tools/convert.py random-bundle --preset full --seed 1 --out /tmp/mb-full > /tmp/bundle.log 2>&1 &
+bundle_pid=$!
 b=""
 if [ -f .gpu/build.tgz ]; then     # programs packed by bench/cuda-pack.sh: no compiling here
     tar -xzf .gpu/build.tgz; b=$(cat .gpu/build-dir); src=$(cat .gpu/checkout-path)
@@ -29,7 +30,7 @@ if [ -z "$b" ]; then
         test-pose-planner test-vq-decoder > "$out/build.log" 2>&1 ||
         { grep -B2 -A20 -E "error|FAILED" "$out/build.log" | head -60; exit 1; }
 fi
-wait; echo "== built or unpacked: $b ($(el) s)"
+wait $bundle_pid; echo "== built or unpacked: $b ($(el) s)"     # (a bare wait would wait for the tee too)
 tests=${QUICK_TESTS:-backend-ops|predict|predict-batch|agent|root-planner|pose-planner|vq-decoder}
 (cd $b && timeout 150 ctest -R "cuda\.test-($tests)\$" -j4 --timeout 120 -V) > "$out/ctest.log" 2>&1
 grep -E "tests passed|tests failed|\*\*\*Failed|FAILED|Failure|Expected|Which is|lanes vs alone|untraced|motion_finish, " "$out/ctest.log" | grep -v "OK \]\|RUN" | sort | uniq -c | sort -rn | head -40
