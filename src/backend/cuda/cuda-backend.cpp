@@ -612,7 +612,8 @@ private:
                 if (f32) {
                     cuda::linear_f32(col, rows, K, w, b, c_out, yt, s());
                 } else {
-                    blas_->linear_bias(col, rows, K, w, xb ? h : nullptr, xb, N4, b, yt);
+                    // TF32, or BF16 whose x does not fit its staging: float weights
+                    blas_->linear_bias(col, rows, K, w, nullptr, nullptr, N4, b, yt);
                 }
             }
             cuda::transpose(yt, t, c_out, y + l0 * c_out * t, nb, s(), act ? 1 : 0, act ? slope : 0.0f, N4);
