@@ -60,13 +60,17 @@ vq_decoder vq_decoder::load(const tensor_source & src, backend & be) {
     return m;
 }
 
-void vq_decoder::upload_conditions(backend & be, vq_decoder_state & st, int64_t n, int64_t n_batch,
-                                   const float * ext, const float * tgt, const uint8_t * has_tgt) const {
+void vq_decoder::check_size(const vq_decoder_state & st, int64_t n, int64_t n_batch) const {
     if (n < 1 || n > st.max_tokens || n_batch < 1 || n_batch > st.lanes) {
         throw mb::error(mb::status::invalid_argument, "vq decoder: " + std::to_string(n_batch) + " × " +
                                     std::to_string(n) + " tokens, state holds 1.." + std::to_string(st.lanes) +
                                     " × 1.." + std::to_string(st.max_tokens));
     }
+}
+
+void vq_decoder::upload_conditions(backend & be, vq_decoder_state & st, int64_t n, int64_t n_batch,
+                                   const float * ext, const float * tgt, const uint8_t * has_tgt) const {
+    check_size(st, n, n_batch);
     const int64_t F = n_batch * n * hp.frames_per_token;
     if (ext) be.set(st.ext, ext, F * hp.ext_dim);
     if (has_tgt) {
@@ -96,7 +100,7 @@ void vq_decoder::decode_codes(backend & be, vq_decoder_state & st, const float *
 void vq_decoder::decode(backend & be, vq_decoder_state & st, const int32_t * tokens, int64_t n, const float * ext,
                         const float * tgt, const uint8_t * has_tgt, float * y, const tap_fn & tap,
                         int64_t n_batch) const {
-    upload_conditions(be, st, n, n_batch, ext, tgt, has_tgt);
+    check_size(st, n, n_batch);
     const int64_t T = n_batch * n;      // tokens of every lane
     for (int64_t i = 0; i < T * hp.n_tok_head; ++i) {
         if (tokens[i] < 0 || tokens[i] >= hp.n_code) {
@@ -105,17 +109,16 @@ void vq_decoder::decode(backend & be, vq_decoder_state & st, const int32_t * tok
                                         ") outside 0.." + std::to_string(hp.n_code - 1));
         }
     }
-    // codes[p] = concat_h codebook[h, tokens[p, h]]   [n, H·head_dim], head-major
     be.set(st.tokens, tokens, T * hp.n_tok_head);
-    be.embed_heads(codebook, hp.n_tok_head, hp.n_code, hp.head_dim, st.tokens, T * hp.n_tok_head, st.codes);
-    tap_f32(tap, be, "decoder_codes", st.codes, {n, hp.code_dim});
-    run_decoder(be, st, n, n_batch, has_tgt != nullptr, y);
+    decode(be, st, st.tokens, n, ext, tgt, has_tgt, y, n_batch, tap);
 }
 
 void vq_decoder::decode(backend & be, vq_decoder_state & st, bptr<const int32_t> tokens, int64_t n, const float * ext,
-                        const float * tgt, const uint8_t * has_tgt, float * y, int64_t n_batch) const {
+                        const float * tgt, const uint8_t * has_tgt, float * y, int64_t n_batch, const tap_fn & tap) const {
     upload_conditions(be, st, n, n_batch, ext, tgt, has_tgt);
+    // codes[p] = concat_h codebook[h, tokens[p, h]]   [n, H·head_dim], head-major
     be.embed_heads(codebook, hp.n_tok_head, hp.n_code, hp.head_dim, tokens, n_batch * n * hp.n_tok_head, st.codes);
+    tap_f32(tap, be, "decoder_codes", st.codes, {n, hp.code_dim});
     run_decoder(be, st, n, n_batch, has_tgt != nullptr, y);
 }
 

@@ -72,11 +72,12 @@ struct vq_decoder {
                 int64_t n_batch = 1) const;
 
     // the same on tokens already on the backend (sampled there: in range by construction) and with
-    // the external condition already in st.ext when ext is null; untraced
+    // the external condition already in st.ext when ext is null
     void decode(backend & be, vq_decoder_state & st, bptr<const int32_t> tokens, int64_t n, const float * ext,
-                const float * tgt, const uint8_t * has_tgt, float * y, int64_t n_batch) const;
+                const float * tgt, const uint8_t * has_tgt, float * y, int64_t n_batch, const tap_fn & tap = {}) const;
 
 private:
+    void check_size(const vq_decoder_state & st, int64_t n, int64_t n_batch) const;     // throws invalid_argument
     void upload_conditions(backend & be, vq_decoder_state & st, int64_t n, int64_t n_batch, const float * ext,
                            const float * tgt, const uint8_t * has_tgt) const;
     void run_decoder(backend & be, vq_decoder_state & st, int64_t n, int64_t n_batch, bool has_target, float * y) const;
