@@ -389,7 +389,8 @@ void root_planner::run_batch(backend & be, root_planner_state & st, const root_i
             be.set(st.has_frame2, st.has_tgt_host.data(), S * Bk);
 
             const int64_t R = 1 + S + n;    // stage-2 rows per lane
-            run_ops(be, tap, k_rec_root_b | uint64_t(Bk) << 8 | uint64_t(c), [&] {
+            // the key holds B too: the bucket's gathers read the frame embeddings of all B lanes
+            run_ops(be, tap, k_rec_root_b | uint64_t(B) << 24 | uint64_t(Bk) << 8 | uint64_t(c), [&] {
             // the bucket's frame embeddings, half-major like stage 1's  [2, Bk, 4, E]
             be.embed_heads(st.frame, 1, B, P * E, st.pick, Bk, st.frame2);
             be.embed_heads(st.frame + BP * E, 1, B, P * E, st.pick, Bk, st.frame2 + Bk * P * E);
