@@ -24,14 +24,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #ifndef MB_HAVE_OPENBLAS
@@ -136,10 +140,39 @@ public:
         return std::make_unique<cpu_buffer>(const_cast<void *>(host), bytes, false);
     }
     void set_bytes(void * dst, const void * host, size_t bytes) override {
+        if (tracing_) not_recordable("set");
         if (bytes) std::memcpy(dst, host, bytes);
     }
     void get_bytes(const void * src, void * host, size_t bytes) override {
+        if (tracing_) not_recordable("get");
         if (bytes) std::memcpy(host, src, bytes);
+    }
+
+    // the CPU records nothing and runs `ops`. With MB_CPU_CHECK_RECORDINGS=1 (tests) it checks
+    // what a recording backend relies on: every run of a key issues the ops of its first run, with
+    // the same arguments (addresses included), and no set() or get(). A recording backend (CUDA
+    // graphs) would replay the first run instead, silently
+    void run_recorded(uint64_t key, const std::function<void()> & ops) override {
+        if (!check_recordings_ || tracing_) {
+            ops();
+            return;
+        }
+        trace_   = 14695981039346656037ull;    // FNV-1a
+        tracing_ = true;
+        try {
+            ops();
+        } catch (...) {
+            tracing_ = false;
+            throw;
+        }
+        tracing_ = false;
+        const auto [at, first] = recorded_.try_emplace(key, trace_);
+        if (!first && at->second != trace_) {
+            char k[32];
+            std::snprintf(k, sizeof k, "%016llx", (unsigned long long) key);
+            mb::fail(mb::status::internal, std::string("cpu: recording key ") + k + " issued other ops or arguments " +
+                                               "than its first run (a recording backend would replay the first)");
+        }
     }
 
     // ---- scratch: sized here, when a state is created; the ops below only grow it for
@@ -156,14 +189,17 @@ public:
     // ---- elementwise
 
     void fill_f32(int64_t n, float v, bptr<float> y) override {
+        note("fill_f32", n, v, y);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         std::fill(raw(y), raw(y) + n, v);
     }
     void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) override {
+        note("fill_i32", n, v, y);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         std::fill(raw(y), raw(y) + n, v);
     }
     void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y, int64_t n_b) override {
+        note("add", a, b, n, y, n_b);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         const cpu::fp_flush_scope fp;
         const float * pa = raw(a);
@@ -183,6 +219,7 @@ public:
         });
     }
     void relu(bptr<const float> x, int64_t n, bptr<float> y) override {
+        note("relu", x, n, y);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         const float * px = raw(x);
         float *       py = raw(y);
@@ -191,6 +228,7 @@ public:
         });
     }
     void leaky_relu(bptr<const float> x, int64_t n, float slope, bptr<float> y) override {
+        note("leaky_relu", x, n, slope, y);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         const cpu::fp_flush_scope fp;
         const float * px = raw(x);
@@ -201,6 +239,7 @@ public:
     }
 
     void silu(bptr<const float> x, int64_t n, bptr<float> y) override {
+        note("silu", x, n, y);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::ELEMENTWISE);
         const cpu::fp_flush_scope fp;
         const float * px = raw(x);
@@ -215,11 +254,13 @@ public:
     // ---- layout
 
     void copy_rows(bptr<const float> x, int64_t ldx, int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
+        note("copy_rows", x, ldx, n, d, y, ldy);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         for (int64_t i = 0; i < n; ++i) std::memcpy(raw(y) + i * ldy, raw(x) + i * ldx, size_t(d) * sizeof(float));
     }
     void where_rows(bptr<const uint8_t> sel, bptr<const float> a, int64_t lda, bptr<const float> b, int64_t ldb,
                     int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
+        note("where_rows", sel, a, lda, b, ldb, n, d, y, ldy);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         for (int64_t i = 0; i < n; ++i) {
             const float * src = raw(sel)[i] ? raw(a) + i * lda : raw(b) + i * ldb;
@@ -227,6 +268,7 @@ public:
         }
     }
     void scatter_rows(bptr<const float> x, bptr<const int32_t> idx, int64_t k, int64_t d, bptr<float> y) override {
+        note("scatter_rows", x, idx, k, d, y);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         for (int64_t i = 0; i < k; ++i) {
             std::memcpy(raw(y) + int64_t(raw(idx)[i]) * d, raw(x) + i * d, size_t(d) * sizeof(float));
@@ -238,6 +280,7 @@ public:
     void root_conditions(bptr<const float> y, int64_t n_batch, int64_t frames, bptr<const float> stats,
                          bptr<const float> last, bptr<const uint8_t> has_last, bptr<float> root_cond,
                          bptr<float> ext) override {
+        note("root_conditions", y, n_batch, frames, stats, last, has_last, root_cond, ext);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         if (frames < 2) throw std::runtime_error("cpu root_conditions: fewer than 2 frames a lane");
         parallel_ranges(n_batch, frames * 16, [=](int64_t l0, int64_t l1, int) {
@@ -249,6 +292,7 @@ public:
                        bptr<const float> mean, bptr<const float> ref, bptr<const int32_t> parents,
                        bptr<const float> offsets, bptr<float> global, bptr<float> positions,
                        bptr<float> local_xyzw) override {
+        note("motion_finish", x, n_batch, frames, scale, mean, ref, parents, offsets, global, positions, local_xyzw);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         // lanes over threads, each range with its own unnormalised-feature scratch (slot)
         const int64_t per = frames * k_finish_local_dim;
@@ -263,6 +307,7 @@ public:
     }
 
     void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch) override {
+        note("transpose", x, r, c, y, n_batch);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         // by output rows (lane, j): each writes r contiguous values
         const float * px = raw(x);
@@ -277,12 +322,14 @@ public:
         });
     }
     void mask_cols(int64_t c, int64_t t, int64_t n_valid, bptr<float> x) override {
+        note("mask_cols", c, t, n_valid, x);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         if (n_valid >= t) return;
         const int64_t v = std::max<int64_t>(0, n_valid);
         for (int64_t i = 0; i < c; ++i) std::fill(raw(x) + i * t + v, raw(x) + (i + 1) * t, 0.0f);
     }
     void upsample2(bptr<const float> x, int64_t c, int64_t t, bptr<float> y) override {
+        note("upsample2", x, c, t, y);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         const float * px = raw(x);
         float *       py = raw(y);
@@ -291,6 +338,7 @@ public:
     }
     void embed_heads(bptr<const float> table, int64_t n_head, int64_t rows_per_head, int64_t d,
                      bptr<const int32_t> idx, int64_t n, bptr<float> y) override {
+        note("embed_heads", table, n_head, rows_per_head, d, idx, n, y);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         const float *   pt = raw(table);
         const int32_t * pi = raw(idx);
@@ -304,6 +352,7 @@ public:
     }
     void replace_frames(bptr<const float> src, bptr<const uint8_t> sel, int64_t t, int64_t f, int64_t w,
                         bptr<float> h, int64_t n_batch) override {
+        note("replace_frames", src, sel, t, f, w, h, n_batch);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         const int64_t lane = t * f * w;     // elements of one lane of h and of src
         for (int64_t l = 0; l < n_batch; ++l) {
@@ -322,6 +371,7 @@ public:
 
     void linear(bptr<const float> xb, int64_t n, int64_t n_in, bptr<const float> wb, bptr<const float> bb,
                 int64_t n_out, bptr<float> yb) override {
+        note("linear", xb, n, n_in, wb, bb, n_out, yb);
         const cpu::fp_flush_scope fp;
         const float * x = raw(xb);
         const float * w = raw(wb);
@@ -343,6 +393,7 @@ public:
 
     void linear(bptr<const float> xb, int64_t n, int64_t n_in, bweight w, bptr<const float> bb, int64_t n_out,
                 bptr<float> yb) override {
+        note("linear", xb, n, n_in, w, bb, n_out, yb);
         if (w.type == weight_type::WEIGHT_F32) {
             linear(xb, n, n_in, bptr<const float>(static_cast<const float *>(w.p)), bb, n_out, yb);
             return;
@@ -354,6 +405,7 @@ public:
 
     void add_layer_norm(bptr<float> xb, bptr<const float> rb, int64_t n, int64_t d, bptr<const float> gb,
                         bptr<const float> bb, float eps) override {
+        note("add_layer_norm", xb, rb, n, d, gb, bb, eps);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYER_NORM);
         const cpu::fp_flush_scope fp;
         float *       x = raw(xb);
@@ -399,6 +451,7 @@ public:
 
     void attention(bptr<const float> qkvb, int64_t n, int64_t d, int64_t n_head, bptr<const uint8_t> maskb,
                    bptr<float> outb, int64_t n_batch) override {
+        note("attention", qkvb, n, d, n_head, maskb, outb, n_batch);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::ATTENTION);
         const cpu::fp_flush_scope fp;
         // one item per (lane, head, query row), about 2·n·d/n_head multiply-adds each; every range
@@ -485,11 +538,13 @@ public:
 
     void conv1d(bptr<const float> xb, int64_t c_in, int64_t t, bptr<const float> wb, bptr<const float> bb,
                 int64_t c_out, int64_t k, int64_t dilation, bptr<float> yb, int64_t n_batch) override {
+        note("conv1d", xb, c_in, t, wb, bb, c_out, k, dilation, yb, n_batch);
         conv1d(xb, c_in, t, bweight(wb), bb, c_out, k, dilation, yb, n_batch);
     }
 
     void conv1d(bptr<const float> xb, int64_t c_in, int64_t t, bweight wt, bptr<const float> bb, int64_t c_out,
                 int64_t k, int64_t dilation, bptr<float> yb, int64_t n_batch) override {
+        note("conv1d", xb, c_in, t, wt, bb, c_out, k, dilation, yb, n_batch);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::CONV1D);
         if (wt.type != weight_type::WEIGHT_F32) check_typed(wt.type, c_in * k);
         const cpu::fp_flush_scope fp;
@@ -577,6 +632,7 @@ public:
 
     void sample_codes(bptr<const float> logits, int64_t m, int64_t n_code, bptr<const float> u, bptr<int32_t> tokens,
                       bptr<float> prob) override {
+        note("sample_codes", logits, m, n_code, u, tokens, prob);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::SAMPLING);
         const cpu::fp_flush_scope fp;
         const float * pl = raw(logits);
@@ -600,6 +656,7 @@ public:
 
     void remask_lowest(bptr<const float> prob, int64_t m, int64_t n_mask, int32_t mask_id,
                        bptr<int32_t> tokens, int64_t n_batch) override {
+        note("remask_lowest", prob, m, n_mask, mask_id, tokens, n_batch);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::SAMPLING);
         // lanes over threads, each range with its own sort scratch (slot)
         grow(order_, m * max_ranges());
@@ -630,6 +687,38 @@ public:
     }
 
 private:
+    // run_recorded's check: the op's name and arguments into trace_ while a recorded run issues it
+    template <class... A> void note(const char * op, const A &... a) {
+        if (!tracing_) return;
+        mix(op, std::strlen(op));
+        (mix_arg(a), ...);
+    }
+    void mix(const void * p, size_t n) {
+        const auto * c = static_cast<const unsigned char *>(p);
+        for (size_t i = 0; i < n; ++i) trace_ = (trace_ ^ c[i]) * 1099511628211ull;
+    }
+    template <class T> void mix_arg(const bptr<T> & v) { mix(&v.p, sizeof v.p); }
+    void mix_arg(const bweight & w) {
+        mix(&w.p, sizeof w.p);
+        mix(&w.type, sizeof w.type);
+    }
+    template <class T> void mix_arg(const T & v) {
+        static_assert(std::is_arithmetic_v<T>, "a scalar argument");
+        mix(&v, sizeof v);
+    }
+    [[noreturn]] static void not_recordable(const char * what) {
+        mb::fail(mb::status::internal, std::string("cpu: ") + what + "() inside a recorded run (a recording backend " +
+                                           "cannot hold it)");
+    }
+
+    const bool                        check_recordings_ = [] {
+        const char * v = std::getenv("MB_CPU_CHECK_RECORDINGS");
+        return v && std::strcmp(v, "1") == 0;
+    }();
+    bool                              tracing_ = false;
+    uint64_t                          trace_   = 0;
+    std::unordered_map<uint64_t, uint64_t> recorded_;     // key → its first run's trace
+
     // the 16-wide exponential (cpu-silu.h) on the AVX-512 levels, std::exp elsewhere
     bool vector_exp() const { return isa_ >= cpu::gemm_isa::GEMM_ISA_AVX512 && isa_ != cpu::gemm_isa::GEMM_ISA_NEON; }
 
