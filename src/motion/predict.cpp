@@ -51,20 +51,6 @@ static_assert(k_finish_local_dim == k_local_dim && k_finish_global_dim == k_glob
                   k_finish_rot6d == k_global_rot6d && k_finish_joints == k_n_joints && k_finish_fps == k_motion_fps,
               "backend/motion-finish.h's constants differ from motion-rep.h's");
 
-// MB_PREDICT_FINISH: where the backend has the motion ops, "device" runs step 5 on it, and "plan"
-// also the glue between the networks (root_conditions), so that nothing is read back between the
-// root planner's duration decision and the end of a duration bucket. Opt-in until both have been
-// timed against the host path on a GPU; the `cuda` CTest label runs the GPU suites with "plan"
-enum class finish_mode { host, device, plan };
-finish_mode finish_asked() {
-    static const finish_mode mode = [] {
-        const char * v = std::getenv("MB_PREDICT_FINISH");
-        const std::string s = v ? v : "";
-        return s == "plan" ? finish_mode::plan : s == "device" ? finish_mode::device : finish_mode::host;
-    }();
-    return mode;
-}
-
 using clock_type = std::chrono::steady_clock;
 
 double ms_since(clock_type::time_point t0) {
@@ -192,14 +178,14 @@ struct motion_model::impl {
     vq_decoder                    vq;
     motion_stats                  stats;
     skeleton_fk                   fk;
-    // step 5's constants on the backend where it has motion_finish and MB_PREDICT_FINISH=device
-    // (else empty; states finish on the backend exactly when these exist): the LOCAL
-    // subset's scale and mean, the skeleton's offsets and parents, uploaded once from finish_host
+    // the motion ops' constants on the backend where it has them (else empty; states run steps 2–5
+    // there exactly when these exist): the LOCAL subset's scale and mean, the skeleton's offsets
+    // and parents, root_conditions' statistics, uploaded once from finish_host
     std::vector<float>              finish_host;   // [413 scale | 413 mean | 34·3 offsets | 34 parents (int32 bits) | 8]
     std::unique_ptr<backend_buffer> finish_mem;
     bptr<const float>               finish_scale, finish_mean, finish_offsets;   // [413], [413], [34, 3]
     bptr<const int32_t>             finish_parents;                              // [34]
-    bptr<const float>               cond_stats;     // [8] root_conditions' statistics (MB_PREDICT_FINISH=plan, else null)
+    bptr<const float>               cond_stats;                                  // [8]
 
     // states of the stateless predict(req) and predict_batch(reqs): taken under the lock,
     // computed on outside it
@@ -245,9 +231,9 @@ struct predict_state::impl {
     std::vector<uint8_t> b_has_pose_cond, b_has_tgt;
     std::vector<int32_t> b_tokens;
 
-    // step 5 on the backend (finish_on_backend): each bucket finished after its decode, its lanes'
+    // steps 2–5 on the backend (plan_on_backend): each bucket finished after its decode, its lanes'
     // outputs back to back from the frame where the buckets before it end
-    bool                            finish_on_backend = false;
+    bool                            plan_on_backend = false;
     std::unique_ptr<backend_buffer> finish_mem;
     bptr<float>                     f_ref;       // [lanes, 3] start x, z, heading in bucket order
     bptr<float>                     f_last;      // [lanes, 2] a bucket's given last-frame vx, vz (normalised)
@@ -314,8 +300,8 @@ std::unique_ptr<predict_state> motion_model::create_state(int64_t lanes) const {
     s.tokens.assign(L * k_max_tokens * k_token_heads, 0);
     s.bucket.reserve(L);
     s.done.assign(L, 0);
-    s.finish_on_backend = m.finish_mem != nullptr;     // the model's backend kind has the op and it was asked for
-    if (s.finish_on_backend) {
+    s.plan_on_backend = m.finish_mem != nullptr;     // the model's backend kind has the motion ops
+    if (s.plan_on_backend) {
         const size_t G = L * F * k_global_dim, P = L * F * k_n_joints * 3, R = L * F * k_n_joints * 4;
         s.finish_mem   = s.be->alloc((L * 6 + G + P + R) * sizeof(float));
         s.be->reserve_motion_finish(int64_t(F));
@@ -447,9 +433,9 @@ std::unique_ptr<motion_model::impl> build(std::unique_ptr<model_bundle> bundle, 
     p->precision = cuda ? precision : backend_precision::BACKEND_PRECISION_F32;
     p->stats  = motion_stats::from_support(p->bundle->sup);
     p->fk     = skeleton_fk::from_support(p->bundle->sup);
-    if (p->loader->has_motion_ops() && finish_asked() != finish_mode::host) {
-        // step 5's constants, uploaded once (only where step 5 will run on the backend): the LOCAL
-        // subset's scale and mean, offsets, parents; then root_conditions' statistics
+    if (p->loader->has_motion_ops()) {
+        // the motion ops' constants, uploaded once: the LOCAL subset's scale and mean, offsets,
+        // parents, then root_conditions' statistics
         const std::span<const int> idx = feature_subset_indices(feature_subset::FEATURE_SUBSET_LOCAL);
         const std::span<const int> gi  = feature_subset_indices(feature_subset::FEATURE_SUBSET_GLOBAL_ROOT);
         const std::span<const int> li  = feature_subset_indices(feature_subset::FEATURE_SUBSET_LOCAL_ROOT);
@@ -473,7 +459,7 @@ std::unique_ptr<motion_model::impl> build(std::unique_ptr<model_bundle> bundle, 
         p->finish_mean            = c + k_local_dim;
         p->finish_offsets         = c + 2 * k_local_dim;
         p->finish_parents = bptr<const int32_t>(reinterpret_cast<const int32_t *>((p->finish_offsets + k_n_joints * 3).p));
-        if (finish_asked() == finish_mode::plan) p->cond_stats = c + int64_t(at);
+        p->cond_stats     = c + int64_t(at);
         p->loader->synchronize();
     }
 
@@ -687,11 +673,10 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         std::copy_n(st.has_pose_cond.begin() + l * FM, F, st.b_has_pose_cond.begin() + i * F);
         if (!argmax) std::copy_n(uniforms_of(l), per_u, st.b_uniforms.begin() + i * per_u);
     };
-    // step 5 on the backend (traced runs keep the host's, whose intermediates the taps show): the
-    // decoder's output stays on the device, and each bucket is finished right after its decode
+    // steps 2–5 on the backend where it has the motion ops (traced runs keep the host's glue and
+    // step 5, whose intermediates the taps show): each bucket is finished right after its decode
     // (the decoder state holds one bucket's output), its outputs after the buckets' before it
-    const bool finish_here = st.finish_on_backend && !trace;
-    const bool plan_here   = m.cond_stats && !trace;    // the glue too (MB_PREDICT_FINISH=plan)
+    const bool plan_here = st.plan_on_backend && !trace;
     int64_t    f_lanes = 0, f_frames = 0;     // lanes and frames finished on the backend so far
     const auto finish_bucket = [&](int64_t F) {
         const int64_t Bk = int64_t(st.bucket.size());
@@ -932,10 +917,9 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
             const int64_t Bk = int64_t(st.bucket.size());
             *failed          = Bk == 1 ? l0 : -1;
             if (Bk == 1) {
-                m.vq.decode(*st.be, st.vq_st, st.tokens.data() + l0 * k_max_tokens * H, n, st.ext.data() + l0 * FM * 2,
+                    m.vq.decode(*st.be, st.vq_st, st.tokens.data() + l0 * k_max_tokens * H, n, st.ext.data() + l0 * FM * 2,
                             st.pose_cond.data() + l0 * FM * k_pose_feat_dim, st.has_tgt.data() + l0 * FM,
-                            finish_here ? nullptr : st.recon.data() + l0 * FM * k_local_dim, trace);
-                if (finish_here) finish_bucket(F);
+                            st.recon.data() + l0 * FM * k_local_dim, trace);
                 continue;
             }
             int64_t none = -1;
@@ -949,12 +933,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
             });
             sc.lap(chunk_profile::dec_in);
             m.vq.decode(*st.be, st.vq_st, st.b_tokens.data(), n, st.b_ext.data(), st.b_pose_cond.data(),
-                        st.b_has_tgt.data(), finish_here ? nullptr : st.b_recon.data(), trace, Bk);
-            if (finish_here) {
-                finish_bucket(F);
-                sc.lap(chunk_profile::dec_net);
-                continue;
-            }
+                        st.b_has_tgt.data(), st.b_recon.data(), trace, Bk);
             sc.lap(chunk_profile::dec_net);
             each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
                 std::copy_n(st.b_recon.begin() + i * F * k_local_dim, F * k_local_dim,
@@ -966,7 +945,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
     }
 
     // step 5: unnormalise, integrate the root from 0, re-apply the start transform, FK (issued
-    // on the backend in step 4 where finish_here: the outputs are downloaded)
+    // on the backend with each bucket where plan_here: the outputs are downloaded)
     t0 = clock_type::now();
     // the lane's result around its global features, joints and rotations
     const auto finish_lane = [&](int64_t l, int64_t F) {
@@ -986,7 +965,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         }
     };
     constexpr int64_t JP = k_n_joints * 3, JR = k_n_joints * 4;
-    if (finish_here && B >= k_pool_min_lanes) {
+    if (plan_here && B >= k_pool_min_lanes) {
         // in bulk into the staging arrays, then copied into the results on the host pool
         st.be->get(bptr<const float>(st.f_global), st.h_global, f_frames * k_global_dim);
         st.be->get(bptr<const float>(st.f_pos), st.h_pos, f_frames * JP);
@@ -1003,7 +982,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
             o.local_rotations_xyzw.assign(jr, jr + F * JR);
             finish_lane(l, F);
         });
-    } else if (finish_here) {
+    } else if (plan_here) {
         // a few lanes: straight into each result
         for (int64_t l = 0; l < B; ++l) {
             const int64_t    F  = st.rr[size_t(l)].n * k_frames_per_token;
