@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# a short GPU-machine call (a lease with little device time left): builds what it needs, runs the
-# CUDA suites that check predict end to end (with the glue and the finish step on the GPU: the `cuda`
-# label sets MB_PREDICT_FINISH=plan), then B = 1 F32 and B = 1,024 TF32 / BF16 / F32 with both on the
-# GPU ("plan"), the finish step only ("dev") and neither ("host") in the same binary, alternated, and
-# memcheck / racecheck on the new ops; steps that would start late are skipped. Fixtures from .gpu/shared and,
-# when there, the programs from .gpu/build.tgz (bench/cuda-pack.sh; configure that build with -DMB_MUJOCO=OFF).
+# a short GPU-machine call (a lease with little device time left): runs the CUDA suites that check
+# predict end to end (the glue and step 5 as the backend's motion ops), then B = 1 F32 and B = 1,024
+# TF32 / BF16 / F32, memcheck / racecheck on the motion ops and a profiled B = 1 run; steps that would
+# start late are skipped. Fixtures from .gpu/shared and, when there, the programs from .gpu/build.tgz
+# (bench/cuda-pack.sh; configure that build with -DMB_MUJOCO=OFF), else it builds them.
 # usage: [QUICK_BUDGET=s] [QUICK_TESTS='backend-ops|predict'] OUT=DIR bench/cuda-quick.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -49,16 +48,15 @@ for r in b["runs"]:
 PY
 }
 N=$b/motionbricks
-bench plan f32 1 MB_PREDICT_FINISH=plan $N; bench host f32 1 $N
+bench main f32 1 $N
 ops='*motion_finish*:*root_conditions*:*scatter_rows*'
 timeout 30 compute-sanitizer --tool memcheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-memcheck.log" 2>&1
 echo "memcheck ops: rc $? $(grep -E 'ERROR SUMMARY' $out/cs-memcheck.log)"
-[ $(el) -lt $((T - 60)) ] && { bench plan tf32 1024 MB_PREDICT_FINISH=plan $N; bench host tf32 1024 $N; }
-[ $(el) -lt $((T - 40)) ] && { bench plan f32 1 MB_PREDICT_FINISH=plan $N; bench host f32 1 $N; bench dev f32 1 MB_PREDICT_FINISH=device $N; }
-[ $(el) -lt $((T - 30)) ] && { bench dev tf32 1024 MB_PREDICT_FINISH=device $N; bench plan bf16 1024 MB_PREDICT_FINISH=plan $N; bench plan f32 1024 MB_PREDICT_FINISH=plan $N; }
-for m in plan host; do    # where batch one's time goes: GPU time by network, the GPU's idle time, host steps
-    [ $(el) -lt $((T - 5)) ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 MB_PREDICT_FINISH=$m timeout 30 $N bench --model /tmp/mb-full \
-        --device cuda --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof-$m.txt"; echo "-- profile $m"; tail -n 30 "$out/prof-$m.txt"; }
-done
+[ $(el) -lt $((T - 60)) ] && bench main tf32 1024 $N
+[ $(el) -lt $((T - 40)) ] && bench main f32 1 $N
+[ $(el) -lt $((T - 30)) ] && { bench main bf16 1024 $N; bench main f32 1024 $N; }
+# where batch one's time goes: GPU time by network, the GPU's idle time, host steps
+[ $(el) -lt $((T - 5)) ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 timeout 30 $N bench --model /tmp/mb-full --device cuda \
+    --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof.txt"; echo "-- profile"; tail -n 30 "$out/prof.txt"; }
 [ $(el) -lt $T ] && { timeout 30 compute-sanitizer --tool racecheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-racecheck.log" 2>&1; echo "racecheck ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-racecheck.log)"; }
 echo "== done ($(el) s)"
