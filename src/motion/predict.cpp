@@ -917,7 +917,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
             const int64_t Bk = int64_t(st.bucket.size());
             *failed          = Bk == 1 ? l0 : -1;
             if (Bk == 1) {
-                    m.vq.decode(*st.be, st.vq_st, st.tokens.data() + l0 * k_max_tokens * H, n, st.ext.data() + l0 * FM * 2,
+                m.vq.decode(*st.be, st.vq_st, st.tokens.data() + l0 * k_max_tokens * H, n, st.ext.data() + l0 * FM * 2,
                             st.pose_cond.data() + l0 * FM * k_pose_feat_dim, st.has_tgt.data() + l0 * FM,
                             st.recon.data() + l0 * FM * k_local_dim, trace);
                 continue;
