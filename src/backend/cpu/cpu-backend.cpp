@@ -393,11 +393,11 @@ public:
 
     void linear(bptr<const float> xb, int64_t n, int64_t n_in, bweight w, bptr<const float> bb, int64_t n_out,
                 bptr<float> yb) override {
-        note("linear", xb, n, n_in, w, bb, n_out, yb);
         if (w.type == weight_type::WEIGHT_F32) {
-            linear(xb, n, n_in, bptr<const float>(static_cast<const float *>(w.p)), bb, n_out, yb);
+            linear(xb, n, n_in, bptr<const float>(static_cast<const float *>(w.p)), bb, n_out, yb);    // noted there
             return;
         }
+        note("linear", xb, n, n_in, w, bb, n_out, yb);
         check_typed(w.type, n_in);
         const cpu::fp_flush_scope fp;
         gemm_columns(raw(xb), n, n_in, n_in, w.p, w.type, raw(bb), n_out, raw(yb));
@@ -538,8 +538,7 @@ public:
 
     void conv1d(bptr<const float> xb, int64_t c_in, int64_t t, bptr<const float> wb, bptr<const float> bb,
                 int64_t c_out, int64_t k, int64_t dilation, bptr<float> yb, int64_t n_batch) override {
-        note("conv1d", xb, c_in, t, wb, bb, c_out, k, dilation, yb, n_batch);
-        conv1d(xb, c_in, t, bweight(wb), bb, c_out, k, dilation, yb, n_batch);
+        conv1d(xb, c_in, t, bweight(wb), bb, c_out, k, dilation, yb, n_batch);    // noted there
     }
 
     void conv1d(bptr<const float> xb, int64_t c_in, int64_t t, bweight wt, bptr<const float> bb, int64_t c_out,
