@@ -24,7 +24,8 @@ rm -f .gpu/build.tgz .gpu/checkout-path .gpu/build-dir
 if [ -n "$build" ]; then
     progs="motionbricks tests/backend/cuda-run tests/backend/test-cuda-backend tests/backend/test-backend-ops
            tests/model/test-root-planner tests/model/test-pose-planner tests/model/test-vq-decoder
-           tests/motion/test-predict tests/motion/test-predict-batch tests/agent/test-agent tests/sonic/test-sonic"
+           tests/motion/test-predict tests/motion/test-predict-batch tests/agent/test-agent"
+    [ -d .gpu/shared/fixtures/sonic ] && progs="$progs tests/sonic/test-sonic"     # only with its fixtures
     list=$(mktemp)
     for p in $progs; do
         [ -x "$build/$p" ] || { echo "cuda-pack: $build/$p is not built" >&2; exit 1; }
@@ -32,7 +33,7 @@ if [ -n "$build" ]; then
     done
     find "$build" -name 'libmotionbricks.so*' -not -path '*/CMakeFiles/*' >> "$list"
     find "$build" \( -name CTestTestfile.cmake -o -name '*_include.cmake' -o -name '*_tests.cmake' \) >> "$list"
-    tar -czf .gpu/build.tgz -T "$list"
+    XZ_OPT=-6 tar -cJf .gpu/build.tgz -T "$list"     # xz: the carried folder must fit 64 MiB
     rm -f "$list"
     # the CTest files name absolute paths: the session links this checkout's path to its copy
     sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" > .gpu/checkout-path

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # a short GPU-machine call (a lease with little device time left): runs the CUDA suites that check
-# predict end to end (the glue and step 5 as the backend's motion ops), then B = 1 F32 and B = 1,024
-# TF32 / BF16 / F32, memcheck / racecheck on the motion ops and a profiled B = 1 run; steps that would
-# start late are skipped. Fixtures from .gpu/shared and, when there, the programs from .gpu/build.tgz
-# (bench/cuda-pack.sh; configure that build with -DMB_MUJOCO=OFF), else it builds them.
+# predict end to end, then B = 1 F32 with the batch-one products' weights prefetched into L2 and
+# without (alternated), memcheck on a plan, B = 1 BF16 and B = 1,024 TF32, profiled B = 1 runs and
+# racecheck on the motion ops; steps that would start late are skipped. Fixtures from .gpu/shared
+# and, when there, the programs from .gpu/build.tgz (bench/cuda-pack.sh; configure that build with
+# -DMB_MUJOCO=OFF), else it builds them.
 # usage: [QUICK_BUDGET=s] [QUICK_TESTS='backend-ops|predict'] OUT=DIR bench/cuda-quick.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ python3 tools/convert.py random-bundle --preset full --seed 1 --out /tmp/mb-full
 bundle_pid=$!
 b=""
 if [ -f .gpu/build.tgz ]; then     # programs packed by bench/cuda-pack.sh: no compiling here
-    tar -xzf .gpu/build.tgz; b=$(cat .gpu/build-dir); src=$(cat .gpu/checkout-path)
+    tar -xf .gpu/build.tgz; b=$(cat .gpu/build-dir); src=$(cat .gpu/checkout-path)
     if [ "$src" != "$PWD" ] && [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
     if ldd $b/motionbricks $b/tests/*/test-* 2>/dev/null | grep "not found"; then echo "== packed programs lack libraries: building"; b=""; fi
 fi
@@ -48,15 +49,22 @@ for r in b["runs"]:
 PY
 }
 N=$b/motionbricks
-bench main f32 1 $N
+# batch one with the products' weights prefetched into L2 (the default), without (off), a line at a time
+# (line), and with PDL on the GEMVs as well (pdl), alternated twice
+for round in 1 2; do
+    bench main f32 1 $N; bench off f32 1 MB_CUDA_PREFETCH=0 $N; bench line f32 1 MB_CUDA_PREFETCH=line $N
+    bench pdl f32 1 MB_CUDA_PDL=1 $N
+done
 ops='*motion_finish*:*root_conditions*:*scatter_rows*'
-timeout 30 compute-sanitizer --tool memcheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-memcheck.log" 2>&1
-echo "memcheck ops: rc $? $(grep -E 'ERROR SUMMARY' $out/cs-memcheck.log)"
-[ $(el) -lt $((T - 60)) ] && bench main tf32 1024 $N
-[ $(el) -lt $((T - 40)) ] && bench main f32 1 $N
-[ $(el) -lt $((T - 30)) ] && { bench main bf16 1024 $N; bench main f32 1024 $N; }
+timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $N bench --model /tmp/mb-full --device cuda --precision f32 \
+    --batch 1 --tokens 10 --iterations 2 --warmup 0 > "$out/cs-memcheck.log" 2>&1
+echo "memcheck plan: rc $? $(grep -E 'ERROR SUMMARY' $out/cs-memcheck.log)"
+[ $(el) -lt $((T - 60)) ] && bench main bf16 1 $N && bench off bf16 1 MB_CUDA_PREFETCH=0 $N
+[ $(el) -lt $((T - 40)) ] && bench main tf32 1024 $N
 # where batch one's time goes: GPU time by network, the GPU's idle time, host steps
-[ $(el) -lt $((T - 5)) ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 timeout 30 $N bench --model /tmp/mb-full --device cuda \
-    --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof.txt"; echo "-- profile"; tail -n 30 "$out/prof.txt"; }
+for e in 1 0; do
+    [ $(el) -lt $((T - 5)) ] && { MB_CUDA_PREFETCH=$e MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 timeout 30 $N bench --model /tmp/mb-full \
+        --device cuda --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof-pf$e.txt"; echo "-- profile, prefetch $e"; tail -n 4 "$out/prof-pf$e.txt"; }
+done
 [ $(el) -lt $T ] && { timeout 30 compute-sanitizer --tool racecheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-racecheck.log" 2>&1; echo "racecheck ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-racecheck.log)"; }
 echo "== done ($(el) s)"

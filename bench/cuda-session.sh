@@ -38,7 +38,7 @@ lscpu | grep -E "Model name|^CPU\(s\)"
 targets="motionbricks cuda-run test-cuda-backend test-backend-ops test-root-planner test-pose-planner test-vq-decoder
          test-predict test-predict-batch test-agent test-sonic"
 if [ -z "$build" ] && [ -f .gpu/build.tgz ]; then
-    tar -xzf .gpu/build.tgz
+    tar -xf .gpu/build.tgz
     build=$(cat .gpu/build-dir)
     src=$(cat .gpu/checkout-path)
     if [ "$src" != "$PWD" ] && [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi

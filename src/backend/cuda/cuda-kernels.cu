@@ -678,6 +678,23 @@ __global__ void where_rows_kernel(const uint8_t * sel, const float * a, int64_t 
     }
 }
 
+// [p, p + bytes) into L2, chunk bytes a thread (16-byte aligned, a multiple of 16)
+__global__ void prefetch_l2_kernel(const char * p, size_t bytes, size_t chunk, int line) {
+    pdl_trigger();
+    pdl_wait();    // (nothing to wait for: the launch helper's rule, cuda-launch.h)
+    const size_t stride = (size_t) gridDim.x * blockDim.x * chunk;
+    for (size_t off = ((size_t) blockIdx.x * blockDim.x + threadIdx.x) * chunk; off < bytes; off += stride) {
+        const size_t n = bytes - off < chunk ? bytes - off : chunk;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        if (!line) {
+            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p + off), "r"((unsigned) n) : "memory");
+            continue;
+        }
+#endif
+        for (size_t i = 0; i < n; i += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(p + off + i));
+    }
+}
+
 __global__ void mask_cols_kernel(int64_t c, int64_t t, int64_t n_valid, float * x) {
     pdl_trigger();
     pdl_wait();
@@ -1038,6 +1055,20 @@ void where_rows(const uint8_t * sel, const float * a, int64_t lda, const float *
 void scatter_rows(const float * x, const int32_t * idx, int64_t k, int64_t d, float * y, cudaStream_t s) {
     if (k <= 0 || d <= 0) return;
     launch("scatter_rows", scatter_rows_kernel, dim3(grid_for(k * d, 256)), dim3(256), 0, s, x, idx, k, d, y);
+}
+
+void prefetch_l2(const void * p, size_t bytes, bool line, cudaStream_t s) {
+    if (!p || bytes == 0) return;
+    // whole 16-byte units around the range (inside the allocation: device allocations are
+    // 256-byte aligned and padded to their granule)
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p) & ~uintptr_t(15);
+    const size_t    n = (reinterpret_cast<uintptr_t>(p) + bytes - a + 15) & ~size_t(15);
+    // 64 blocks of 32 threads (they fit beside a GEMV's blocks), 4 KB chunks: the 12.6 MB of the
+    // largest batch-one product is ~1.5 chunks a thread
+    constexpr size_t chunk = 4096;
+    const int        blocks = (int) std::min<size_t>(64, (n + 32 * chunk - 1) / (32 * chunk));
+    launch("prefetch_l2", prefetch_l2_kernel, dim3(blocks), dim3(32), 0, s, reinterpret_cast<const char *>(a), n, chunk,
+           line ? 1 : 0);
 }
 
 void mask_cols(int64_t c, int64_t t, int64_t n_valid, float * x, cudaStream_t s) {

@@ -56,6 +56,12 @@ void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const 
 // the tiles MB_CUDA_TILED_TILE can force (read on every call; the bits are the same on each)
 std::vector<std::string> tiled_tile_names();
 
+// asks L2 to fetch [p, p + bytes) from device memory, and returns without waiting for it (the
+// batch-one products' weights, ahead of the product that reads them: cuda-backend.cpp, prefetch).
+// line: one prefetch.global.L2 a 128-byte line, else Hopper's bulk prefetch (cp.async.bulk.prefetch.L2,
+// whole chunks a thread; lines on older GPUs). Only a hint: no result, nothing written
+void prefetch_l2(const void * p, size_t bytes, bool line, cudaStream_t s);
+
 // the F32 product: linear_tiled where it fits, else linear_skinny (the same bits either way);
 // act 1 applies leaky_relu(slope) to y (slope 0: ReLU), in the epilogue of either kernel (the
 // same arithmetic on the same float as the leaky_relu kernel)
