@@ -67,4 +67,9 @@ for e in 1 0; do
         --device cuda --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof-pf$e.txt"; echo "-- profile, prefetch $e"; tail -n 4 "$out/prof-pf$e.txt"; }
 done
 [ $(el) -lt $T ] && { timeout 30 compute-sanitizer --tool racecheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-racecheck.log" 2>&1; echo "racecheck ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-racecheck.log)"; }
+# kernel by kernel (ncu serialises them: durations without overlap or prefetch), second of two plans
+[ $(el) -lt $((T - 20)) ] && command -v ncu > /dev/null && { MB_CUDA_PREFETCH=0 timeout 100 ncu --cache-control none --clock-control none \
+    --metrics gpu__time_duration.sum,launch__grid_size --csv --page raw $N bench --model /tmp/mb-full --device cuda --precision f32 \
+    --batch 1 --tokens 10 --iterations 1 --warmup 1 > "$out/ncu.csv" 2> /tmp/ncu.err || tail -3 /tmp/ncu.err
+    python3 bench/ncu-summary.py "$out/ncu.csv" | head -24; }
 echo "== done ($(el) s)"
