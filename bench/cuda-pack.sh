@@ -7,7 +7,8 @@
 # libzmq): configure it with PKG_CONFIG_LIBDIR pointing at an empty folder, -DMB_ZMQ=OFF,
 # -DMB_PYTHON=python3 and -DMB_SHARED_DIR=<this checkout>/.gpu/shared (see docs/BACKEND.md).
 # The whole carried folder must stay under the device's 64 MiB limit with the tree.
-# usage: [PACK_FIXTURES='agent-small reference-small'] bench/cuda-pack.sh [BUILD_DIR (inside this checkout)] [SHARED_DIR]
+# usage: [PACK_FIXTURES='agent-small reference-small'] [PACK_BASE=OTHER_BUILD_DIR] bench/cuda-pack.sh [BUILD_DIR (inside this checkout)] [SHARED_DIR]
+# (PACK_BASE: that build's motionbricks goes along as .gpu/base.xz, the baseline cuda-quick.sh times beside this one)
 # (with packed programs, leave sonic out: bench/cuda-quick.sh does not read it, and all must fit 64 MiB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,8 @@ for f in ${PACK_FIXTURES:-agent-small reference-small sonic}; do
     [ -d "$shared/fixtures/$f" ] || { echo "cuda-pack: $shared/fixtures/$f is missing" >&2; exit 1; }
     cp -r "$shared/fixtures/$f" .gpu/shared/fixtures/
 done
-rm -f .gpu/build.tgz .gpu/checkout-path .gpu/build-dir
+rm -f .gpu/build.tgz .gpu/checkout-path .gpu/build-dir .gpu/base.xz
+[ -n "${PACK_BASE:-}" ] && xz -6 -c "$PACK_BASE/motionbricks" > .gpu/base.xz
 if [ -n "$build" ]; then
     progs="motionbricks tests/backend/cuda-run tests/backend/test-cuda-backend tests/backend/test-backend-ops
            tests/model/test-root-planner tests/model/test-pose-planner tests/model/test-vq-decoder

@@ -62,6 +62,20 @@ void backend::conv1d_act(bptr<const float> x, int64_t c_in, int64_t t, bweight w
     else leaky_relu(y, n_batch * c_out * t, slope, y);
 }
 
+void backend::relu_conv1d_act(bptr<const float> x, bptr<float> xr, int64_t c_in, int64_t t, bweight w,
+                              bptr<const float> b, int64_t c_out, int64_t k, int64_t dilation, float slope,
+                              bptr<float> y, int64_t n_batch) {
+    relu(x, n_batch * c_in * t, xr);
+    conv1d_act(xr, c_in, t, w, b, c_out, k, dilation, slope, y, n_batch);
+}
+
+void backend::conv1d_residual(bptr<const float> x, int64_t c_in, int64_t t, bweight w, bptr<const float> b,
+                              int64_t c_out, int64_t k, int64_t dilation, bptr<float> tmp, bptr<float> h,
+                              int64_t n_batch) {
+    conv1d(x, c_in, t, w, b, c_out, k, dilation, tmp, n_batch);
+    add(tmp, h, n_batch * c_out * t, h);
+}
+
 void backend::root_conditions(bptr<const float> y, int64_t n_batch, int64_t frames, bptr<const float> stats,
                               bptr<const float> last, bptr<const uint8_t> has_last, bptr<float> root_cond,
                               bptr<float> ext) {

@@ -271,6 +271,18 @@ public:
                             int64_t c_out, int64_t k, int64_t dilation, float slope, bptr<float> y,
                             int64_t n_batch = 1);
 
+    // a residual block's two convolutions (cond-decoder.cpp), each with its neighbouring op. Optional:
+    // the defaults issue exactly these ops; a backend may fuse them (the same float results).
+    //   relu_conv1d_act: xr ← relu(x[n_batch·c_in·t]), then y ← act(conv1d(xr)) (conv1d_act); xr is
+    //     scratch that a fusing backend need not write
+    //   conv1d_residual: tmp ← conv1d(x), then h ← tmp + h (add, h [n_batch·c_out·t]); tmp as xr
+    virtual void relu_conv1d_act(bptr<const float> x, bptr<float> xr, int64_t c_in, int64_t t, bweight w,
+                                 bptr<const float> b, int64_t c_out, int64_t k, int64_t dilation, float slope,
+                                 bptr<float> y, int64_t n_batch = 1);
+    virtual void conv1d_residual(bptr<const float> x, int64_t c_in, int64_t t, bweight w, bptr<const float> b,
+                                 int64_t c_out, int64_t k, int64_t dilation, bptr<float> tmp, bptr<float> h,
+                                 int64_t n_batch = 1);
+
     // ---- sampling (masked token decoding) ------------------------------------------------------
 
     // per row r < m of logits[m, n_code]: the token and the softmax probability of the choice.

@@ -172,12 +172,11 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
         // Resnet1D: pre-activation blocks, dilations growth^(depth−1) … 1
         for (const res_block_weights & rb : s.res) {
             be.mask_cols(B * w, P, nv, h);                      // x = x·m; x0 = x
-            be.relu(h, B * w * P, t0);
-            be.mask_cols(B * w, P, nv, t0);
-            conv_relu(be, rb.conv1, t0, P, rb.dilation, t1, B);     // k3, padding = dilation
+            // relu(x)·m needs no mask: x is masked and relu(0) = 0. k3, padding = dilation
+            const conv_weights & c1 = rb.conv1, & c2 = rb.conv2;
+            be.relu_conv1d_act(h, t0, c1.c_in, P, c1.weight, c1.bias, c1.c_out, c1.k, rb.dilation, 0.0f, t1, B);
             be.mask_cols(B * w, P, nv, t1);
-            conv(be, rb.conv2, t1, P, 1, t0, B);                // k1
-            be.add(t0, h, B * w * P, h);
+            be.conv1d_residual(t1, c2.c_in, P, c2.weight, c2.bias, c2.c_out, c2.k, 1, t0, h, B);    // k1, x0 + ·
             be.mask_cols(B * w, P, nv, h);
         }
 

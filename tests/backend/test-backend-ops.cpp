@@ -335,6 +335,46 @@ TEST_P(backend_ops, linear_act_and_conv1d_act) {
     }
 }
 
+// relu_conv1d_act / conv1d_residual (a residual block's convs): bitwise the ops they stand for on
+// the same backend (relu then conv1d_act; conv1d then add into h), and near the double reference;
+// batch-one shapes of the decoders (10–64 frames, dilations 1, 3, 9), a few lanes, and enough lane
+// rows (≥ 256) for a batched path
+TEST_P(backend_ops, residual_block_convs) {
+    for (auto [c, t, k, dil, lanes] : {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>{512, 10, 3, 9, 1},
+                                       {512, 40, 3, 3, 1}, {512, 64, 1, 1, 1}, {96, 20, 3, 1, 3}, {64, 40, 3, 3, 8}}) {
+        const int64_t n = lanes * c * t;
+        const auto x = random_vec(n, 31), h0 = random_vec(n, 32), w = random_vec(c * c * k, 33), b = random_vec(c, 34);
+        const bweight bw(bptr<const float>(in(w)));
+        auto px = in(x), pb = in(b);
+        SCOPED_TRACE(std::to_string(lanes) + " × " + std::to_string(c) + " × " + std::to_string(t) + ", k " +
+                     std::to_string(k) + ", dilation " + std::to_string(dil));
+
+        // relu then conv1d_act (ReLU), against the double reference on relu(x)
+        auto fused = in(std::vector<float>(n, k_sentinel)), apart = in(std::vector<float>(n, k_sentinel));
+        auto xr = in(std::vector<float>(n, k_sentinel)), xr2 = in(std::vector<float>(n, k_sentinel));
+        be->relu_conv1d_act(px, xr, c, t, bw, pb, c, k, dil, 0.0f, fused, lanes);
+        be->backend::relu_conv1d_act(px, xr2, c, t, bw, pb, c, k, dil, 0.0f, apart, lanes);
+        std::vector<float> xp(x);
+        for (float & v : xp) v = v < 0.0f ? 0.0f : v;
+        std::vector<double> ref = conv1d_ref(xp, w, b, lanes, c, t, c, k, dil);
+        for (double & v : ref) v = v < 0.0 ? 0.0 : v;
+        auto yf = get(fused, n), ya = get(apart, n);
+        EXPECT_EQ(std::memcmp(yf.data(), ya.data(), n * sizeof(float)), 0) << "relu_conv1d_act differs from relu + conv1d_act";
+        EXPECT_LT(nmse(yf, ref), k_nmse_conv);
+
+        // conv1d then h += it, in place
+        auto hf = in(h0), ha = in(h0);
+        auto tmp = in(std::vector<float>(n, k_sentinel)), tmp2 = in(std::vector<float>(n, k_sentinel));
+        be->conv1d_residual(px, c, t, bw, pb, c, k, dil, tmp, hf, lanes);
+        be->backend::conv1d_residual(px, c, t, bw, pb, c, k, dil, tmp2, ha, lanes);
+        ref = conv1d_ref(x, w, b, lanes, c, t, c, k, dil);
+        for (int64_t i = 0; i < n; ++i) ref[i] += h0[i];
+        yf = get(hf, n), ya = get(ha, n);
+        EXPECT_EQ(std::memcmp(yf.data(), ya.data(), n * sizeof(float)), 0) << "conv1d_residual differs from conv1d + add";
+        EXPECT_LT(nmse(yf, ref), k_nmse_conv);
+    }
+}
+
 TEST_P(backend_ops, add_layer_norm) {
     for (auto [n, d] : {std::pair<int64_t, int64_t>{1, 1}, {5, 33}, {16, 1024}, {25, 512}, {3, 1500}}) {
         const auto x = random_vec(n * d, 4), r = random_vec(n * d, 5), g = random_vec(d, 6), b = random_vec(d, 7);

@@ -195,12 +195,6 @@ public:
         ops_.reset();
         padded_.clear();
         if (side_) cudaStreamDestroy(side_);
-        if (pf_) {
-            cudaStreamSynchronize(pf_);
-            cudaStreamDestroy(pf_);
-            cudaEventDestroy(pf_fork_);
-            cudaEventDestroy(pf_join_);
-        }
     }
 
     const char * name() const override { return "cuda"; }
@@ -301,13 +295,9 @@ public:
             // while the ops are being recorded
             check(cudaStreamBeginCapture(s(), cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
             cudaGraph_t g = nullptr;
-            capturing_    = true;
             try {
                 ops();
-                join_prefetch();
             } catch (...) {
-                join_prefetch();
-                capturing_ = false;
                 cudaStreamEndCapture(s(), &g);
                 if (g) cudaGraphDestroy(g);
                 cudaGetLastError();
@@ -315,7 +305,6 @@ public:
             }
             cudaGraphExec_t   exec = nullptr;
             cudaError_t       e    = cudaStreamEndCapture(s(), &g);
-            capturing_             = false;
             if (e == cudaSuccess) e = cudaGraphInstantiate(&exec, g, 0);
             if (g) cudaGraphDestroy(g);
             if (e != cudaSuccess) {
@@ -415,7 +404,6 @@ public:
         } else if (const void * h = bf16_of(w.p)) {
             cuda::linear_skinny_bf16(x.p, n, n_in, h, b.p, n_out, y.p, s());
         } else {
-            prefetch(w.p, n, n_in * n_out * sizeof(float));
             ops()->linear(x.p, n, n_in, w.p, b.p, n_out, y.p);
         }
     }
@@ -430,7 +418,6 @@ public:
         if (w.type == weight_type::WEIGHT_F32 && n > 0 && n_out > 0) {
             bind();
             if (f32_kernels(n, n_in, n_out, x.p, wf)) {
-                prefetch(wf, n, n_in * n_out * sizeof(float));
                 cuda::linear_f32(x.p, n, n_in, wf, b.p, n_out, y.p, s(), 1, slope);
                 return;
             }
@@ -448,6 +435,29 @@ public:
             return;
         }
         backend::conv1d_act(x, c_in, t, w, b, c_out, k, dilation, slope, y, n_batch);
+    }
+    // a residual block's convs at batch one (the im2col path) fused with their neighbours: the ReLU
+    // before the first in its im2col, the residual add after the second in the GEMV's epilogue (the
+    // same floats; two kernels fewer a block). Batches keep the separate ops. MB_CUDA_FUSE=0 (read at
+    // creation) keeps them everywhere, to compare
+    void relu_conv1d_act(bptr<const float> x, bptr<float> xr, int64_t c_in, int64_t t, bweight w, bptr<const float> b,
+                         int64_t c_out, int64_t k, int64_t dilation, float slope, bptr<float> y,
+                         int64_t n_batch) override {
+        if (fuse_ && w.type == weight_type::WEIGHT_F32 && t > 0 && c_out > 0 && n_batch > 0 &&
+            conv1d_impl(x.p, c_in, t, static_cast<const float *>(w.p), b.p, c_out, k, dilation, y.p, n_batch, true, slope,
+                        true, nullptr)) {
+            return;
+        }
+        backend::relu_conv1d_act(x, xr, c_in, t, w, b, c_out, k, dilation, slope, y, n_batch);
+    }
+    void conv1d_residual(bptr<const float> x, int64_t c_in, int64_t t, bweight w, bptr<const float> b, int64_t c_out,
+                         int64_t k, int64_t dilation, bptr<float> tmp, bptr<float> h, int64_t n_batch) override {
+        if (fuse_ && w.type == weight_type::WEIGHT_F32 && t > 0 && c_out > 0 && n_batch > 0 &&
+            conv1d_impl(x.p, c_in, t, static_cast<const float *>(w.p), b.p, c_out, k, dilation, h.p, n_batch, false, 0.0f,
+                        false, h.p)) {
+            return;
+        }
+        backend::conv1d_residual(x, c_in, t, w, b, c_out, k, dilation, tmp, h, n_batch);
     }
     void add_layer_norm(bptr<float> x, bptr<const float> r, int64_t n, int64_t d, bptr<const float> g,
                         bptr<const float> b, float eps) override {
@@ -564,24 +574,26 @@ private:
     // one), in the transpose to NCW on the batched path (conv1d_gemm), every precision. False
     // (nothing issued) for an activation on a path without one: the caller composes
     bool conv1d_impl(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
-                     int64_t k, int64_t dilation, float * y, int64_t n_batch, bool act, float slope) {
+                     int64_t k, int64_t dilation, float * y, int64_t n_batch, bool act, float slope, bool relu_in = false,
+                     const float * res = nullptr) {
         bind();
-        if (n_batch * t >= k_conv_gemm_rows && conv1d_gemm(x, c_in, t, w, b, c_out, k, dilation, y, n_batch, act, slope)) {
-            return true;
+        const bool fused = relu_in || res;    // relu_conv1d_act / conv1d_residual: the im2col path only
+        if (n_batch * t >= k_conv_gemm_rows &&
+            (fused || conv1d_gemm(x, c_in, t, w, b, c_out, k, dilation, y, n_batch, act, slope))) {
+            return !fused;
         }
         if (cuda::conv1d_col_fits(c_in, t, k, k_col_floats)) {
             // lanes in chunks whose im2col fits the scratch (all of them at batch one)
             const int64_t per = std::max<int64_t>(1, k_col_floats / (t * c_in * k));
-            const void *  h   = bf16_of(w);
-            prefetch(h ? h : w, n_batch * t, c_out * c_in * k * (h ? 2 : 4));
             for (int64_t l0 = 0; l0 < n_batch; l0 += per) {
                 const int64_t nb = std::min(per, n_batch - l0);
-                cuda::conv1d_col(x + l0 * c_in * t, c_in, t, w, h, b, c_out, k, dilation, y + l0 * c_out * t,
-                                 col_->as<float>().p, nb, s(), act ? 1 : 0, act ? slope : 0.0f);
+                cuda::conv1d_col(x + l0 * c_in * t, c_in, t, w, bf16_of(w), b, c_out, k, dilation, y + l0 * c_out * t,
+                                 col_->as<float>().p, nb, s(), act ? 1 : 0, act ? slope : 0.0f, relu_in ? 1 : 0,
+                                 res ? res + l0 * c_out * t : nullptr);
             }
             return true;
         }
-        if (act) return false;
+        if (act || fused) return false;
         if (const void * h = bf16_of(w)) {
             cuda::conv1d_skinny_bf16(x, c_in, t, h, b, c_out, k, dilation, y, n_batch, s());
         } else {
@@ -681,35 +693,6 @@ private:
         if (cudaGetDevice(&d) != cudaSuccess || d != ordinal_) check(cudaSetDevice(ordinal_), "cudaSetDevice");
     }
     cudaStream_t        s() const { bind(); return s_; }
-    // Batch one streams every weight once, product after product, and a product of 4–13 MB spends
-    // more time waiting for its first weights than reading them. So while a graph is recorded, each
-    // such product's weights are prefetched into L2 on a side stream that starts once the ops
-    // before the previous product are done: they arrive while that product and the small ops
-    // after it (attention, LayerNorm, …) run. Nothing is computed differently. MB_CUDA_PREFETCH
-    // (read at creation): unset or 1, Hopper's bulk prefetch; "line", a prefetch a 128-byte line;
-    // 0, none
-    void prefetch(const void * w, int64_t rows, size_t bytes) {
-        if (prefetch_ == 0 || !capturing_ || rows > cuda::k_skinny_max_rows) return;
-        if (!pf_) {
-            check(cudaStreamCreateWithFlags(&pf_, cudaStreamNonBlocking), "cudaStreamCreate");
-            check(cudaEventCreateWithFlags(&pf_fork_, cudaEventDisableTiming), "cudaEventCreate");
-            check(cudaEventCreateWithFlags(&pf_join_, cudaEventDisableTiming), "cudaEventCreate");
-        }
-        if (!pf_forked_) check(cudaEventRecord(pf_fork_, s()), "cudaEventRecord");    // a recording's first product
-        check(cudaStreamWaitEvent(pf_, pf_fork_, 0), "cudaStreamWaitEvent");
-        cuda::prefetch_l2(w, bytes, prefetch_ == 2, pf_);
-        check(cudaEventRecord(pf_fork_, s()), "cudaEventRecord");    // the next product's starts beside this one
-        pf_forked_ = true;
-    }
-    // the recording waits for its prefetches (a captured fork must join before the capture ends)
-    void join_prefetch() {
-        if (pf_forked_) {
-            cudaEventRecord(pf_join_, pf_);
-            cudaStreamWaitEvent(s(), pf_join_, 0);
-        }
-        pf_forked_ = false;
-    }
-
     cuda::device_ops *  ops() const { bind(); return ops_.get(); }
 
     static std::unique_ptr<cuda::device_ops> make_ops(int ordinal) {
@@ -720,10 +703,7 @@ private:
     int                               ordinal_;
     backend_precision                 precision_;
     bool                              graphs_on_ = !env_is("MB_CUDA_GRAPHS", "0");
-    int                               prefetch_  = env_is("MB_CUDA_PREFETCH", "0") ? 0 : env_is("MB_CUDA_PREFETCH", "line") ? 2 : 1;
-    bool                              capturing_ = false, pf_forked_ = false;
-    cudaStream_t                      pf_        = nullptr;    // prefetch's side stream and its events
-    cudaEvent_t                       pf_fork_ = nullptr, pf_join_ = nullptr;
+    bool                              fuse_      = !env_is("MB_CUDA_FUSE", "0");
     // MB_CUDA_F32_CUBLAS=1: F32 products of many rows on cuBLAS (pedantic FP32), to compare speed;
     // lanes then differ from requests alone in the last bits
     bool                              f32_blas_  = env_is("MB_CUDA_F32_CUBLAS", "1");

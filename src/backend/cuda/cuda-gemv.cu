@@ -95,6 +95,12 @@ __global__ void __launch_bounds__(32 * k_rows_warps, 2)
 
     pdl_trigger();
     load_w(0);    // weights are constants: in flight while the kernel before finishes
+    float bias[2];    // chain c's bias (c = lane, lane + 32), loaded now rather than after the sums
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int o = o0 + (lane + 32 * h) % O;
+        bias[h]     = b && o < N ? __ldg(b + o) : 0.0f;
+    }
     cp_async_commit();
     pdl_wait();    // x is the previous kernel's output
 
@@ -184,7 +190,7 @@ __global__ void __launch_bounds__(32 * k_rows_warps, 2)
             const int    r  = r0 + c / O;
             const int    ln = t_ncw ? r / t_ncw : 0;
             const size_t at = t_ncw ? ((size_t) ln * N + o) * t_ncw + (r - ln * t_ncw) : (size_t) r * N + o;
-            const float  v  = tot[h] + (b ? b[o] : 0.0f);
+            const float  v  = tot[h] + bias[h];
             y[at]           = act ? leaky(v, slope) : v;
         }
     }

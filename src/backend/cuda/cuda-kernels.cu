@@ -99,9 +99,10 @@ __device__ __forceinline__ double warp_sum_d(double v) {
 // act 1: the output's epilogue applies leaky_relu(slope) to the biased total (linear_act,
 // conv1d_act: the leaky_relu kernel's arithmetic, so fused and separate give the same floats)
 struct conv_geom {
-    int   t = 0, k = 1, dilation = 1;
-    int   act   = 0;
-    float slope = 0.0f;
+    int           t = 0, k = 1, dilation = 1;
+    int           act   = 0;
+    float         slope = 0.0f;
+    const float * res   = nullptr;    // NCW modes: y ← act(·) + res (res may be y itself)
 };
 
 // how the skinny kernel reads x and writes y
@@ -185,6 +186,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
     };
     pdl_trigger();
     if constexpr (VEC) load_seg(0);    // weights are constants: they stream before x is ready
+    const float bias = b && o < N ? __ldg(b + o) : 0.0f;    // loaded now rather than after the sums
     pdl_wait();                        // x is the previous kernel's output
 
     float tot = 0.0f;    // lane r < R: the running total of row r0 + r
@@ -273,8 +275,10 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
         const int    r  = r0 + lane;
         const int    ln = MODE != SKINNY_LINEAR ? r / g.t : 0;    // lane of the row (NCW per lane)
         const size_t at = MODE != SKINNY_LINEAR ? ((size_t) ln * N + o) * g.t + (r - ln * g.t) : (size_t) r * N + o;
-        const float  v  = tot + (b ? b[o] : 0.0f);
-        y[at]           = g.act ? leaky(v, g.slope) : v;
+        const float  v  = tot + bias;
+        const float  a  = g.act ? leaky(v, g.slope) : v;
+        // the add kernel's sum (the product's value first), read before y[at] is written
+        y[at]           = MODE != SKINNY_LINEAR && g.res ? a + g.res[at] : a;
     }
 }
 
@@ -307,7 +311,9 @@ void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b
     // F32 weights on row-major x (linear, conv1d on its im2col), 5–64 rows: cuda-gemv.cu where
     // MB_CUDA_GEMV asks for it
     if constexpr (std::is_same_v<WT, float> && MODE != SKINNY_CONV) {
-        if (!forced && gemv_rows(x, n, K, w, b, N, y, MODE == SKINNY_CONV_COL ? g.t : 0, g.act, g.slope, s)) return;
+        if (!forced && !g.res && gemv_rows(x, n, K, w, b, N, y, MODE == SKINNY_CONV_COL ? g.t : 0, g.act, g.slope, s)) {
+            return;
+        }
     }
     const int rows = n <= 4 ? 4 : forced ? forced : 8;
     if (rows == 4) {
@@ -400,14 +406,17 @@ __global__ void __launch_bounds__(128) add_layer_norm_warp_kernel(float * x, con
     if (row >= n) return;
     float *       xr = x + (size_t) row * d;
     const float * rr = r ? r + (size_t) row * d : nullptr;
-    float         v[k_ln_warp_max];
+    float         v[k_ln_warp_max], gv[k_ln_warp_max], bv[k_ln_warp_max];
     double        s = 0.0;
 #pragma unroll
-    for (int i = 0; i < k_ln_warp_max; ++i) {
+    for (int i = 0; i < k_ln_warp_max; ++i) {    // g and b too: their loads wait beside x's, not after the sums
         const int j = lane + 32 * i;
         v[i]        = j < d ? (rr ? xr[j] + rr[j] : xr[j]) : 0.0f;
-        s += v[i];
+        gv[i]       = j < d ? g[j] : 0.0f;
+        bv[i]       = j < d ? b[j] : 0.0f;
     }
+#pragma unroll
+    for (int i = 0; i < k_ln_warp_max; ++i) s += v[i];
     const double mean = warp_sum_d(s) / (double) d;
     double       q    = 0.0;
 #pragma unroll
@@ -421,7 +430,7 @@ __global__ void __launch_bounds__(128) add_layer_norm_warp_kernel(float * x, con
 #pragma unroll
     for (int i = 0; i < k_ln_warp_max; ++i) {
         const int j = lane + 32 * i;
-        if (j < d) xr[j] = ((v[i] - mf) * inv) * g[j] + b[j];
+        if (j < d) xr[j] = ((v[i] - mf) * inv) * gv[i] + bv[i];
     }
 }
 
@@ -434,6 +443,19 @@ __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, i
     __shared__ double scratch[32];
     float *       xr = x + (size_t) blockIdx.x * d;
     const float * rr = r ? r + (size_t) blockIdx.x * d : nullptr;
+    // rows of up to 4 values a thread (the pose planner's 1,024): g and b in registers, their loads
+    // beside x's instead of after the two sums
+    constexpr int k_held = 4;
+    const bool    held   = d <= k_held * (int) blockDim.x;
+    float         gv[k_held], bv[k_held];
+    if (held) {
+#pragma unroll
+        for (int i = 0; i < k_held; ++i) {
+            const int j = threadIdx.x + i * blockDim.x;
+            gv[i]       = j < d ? g[j] : 0.0f;
+            bv[i]       = j < d ? b[j] : 0.0f;
+        }
+    }
     double s = 0.0;
     for (int j = threadIdx.x; j < d; j += blockDim.x) {
         const float v = rr ? xr[j] + rr[j] : xr[j];
@@ -449,7 +471,15 @@ __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, i
     const double var = block_sum_d(q, scratch) / (double) d;
     const float  inv = (float) (1.0 / sqrt(var + (double) eps));
     const float  mf  = (float) mean;
-    for (int j = threadIdx.x; j < d; j += blockDim.x) xr[j] = ((row[j] - mf) * inv) * g[j] + b[j];
+    if (held) {
+#pragma unroll
+        for (int i = 0; i < k_held; ++i) {
+            const int j = threadIdx.x + i * blockDim.x;
+            if (j < d) xr[j] = ((row[j] - mf) * inv) * gv[i] + bv[i];
+        }
+    } else {
+        for (int j = threadIdx.x; j < d; j += blockDim.x) xr[j] = ((row[j] - mf) * inv) * g[j] + b[j];
+    }
 }
 
 // one block per (head, lane, group of queries), one warp per query row (rows 4z + warp, then
@@ -678,23 +708,6 @@ __global__ void where_rows_kernel(const uint8_t * sel, const float * a, int64_t 
     }
 }
 
-// [p, p + bytes) into L2, chunk bytes a thread (16-byte aligned, a multiple of 16)
-__global__ void prefetch_l2_kernel(const char * p, size_t bytes, size_t chunk, int line) {
-    pdl_trigger();
-    pdl_wait();    // (nothing to wait for: the launch helper's rule, cuda-launch.h)
-    const size_t stride = (size_t) gridDim.x * blockDim.x * chunk;
-    for (size_t off = ((size_t) blockIdx.x * blockDim.x + threadIdx.x) * chunk; off < bytes; off += stride) {
-        const size_t n = bytes - off < chunk ? bytes - off : chunk;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        if (!line) {
-            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p + off), "r"((unsigned) n) : "memory");
-            continue;
-        }
-#endif
-        for (size_t i = 0; i < n; i += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(p + off + i));
-    }
-}
-
 __global__ void mask_cols_kernel(int64_t c, int64_t t, int64_t n_valid, float * x) {
     pdl_trigger();
     pdl_wait();
@@ -846,7 +859,7 @@ __device__ __forceinline__ void im2col_store(__nv_bfloat16 * p, float v) { *p = 
 
 template <class T>
 __global__ void im2col_kernel(const float * __restrict__ x, int c_in, int t, int k, int dilation, T * __restrict__ col,
-                              int n_batch) {
+                              int n_batch, int relu) {
     pdl_trigger();
     pdl_wait();
     const int K = c_in * k, total = n_batch * t * K;
@@ -854,7 +867,8 @@ __global__ void im2col_kernel(const float * __restrict__ x, int c_in, int t, int
         const int r = e / K, ck = e - r * K, c = ck / k, kk = ck - c * k;
         const int l = r / t, i = r - l * t;
         const int src = i + (kk - (k - 1) / 2) * dilation;
-        im2col_store(col + e, (src >= 0 && src < t) ? __ldg(x + ((size_t) l * c_in + c) * t + src) : 0.0f);
+        const float v = (src >= 0 && src < t) ? __ldg(x + ((size_t) l * c_in + c) * t + src) : 0.0f;
+        im2col_store(col + e, relu ? leaky(v, 0.0f) : v);
     }
 }
 
@@ -868,14 +882,15 @@ constexpr int k_im2col_tile = 32;
 
 template <class T>
 __global__ void im2col_tiled_kernel(const float * __restrict__ x, int c_in, int t, int k, int dilation,
-                                    T * __restrict__ col) {
+                                    T * __restrict__ col, int relu) {
     pdl_trigger();
     extern __shared__ float im2col_xs[];
     const int l = blockIdx.y, c0 = blockIdx.x * k_im2col_tile, nc = min(k_im2col_tile, c_in - c0), ts = t | 1;
     const float * xl = x + ((size_t) l * c_in + c0) * t;
     for (int e = threadIdx.y * blockDim.x + threadIdx.x; e < nc * t; e += blockDim.x * blockDim.y) {
         const int c = e / t;
-        im2col_xs[c * ts + (e - c * t)] = __ldg(xl + e);
+        const float v                   = __ldg(xl + e);
+        im2col_xs[c * ts + (e - c * t)] = relu ? leaky(v, 0.0f) : v;
     }
     __syncthreads();
     const int j = threadIdx.x;
@@ -891,17 +906,17 @@ __global__ void im2col_tiled_kernel(const float * __restrict__ x, int c_in, int 
 
 template <class T>
 void launch_im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, T * col, int64_t n_batch,
-                   cudaStream_t s) {
+                   cudaStream_t s, int relu) {
     const size_t smem = (size_t) k_im2col_tile * (size_t) (t | 1) * sizeof(float);
     if (k <= 8 && smem <= 48 * 1024 && n_batch <= 65535) {
         const int  w = k_im2col_tile * (int) k;     // columns of a tile: one thread each
         const dim3 block((unsigned) w, (unsigned) std::max(1, 256 / w));
         const dim3 grid((unsigned) ((c_in + k_im2col_tile - 1) / k_im2col_tile), (unsigned) n_batch);
-        im2col_tiled_kernel<T><<<grid, block, smem, s>>>(x, (int) c_in, (int) t, (int) k, (int) dilation, col);
+        im2col_tiled_kernel<T><<<grid, block, smem, s>>>(x, (int) c_in, (int) t, (int) k, (int) dilation, col, relu);
     } else {
         const int64_t total = n_batch * t * c_in * k;
         im2col_kernel<T><<<(unsigned) std::min<int64_t>((total + 255) / 256, 8192), 256, 0, s>>>(
-            x, (int) c_in, (int) t, (int) k, (int) dilation, col, (int) n_batch);
+            x, (int) c_in, (int) t, (int) k, (int) dilation, col, (int) n_batch, relu);
     }
     check_launch("im2col");
 }
@@ -911,20 +926,20 @@ bool conv1d_col_fits(int64_t c_in, int64_t t, int64_t k, int64_t capacity) {
 }
 
 void im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, float * col, int64_t n_batch,
-            cudaStream_t s) {
-    launch_im2col(x, c_in, t, k, dilation, col, n_batch, s);
+            cudaStream_t s, int relu) {
+    launch_im2col(x, c_in, t, k, dilation, col, n_batch, s, relu);
 }
 
 void im2col_bf16(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, void * col, int64_t n_batch,
                  cudaStream_t s) {
-    launch_im2col(x, c_in, t, k, dilation, static_cast<__nv_bfloat16 *>(col), n_batch, s);
+    launch_im2col(x, c_in, t, k, dilation, static_cast<__nv_bfloat16 *>(col), n_batch, s, 0);
 }
 
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
-                int act, float slope) {
-    im2col(x, c_in, t, k, dilation, col, n_batch, s);
-    const conv_geom g{(int) t, (int) k, (int) dilation, act, slope};
+                int act, float slope, int relu_in, const float * res) {
+    im2col(x, c_in, t, k, dilation, col, n_batch, s, relu_in);
+    const conv_geom g{(int) t, (int) k, (int) dilation, act, slope, res};
     if (w_bf16) {
         skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, static_cast<const __nv_bfloat16 *>(w_bf16), b, c_out, y,
                                 g, s);
@@ -1055,20 +1070,6 @@ void where_rows(const uint8_t * sel, const float * a, int64_t lda, const float *
 void scatter_rows(const float * x, const int32_t * idx, int64_t k, int64_t d, float * y, cudaStream_t s) {
     if (k <= 0 || d <= 0) return;
     launch("scatter_rows", scatter_rows_kernel, dim3(grid_for(k * d, 256)), dim3(256), 0, s, x, idx, k, d, y);
-}
-
-void prefetch_l2(const void * p, size_t bytes, bool line, cudaStream_t s) {
-    if (!p || bytes == 0) return;
-    // whole 16-byte units around the range (inside the allocation: device allocations are
-    // 256-byte aligned and padded to their granule)
-    const uintptr_t a = reinterpret_cast<uintptr_t>(p) & ~uintptr_t(15);
-    const size_t    n = (reinterpret_cast<uintptr_t>(p) + bytes - a + 15) & ~size_t(15);
-    // 64 blocks of 32 threads (they fit beside a GEMV's blocks), 4 KB chunks: the 12.6 MB of the
-    // largest batch-one product is ~1.5 chunks a thread
-    constexpr size_t chunk = 4096;
-    const int        blocks = (int) std::min<size_t>(64, (n + 32 * chunk - 1) / (32 * chunk));
-    launch("prefetch_l2", prefetch_l2_kernel, dim3(blocks), dim3(32), 0, s, reinterpret_cast<const char *>(a), n, chunk,
-           line ? 1 : 0);
 }
 
 void mask_cols(int64_t c, int64_t t, int64_t n_valid, float * x, cudaStream_t s) {

@@ -56,12 +56,6 @@ void linear_tiled(const float * x, int64_t n, int64_t K, const float * w, const 
 // the tiles MB_CUDA_TILED_TILE can force (read on every call; the bits are the same on each)
 std::vector<std::string> tiled_tile_names();
 
-// asks L2 to fetch [p, p + bytes) from device memory, and returns without waiting for it (the
-// batch-one products' weights, ahead of the product that reads them: cuda-backend.cpp, prefetch).
-// line: one prefetch.global.L2 a 128-byte line, else Hopper's bulk prefetch (cp.async.bulk.prefetch.L2,
-// whole chunks a thread; lines on older GPUs). Only a hint: no result, nothing written
-void prefetch_l2(const void * p, size_t bytes, bool line, cudaStream_t s);
-
 // the F32 product: linear_tiled where it fits, else linear_skinny (the same bits either way);
 // act 1 applies leaky_relu(slope) to y (slope 0: ReLU), in the epilogue of either kernel (the
 // same arithmetic on the same float as the leaky_relu kernel)
@@ -107,17 +101,19 @@ void conv1d_skinny(const float * x, int64_t c_in, int64_t t, const float * w, co
 // n_batch·t: c_in·k % 4 == 0 and t·c_in·k ≤ capacity floats), so that x is read with 16-byte loads
 // like linear's; w_bf16 (may be null) is the BF16 copy of w
 bool conv1d_col_fits(int64_t c_in, int64_t t, int64_t k, int64_t capacity);
-// col[n_batch·t, c_in·k] ← the im2col of x[n_batch, c_in, t] (row r: position r mod t of lane r / t)
+// col[n_batch·t, c_in·k] ← the im2col of x[n_batch, c_in, t] (row r: position r mod t of lane r / t);
+// relu 1: of relu(x) (the relu kernel's value of each x)
 void im2col(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, float * col, int64_t n_batch,
-            cudaStream_t s);
+            cudaStream_t s, int relu = 0);
 // the same im2col rounded to bfloat16 (col holds n_batch·t·c_in·k bfloat16 values): the x of a
 // BF16 product, without an f32 im2col and a conversion pass
 void im2col_bf16(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t dilation, void * col, int64_t n_batch,
                  cudaStream_t s);
-// act 1: leaky_relu(slope) on y, in the GEMV's epilogue
+// act 1: leaky_relu(slope) on y, in the GEMV's epilogue; relu_in 1: the conv of relu(x) (in the
+// im2col); res: y ← that + res[n_batch·c_out·t] (the add kernel's sum; res may be y)
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
-                int act = 0, float slope = 0.0f);
+                int act = 0, float slope = 0.0f, int relu_in = 0, const float * res = nullptr);
 void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w, const float * b, int64_t c_out,
                         int64_t k, int64_t dilation, float * y, int64_t n_batch, cudaStream_t s);
 
