@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # a short GPU-machine call (a lease with little device time left): runs the CUDA suites that check
-# predict end to end, then B = 1 F32 with and without the residual-block fusions (alternated),
+# predict end to end, then B = 1 F32 (alternated with a baseline build where one is packed),
 # memcheck on a plan, B = 1 BF16 and B = 1,024 TF32, profiled B = 1 runs, racecheck on the motion ops
 # and ncu kernel durations of a plan; steps that would start late are skipped. Fixtures from
 # .gpu/shared and, when there, the programs from .gpu/build.tgz (bench/cuda-pack.sh; configure that
@@ -49,11 +49,10 @@ for r in b["runs"]:
 PY
 }
 N=$b/motionbricks
-# batch one alternated with the fusions switched off (MB_CUDA_FUSE=0: the residual blocks' ReLU and
-# add as their own kernels) and, where packed (.gpu/base.xz), a baseline build, twice
+# batch one alternated with, where packed (.gpu/base.xz), a baseline build, twice
 B0=""; [ -f .gpu/base.xz ] && xz -dc .gpu/base.xz > /tmp/base-mb && chmod +x /tmp/base-mb && B0=/tmp/base-mb
 for round in 1 2; do
-    bench main f32 1 $N; bench unfused f32 1 MB_CUDA_FUSE=0 $N; [ -n "$B0" ] && bench base f32 1 $B0
+    bench main f32 1 $N; [ -n "$B0" ] && bench base f32 1 $B0
 done
 ops='*motion_finish*:*root_conditions*:*scatter_rows*'
 timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $N bench --model /tmp/mb-full --device cuda --precision f32 \
@@ -62,9 +61,9 @@ echo "memcheck plan: rc $? $(grep -E 'ERROR SUMMARY' $out/cs-memcheck.log)"
 [ $(el) -lt $((T - 60)) ] && bench main bf16 1 $N
 [ $(el) -lt $((T - 40)) ] && bench main tf32 1024 $N
 # where batch one's time goes: GPU time by network, the GPU's idle time, host steps
-for e in 1 0; do
-    [ $(el) -lt $((T - 5)) ] && { MB_CUDA_FUSE=$e MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 timeout 30 $N bench --model /tmp/mb-full \
-        --device cuda --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof-fuse$e.txt"; echo "-- profile, fuse $e"; tail -n 4 "$out/prof-fuse$e.txt"; }
+for e in 1; do
+    [ $(el) -lt $((T - 5)) ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 timeout 30 $N bench --model /tmp/mb-full \
+        --device cuda --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof.txt"; echo "-- profile"; tail -n 4 "$out/prof.txt"; }
 done
 [ $(el) -lt $T ] && { timeout 30 compute-sanitizer --tool racecheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-racecheck.log" 2>&1; echo "racecheck ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-racecheck.log)"; }
 # kernel by kernel (ncu serialises them: durations without overlap), second of two plans
