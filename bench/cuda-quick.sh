@@ -61,10 +61,8 @@ echo "memcheck plan: rc $? $(grep -E 'ERROR SUMMARY' $out/cs-memcheck.log)"
 [ $(el) -lt $((T - 60)) ] && bench main bf16 1 $N
 [ $(el) -lt $((T - 40)) ] && bench main tf32 1024 $N
 # where batch one's time goes: GPU time by network, the GPU's idle time, host steps
-for e in 1; do
-    [ $(el) -lt $((T - 5)) ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 timeout 30 $N bench --model /tmp/mb-full \
-        --device cuda --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof.txt"; echo "-- profile"; tail -n 4 "$out/prof.txt"; }
-done
+[ $(el) -lt $((T - 5)) ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 timeout 30 $N bench --model /tmp/mb-full \
+    --device cuda --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof.txt"; echo "-- profile"; tail -n 4 "$out/prof.txt"; }
 [ $(el) -lt $T ] && { timeout 30 compute-sanitizer --tool racecheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-racecheck.log" 2>&1; echo "racecheck ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-racecheck.log)"; }
 # kernel by kernel (ncu serialises them: durations without overlap), second of two plans
 [ $(el) -lt $((T - 20)) ] && command -v ncu > /dev/null && { timeout 100 ncu --cache-control none --clock-control none \

@@ -438,7 +438,7 @@ public:
     }
     // a residual block's convs at batch one (the im2col path) fused with their neighbours: the ReLU
     // before the first in its im2col, the residual add after the second in the GEMV's epilogue (the
-    // same floats; two kernels fewer a block: 2.00 against 2.07 ms a 10-token plan on an H100, fourteenth
+    // same floats; two kernels fewer a block: 2.00 against 2.07 ms a 10-token plan on an H100, fifteenth
     // session). Batches keep the separate ops
     void relu_conv1d_act(bptr<const float> x, bptr<float> xr, int64_t c_in, int64_t t, bweight w, bptr<const float> b,
                          int64_t c_out, int64_t k, int64_t dilation, float slope, bptr<float> y,
