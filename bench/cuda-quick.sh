@@ -52,9 +52,10 @@ N=$b/motionbricks
 # batch one alternated with, where packed (.gpu/base.xz), a baseline build, twice
 B0=""; [ -f .gpu/base.xz ] && xz -dc .gpu/base.xz > /tmp/base-mb && chmod +x /tmp/base-mb && B0=/tmp/base-mb
 for round in 1 2; do
-    bench main f32 1 $N; [ -n "$B0" ] && bench base f32 1 $B0
+    bench main f32 1 $N; bench inplace f32 1 MB_CUDA_CONCURRENT=0 $N; [ -n "$B0" ] && bench base f32 1 $B0
 done
 ops='*motion_finish*:*root_conditions*:*scatter_rows*'
+timeout 60 $b/tests/backend/test-cuda-backend --gtest_filter='*concurrent*' 2>&1 | grep -E "PASSED|FAILED|Failure|error" | head -5
 timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $N bench --model /tmp/mb-full --device cuda --precision f32 \
     --batch 1 --tokens 10 --iterations 2 --warmup 0 > "$out/cs-memcheck.log" 2>&1
 echo "memcheck plan: rc $? $(grep -E 'ERROR SUMMARY' $out/cs-memcheck.log)"

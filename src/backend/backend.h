@@ -145,6 +145,14 @@ public:
         ops();
     }
 
+    // run_recorded, but the recording may run concurrently with the ops issued after it, until
+    // join_concurrent() (which get() and synchronize() imply): for work whose results are read
+    // only later (the root planner's duration logits where every duration is given). Until the
+    // join, later ops must not touch what `ops` writes, nor write what it reads. The defaults run
+    // `ops` in place and join nothing
+    virtual void run_recorded_concurrent(uint64_t key, const std::function<void()> & ops) { run_recorded(key, ops); }
+    virtual void join_concurrent() {}
+
     template <class T> void set(bptr<T> dst, const T * host, int64_t n) {
         set_bytes(dst.p, host, size_t(n) * sizeof(T));
     }

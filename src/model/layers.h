@@ -35,8 +35,23 @@ template <class F> void run_ops(backend & be, const tap_fn & tap, uint64_t key, 
     be.run_recorded(key, [&ops] { ops(); });
 }
 
+// the same through backend::run_recorded_concurrent (in place when a tap is set)
+template <class F> void run_ops_concurrent(backend & be, const tap_fn & tap, uint64_t key, F && ops) {
+    if (tap) {
+        ops();
+        return;
+    }
+    be.run_recorded_concurrent(key, [&ops] { ops(); });
+}
+
 // recording keys: the network in the high bits, the shape that decides its op sequence below
-enum : uint64_t { k_rec_root_a = 1ull << 56, k_rec_root_b = 2ull << 56, k_rec_pose = 3ull << 56, k_rec_vq = 4ull << 56 };
+enum : uint64_t {
+    k_rec_root_a  = 1ull << 56,
+    k_rec_root_b  = 2ull << 56,
+    k_rec_pose    = 3ull << 56,
+    k_rec_vq      = 4ull << 56,
+    k_rec_root_s1 = 5ull << 56,
+};
 
 void tap_f32(const tap_fn & tap, backend & be, std::string_view name, bptr<const float> x,
              std::initializer_list<int64_t> shape);

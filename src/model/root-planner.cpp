@@ -176,6 +176,7 @@ root_planner_state::root_planner_state(backend & be, const root_planner & rp, in
     transformer_hparams th = rp.shared_tf.hp;
     if (hp.n_layer_token > 0) th.n_ff = std::max(th.n_ff, rp.token_tf.hp.n_ff);
     tf  = transformer_state(be, th, L * (1 + S + hp.max_tokens));
+    tf1 = transformer_state(be, rp.shared_tf.hp, L * (1 + S));
     dec = cond_decoder_state(be, rp.conv_output.hp, L * hp.max_tokens);
     in_host.assign(size_t(L * S * hp.pose_dim), 0.0f);
     has_host.assign(size_t(4 * L * S), 0);
@@ -293,14 +294,22 @@ void root_planner::run_batch(backend & be, root_planner_state & st, const root_i
         be.copy_rows(st.fs + BP * E, P * E, B, P * E, st.x1 + (1 + P) * E, (1 + S) * E);
     }
     tap_f32(tap, be, "root_shared_tf_in", st.x1, {1 + S, E});
-
-    // stage 1: shared transformer (no mask), duration logits from row 0 of each lane
-    shared_tf.forward(be, st.x1, 1 + S, st.tf, B);
-    tap_f32(tap, be, "root_shared_tf_out", st.x1, {1 + S, E});
-    be.copy_rows(st.x1, (1 + S) * E, B, E, st.row_emb, E);
-    be.linear(st.row_emb, B, E, proj_logit.weight, proj_logit.bias, hp.n_class, st.logits);
     });
-    st.ms_embed = ms_since(t0);    // the embeddings and stage 1 are one recording now
+
+    // stage 1: shared transformer (no mask), duration logits from row 0 of each lane. Stage 2
+    // reads only the frame embeddings: where every duration is given, the logits are reported but
+    // decide nothing, so stage 1 may run beside stage 2 (its own transformer state), joined when
+    // the logits are read back at the end
+    const bool all_forced = std::all_of(in, in + B, [](const root_inputs & r) { return r.num_tokens != 0; });
+    const auto stage1     = [&] {
+        shared_tf.forward(be, st.x1, 1 + S, st.tf1, B);
+        tap_f32(tap, be, "root_shared_tf_out", st.x1, {1 + S, E});
+        be.copy_rows(st.x1, (1 + S) * E, B, E, st.row_emb, E);
+        be.linear(st.row_emb, B, E, proj_logit.weight, proj_logit.bias, hp.n_class, st.logits);
+    };
+    if (all_forced) run_ops_concurrent(be, tap, k_rec_root_s1 | uint64_t(B), stage1);
+    else run_ops(be, tap, k_rec_root_s1 | uint64_t(B), stage1);
+    st.ms_embed = ms_since(t0);    // the embeddings and stage 1 (issued, where concurrent)
     t0          = clock_type::now();
 
     // per lane: masks (out-of-reach unless allowed, disallowed counts), then the chosen class:
@@ -338,7 +347,6 @@ void root_planner::run_batch(backend & be, root_planner_state & st, const root_i
         }
         st.failed_lane = -1;
     };
-    const bool all_forced = std::all_of(in, in + B, [](const root_inputs & r) { return r.num_tokens != 0; });
     if (all_forced) {
         for (int64_t b = 0; b < B; ++b) out[b].n = in[b].num_tokens;
     } else {
@@ -439,7 +447,10 @@ void root_planner::run_batch(backend & be, root_planner_state & st, const root_i
             st.ms_conv += ms_since(t0);
         }
     }
-    if (all_forced) read_logits();
+    if (all_forced) {
+        be.join_concurrent();
+        read_logits();
+    }
 }
 
 } // namespace mb

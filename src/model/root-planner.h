@@ -86,6 +86,7 @@ struct root_planner_state {
     bptr<float>                     y;              // [lanes, 4·max_tokens, 5] decoder output
     std::unique_ptr<backend_buffer> mem;            // holds the arrays above
     transformer_state               tf;             // sized for lanes × (1 + 8 + max_tokens) rows
+    transformer_state               tf1;            // stage 1's (lanes × (1 + 8) rows), which may run beside stage 2
     cond_decoder_state              dec;
     std::vector<float>              in_host;        // [2, lanes, 4, pose_dim] staging for the inputs
     std::vector<uint8_t>            has_host;       // [4, 2, lanes, 4] staging for has

@@ -69,6 +69,38 @@ double rel_err(const std::vector<float> & a, const std::vector<float> & b) {
     return m / scale;
 }
 
+// run_recorded_concurrent: a recording launched beside the ops after it gives what it gives in
+// place, and a chain that reads its own output on the second stream stays in order; get() joins it
+// (first call records in place, later ones run beside a product on the main stream)
+TEST_F(backends, concurrent_recording) {
+    device &      d = *gpu;
+    const int64_t n = 10, k = 512, m = 384;
+    const auto    xh = random_vec(n * k, 71), wh = random_vec(m * k, 72), bh = random_vec(m, 73);
+    const auto    w2 = random_vec(k * m, 74), b2 = random_vec(k, 75);
+    auto x = d.in(xh), w = d.in(wh), b = d.in(bh), wb = d.in(w2), bb = d.in(b2);
+    auto y1 = d.in(poisoned(n * m)), z1 = d.in(poisoned(n * k)), y2 = d.in(poisoned(n * m));
+    std::vector<float> ref_y, ref_z;
+    {
+        device & c = *cpu;
+        auto cx = c.in(xh), cw = c.in(wh), cb = c.in(bh), cw2 = c.in(w2), cb2 = c.in(b2);
+        auto cy = c.in(poisoned(n * m)), cz = c.in(poisoned(n * k));
+        c.be->linear(cx, n, k, cw, cb, m, cy);
+        c.be->linear(cy, n, m, cw2, cb2, k, cz);
+        ref_y = c.get(cy, n * m);
+        ref_z = c.get(cz, n * k);
+    }
+    for (int call = 0; call < 4; ++call) {
+        d.be->fill_f32(n * k, std::nanf(""), z1);
+        d.be->run_recorded_concurrent(77, [&] {
+            d.be->linear(x, n, k, w, b, m, y1);
+            d.be->linear(y1, n, m, wb, bb, k, z1);
+        });
+        d.be->run_recorded(78, [&] { d.be->linear(x, n, k, w, b, m, y2); });
+        EXPECT_LT(rel_err(d.get(z1, n * k), ref_z), 1e-5) << "call " << call;
+        EXPECT_LT(rel_err(d.get(y2, n * m), ref_y), 1e-5) << "call " << call;
+    }
+}
+
 // the kernel paths at the networks' shapes, beyond test-backend-ops' sizes: every skinny row
 // tile, scalar loads (K % 4 != 0), 65 and 200 rows, attention over 200 rows, conv over 100
 // and 256 frames; outputs poisoned with NaN first

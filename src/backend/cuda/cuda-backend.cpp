@@ -16,9 +16,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
+#include <set>
 #include <shared_mutex>
 #include <stdexcept>
 #include <string>
@@ -195,6 +197,12 @@ public:
         ops_.reset();
         padded_.clear();
         if (side_) cudaStreamDestroy(side_);
+        if (conc_) {
+            cudaStreamSynchronize(conc_);
+            cudaStreamDestroy(conc_);
+            cudaEventDestroy(fork_);
+            cudaEventDestroy(join_);
+        }
     }
 
     const char * name() const override { return "cuda"; }
@@ -256,6 +264,7 @@ public:
     }
 
     void get_bytes(const void * src, void * host, size_t bytes) override {
+        join_concurrent();
         if (profile().on) {
             // the wait for the device work before the copy, then the copy
             auto t0 = std::chrono::steady_clock::now();
@@ -276,6 +285,7 @@ public:
     }
 
     void synchronize() override {
+        join_concurrent();
         check(cudaStreamSynchronize(s()), "synchronize");
         collect_profile();
     }
@@ -291,6 +301,7 @@ public:
         }
         auto it = graphs_.find(key);
         if (it == graphs_.end()) {
+            scratch_ = false;
             // relaxed: a first product of many rows may open cuBLAS (and allocate its workspace)
             // while the ops are being recorded
             check(cudaStreamBeginCapture(s(), cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
@@ -314,6 +325,7 @@ public:
                 return;
             }
             it = graphs_.emplace(key, exec).first;
+            if (scratch_) scratch_keys_.insert(key);
         }
         if (profile().on) {
             const int kind = int(std::min<uint64_t>(key >> 56, gpu_profile::k_kinds - 1));
@@ -338,6 +350,44 @@ public:
             return;
         }
         check(cudaGraphLaunch(it->second, s()), "cudaGraphLaunch");
+    }
+
+    // the recording launched on a second stream after what is issued so far, joined by a later
+    // op's wait. In place (run_recorded) where a recording cannot run beside others: without
+    // graphs, while profiling by network, or where its ops use the backend's shared scratch
+    // (cuBLAS, the convs' im2col, BF16 x)
+    void run_recorded_concurrent(uint64_t key, const std::function<void()> & ops) override {
+        const char * on = std::getenv("MB_CUDA_CONCURRENT");    // 0: in place, for comparison
+        if (!graphs_on_ || profile().on || (on && std::strcmp(on, "0") == 0)) {
+            run_recorded(key, ops);
+            return;
+        }
+        auto it = graphs_.find(key);
+        if (it == graphs_.end()) {
+            // record it (run_recorded launches it in place the first time, which is correct)
+            run_recorded(key, ops);
+            return;
+        }
+        if (scratch_keys_.count(key)) {
+            check(cudaGraphLaunch(it->second, s()), "cudaGraphLaunch");
+            return;
+        }
+        if (!conc_) {
+            check(cudaStreamCreateWithFlags(&conc_, cudaStreamNonBlocking), "cudaStreamCreate");
+            check(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreate");
+            check(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming), "cudaEventCreate");
+        }
+        join_concurrent();    // one concurrent recording at a time
+        check(cudaEventRecord(fork_, s()), "cudaEventRecord");
+        check(cudaStreamWaitEvent(conc_, fork_, 0), "cudaStreamWaitEvent");
+        check(cudaGraphLaunch(it->second, conc_), "cudaGraphLaunch");
+        check(cudaEventRecord(join_, conc_), "cudaEventRecord");
+        joined_ = false;
+    }
+    void join_concurrent() override {
+        if (joined_) return;
+        check(cudaStreamWaitEvent(s(), join_, 0), "cudaStreamWaitEvent");
+        joined_ = true;
     }
 
     void fill_f32(int64_t n, float v, bptr<float> y) override { cuda::fill_f32(n, v, y.p, s()); }
@@ -548,6 +598,7 @@ private:
     // linear() on cuBLAS, then (relu) max(0, ·) (in cuBLASLt's epilogue where it runs the product)
     void blas_linear(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
                      float * y, bool relu) {
+        scratch_ = true;
         const void * h = bf16_of(w);
         // x rounded to bfloat16: the conv scratch of a batch state (reserve_conv1d) holds the
         // largest batched product's x; the im2col scratch the others'
@@ -577,6 +628,7 @@ private:
                      int64_t k, int64_t dilation, float * y, int64_t n_batch, bool act, float slope, bool relu_in = false,
                      const float * res = nullptr) {
         bind();
+        scratch_ = true;    // col_, yt_, xh_
         const bool fused = relu_in || res;    // relu_conv1d_act / conv1d_residual: the im2col path only
         if (n_batch * t >= k_conv_gemm_rows &&
             (fused || conv1d_gemm(x, c_in, t, w, b, c_out, k, dilation, y, n_batch, act, slope))) {
@@ -718,6 +770,12 @@ private:
     static constexpr int64_t          k_conv_gemm_rows  = 256;
     static constexpr int64_t          k_conv_max_floats = int64_t(1) << 28;    // 1 GiB of scratch at most
     std::unique_ptr<cuda_buffer>      col_;
+    // run_recorded_concurrent: its stream and events; whether ops since the last recording began used
+    // the shared scratch, and the recordings that did (they run in place)
+    cudaStream_t                      conc_ = nullptr;
+    cudaEvent_t                       fork_ = nullptr, join_ = nullptr;
+    bool                              joined_ = true, scratch_ = false;
+    std::set<uint64_t>                scratch_keys_;
     int64_t                           col_floats_ = k_col_floats;
     std::unique_ptr<cuda_buffer>      yt_, xh_;     // conv1d_gemm's product [rows, c_out]; BF16 x
     std::map<const float *, padded_weights> padded_;    // conv1d_gemm's weights with rows up to N4
