@@ -54,6 +54,24 @@ B0=""; [ -f .gpu/base.xz ] && xz -dc .gpu/base.xz > /tmp/base-mb && chmod +x /tm
 for round in 1 2; do
     bench main f32 1 $N; bench inplace f32 1 MB_CUDA_CONCURRENT=0 $N; [ -n "$B0" ] && bench base f32 1 $B0
 done
+# the same-run upstream comparison where an upstream checkout's motionbricks/ folder is at .gpu/upstream
+if [ -d .gpu/upstream/motionbricks/motionbricks ]; then
+    MOTIONBRICKS_LIBRARY=$PWD/$b/src/capi/libmotionbricks.so PYTHONUNBUFFERED=1 timeout 150 python3 bench/upstream-torch.py \
+        --upstream .gpu/upstream/motionbricks --bundle /tmp/mb-full --seed 1 --iterations 21 \
+        --case .gpu/shared/fixtures/reference-small/cases/walk_fwd_fixed10_argmax.npz --out "$out/upstream.json" \
+        > "$out/upstream.log" 2>&1 || echo "upstream comparison failed: $(tail -5 "$out/upstream.log")"
+    [ -f "$out/upstream.json" ] && python3 - "$out/upstream.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("upstream %s (torch %s, matmul precision %s) vs ours %s:" % (r["gpu"], r["torch"], r["upstream_matmul_precision"],
+      r["precision_ours"]))
+for x in r["runs"]:
+    print("  %-10s upstream %.3f ms, strict F32 %.3f ms, ours %.3f ms (p95 %.3f): x%.1f / x%.1f; tokens %d/%d" % (
+        x["request"], x["upstream"]["median_ms"], x["upstream_f32"]["median_ms"], x["ours"]["median_ms"],
+        x["ours"]["p95_ms"], x["speedup"], x["speedup_vs_upstream_f32"], x["tokens_upstream"], x["tokens_ours"]))
+PY
+    echo "== upstream ($(el) s)"
+fi
 ops='*motion_finish*:*root_conditions*:*scatter_rows*'
 timeout 60 $b/tests/backend/test-cuda-backend --gtest_filter='*concurrent*' 2>&1 | grep -E "PASSED|FAILED|Failure|error" | head -5
 timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $N bench --model /tmp/mb-full --device cuda --precision f32 \
