@@ -72,6 +72,11 @@ for x in r["runs"]:
 PY
     echo "== upstream ($(el) s)"
 fi
+# the finish step's kernels alone under ncu (a plan's last two kernels)
+command -v ncu > /dev/null && { timeout 60 ncu --kernel-name regex:finish --cache-control none --clock-control none \
+    --metrics gpu__time_duration.sum,launch__grid_size --csv --page raw $N bench --model /tmp/mb-full --device cuda \
+    --precision f32 --batch 1 --tokens 10 --iterations 1 --warmup 1 > "$out/ncu-finish.csv" 2> /dev/null &&
+    python3 bench/ncu-summary.py "$out/ncu-finish.csv" | head -4; }
 ops='*motion_finish*:*root_conditions*:*scatter_rows*'
 timeout 60 $b/tests/backend/test-cuda-backend --gtest_filter='*concurrent*' 2>&1 | grep -E "PASSED|FAILED|Failure|error" | head -5
 timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $N bench --model /tmp/mb-full --device cuda --precision f32 \
