@@ -54,8 +54,14 @@ B0=""; [ -f .gpu/base.xz ] && xz -dc .gpu/base.xz > /tmp/base-mb && chmod +x /tm
 for round in 1 2; do
     bench main f32 1 $N; bench inplace f32 1 MB_CUDA_CONCURRENT=0 $N; [ -n "$B0" ] && bench base f32 1 $B0
 done
+timeout 60 $b/tests/backend/test-cuda-backend --gtest_filter='*concurrent*' 2>&1 | grep -E "PASSED|FAILED|Failure|error" | head -5
+# the finish step's kernels alone under ncu (a plan's last two kernels)
+command -v ncu > /dev/null && { timeout 60 ncu --kernel-name regex:finish --cache-control none --clock-control none \
+    --metrics gpu__time_duration.sum,launch__grid_size --csv --page raw $N bench --model /tmp/mb-full --device cuda \
+    --precision f32 --batch 1 --tokens 10 --iterations 1 --warmup 1 > "$out/ncu-finish.csv" 2> /dev/null &&
+    python3 bench/ncu-summary.py "$out/ncu-finish.csv" | head -4; }
 # the same-run upstream comparison where an upstream checkout's motionbricks/ folder is at .gpu/upstream
-if [ -d .gpu/upstream/motionbricks/motionbricks ]; then
+if [ -d .gpu/upstream/motionbricks/motionbricks ] && [ $(el) -lt $((T - 30)) ]; then
     MOTIONBRICKS_LIBRARY=$PWD/$b/src/capi/libmotionbricks.so PYTHONUNBUFFERED=1 timeout 150 python3 bench/upstream-torch.py \
         --upstream .gpu/upstream/motionbricks --bundle /tmp/mb-full --seed 1 --iterations 21 \
         --case .gpu/shared/fixtures/reference-small/cases/walk_fwd_fixed10_argmax.npz --out "$out/upstream.json" \
@@ -72,14 +78,8 @@ for x in r["runs"]:
 PY
     echo "== upstream ($(el) s)"
 fi
-# the finish step's kernels alone under ncu (a plan's last two kernels)
-command -v ncu > /dev/null && { timeout 60 ncu --kernel-name regex:finish --cache-control none --clock-control none \
-    --metrics gpu__time_duration.sum,launch__grid_size --csv --page raw $N bench --model /tmp/mb-full --device cuda \
-    --precision f32 --batch 1 --tokens 10 --iterations 1 --warmup 1 > "$out/ncu-finish.csv" 2> /dev/null &&
-    python3 bench/ncu-summary.py "$out/ncu-finish.csv" | head -4; }
 ops='*motion_finish*:*root_conditions*:*scatter_rows*'
-timeout 60 $b/tests/backend/test-cuda-backend --gtest_filter='*concurrent*' 2>&1 | grep -E "PASSED|FAILED|Failure|error" | head -5
-timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $N bench --model /tmp/mb-full --device cuda --precision f32 \
+[ $(el) -lt $((T - 20)) ] && timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $N bench --model /tmp/mb-full --device cuda --precision f32 \
     --batch 1 --tokens 10 --iterations 2 --warmup 0 > "$out/cs-memcheck.log" 2>&1
 echo "memcheck plan: rc $? $(grep -E 'ERROR SUMMARY' $out/cs-memcheck.log)"
 [ $(el) -lt $((T - 60)) ] && bench main bf16 1 $N
