@@ -52,14 +52,9 @@ N=$b/motionbricks
 # batch one alternated with, where packed (.gpu/base.xz), a baseline build, twice
 B0=""; [ -f .gpu/base.xz ] && xz -dc .gpu/base.xz > /tmp/base-mb && chmod +x /tmp/base-mb && B0=/tmp/base-mb
 for round in 1 2; do
-    bench main f32 1 $N; bench inplace f32 1 MB_CUDA_CONCURRENT=0 $N; [ -n "$B0" ] && bench base f32 1 $B0
+    bench main f32 1 $N; [ -n "$B0" ] && bench base f32 1 $B0
 done
 timeout 60 $b/tests/backend/test-cuda-backend --gtest_filter='*concurrent*' 2>&1 | grep -E "PASSED|FAILED|Failure|error" | head -5
-# the finish step's kernels alone under ncu (a plan's last two kernels)
-command -v ncu > /dev/null && { timeout 60 ncu --kernel-name regex:finish --cache-control none --clock-control none \
-    --metrics gpu__time_duration.sum,launch__grid_size --csv --page raw $N bench --model /tmp/mb-full --device cuda \
-    --precision f32 --batch 1 --tokens 10 --iterations 1 --warmup 1 > "$out/ncu-finish.csv" 2> /dev/null &&
-    python3 bench/ncu-summary.py "$out/ncu-finish.csv" | head -4; }
 # the same-run upstream comparison where an upstream checkout's motionbricks/ folder is at .gpu/upstream
 if [ -d .gpu/upstream/motionbricks/motionbricks ] && [ $(el) -lt $((T - 30)) ]; then
     MOTIONBRICKS_LIBRARY=$PWD/$b/src/capi/libmotionbricks.so PYTHONUNBUFFERED=1 timeout 150 python3 bench/upstream-torch.py \
