@@ -118,7 +118,7 @@ bool env_is(const char * name, const char * value) {
 // launch, read at the next wait) and the host time of copies and waits, summed over every object
 // of the process and printed to stderr at exit: how busy fused batches keep the GPU
 struct gpu_profile {
-    static constexpr int k_kinds = 5;     // recordings by the key's top byte: other, root a, root b, pose, vq
+    static constexpr int k_kinds = 6;     // recordings by the key's top byte: other, root a, root b, pose, vq, root stage 1
     const bool  on = env_is("MB_CUDA_PROFILE", "1");
     std::mutex  mu;
     double      graph_ms[k_kinds] = {};
@@ -134,7 +134,7 @@ struct gpu_profile {
 
     ~gpu_profile() {
         if (!on) return;
-        static const char * names[k_kinds] = {"other", "root_a", "root_b", "pose", "vq"};
+        static const char * names[k_kinds] = {"other", "root_a", "root_b", "pose", "vq", "root_s1"};
         std::fprintf(stderr, "cuda profile: graphs (GPU ms, launches):");
         for (int i = 0; i < k_kinds; ++i) std::fprintf(stderr, " %s %.1f (%lld)", names[i], graph_ms[i], (long long) graphs[i]);
         std::fprintf(stderr, "; %lld sets %.1f ms %.1f MB, get %.1f ms %.1f MB, waits %.1f ms\n", (long long) sets,
