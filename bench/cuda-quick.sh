@@ -61,22 +61,13 @@ if [ -d .gpu/upstream/motionbricks/motionbricks ] && [ $(el) -lt $((T - 30)) ]; 
         --upstream .gpu/upstream/motionbricks --bundle /tmp/mb-full --seed 1 --iterations 21 \
         --case .gpu/shared/fixtures/reference-small/cases/walk_fwd_fixed10_argmax.npz --out "$out/upstream.json" \
         > "$out/upstream.log" 2>&1 || echo "upstream comparison failed: $(tail -5 "$out/upstream.log")"
-    [ -f "$out/upstream.json" ] && python3 - "$out/upstream.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-print("upstream %s (torch %s, matmul precision %s) vs ours %s:" % (r["gpu"], r["torch"], r["upstream_matmul_precision"],
-      r["precision_ours"]))
-for x in r["runs"]:
-    print("  %-10s upstream %.3f ms, strict F32 %.3f ms, ours %.3f ms (p95 %.3f): x%.1f / x%.1f; tokens %d/%d" % (
-        x["request"], x["upstream"]["median_ms"], x["upstream_f32"]["median_ms"], x["ours"]["median_ms"],
-        x["ours"]["p95_ms"], x["speedup"], x["speedup_vs_upstream_f32"], x["tokens_upstream"], x["tokens_ours"]))
-PY
+    [ -f "$out/upstream.json" ] && python3 bench/upstream-summary.py "$out/upstream.json"
     echo "== upstream ($(el) s)"
 fi
 ops='*motion_finish*:*root_conditions*:*scatter_rows*'
-[ $(el) -lt $((T - 20)) ] && timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $N bench --model /tmp/mb-full --device cuda --precision f32 \
-    --batch 1 --tokens 10 --iterations 2 --warmup 0 > "$out/cs-memcheck.log" 2>&1
-echo "memcheck plan: rc $? $(grep -E 'ERROR SUMMARY' $out/cs-memcheck.log)"
+[ $(el) -lt $((T - 20)) ] && { timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $N bench --model /tmp/mb-full \
+    --device cuda --precision f32 --batch 1 --tokens 10 --iterations 2 --warmup 0 > "$out/cs-memcheck.log" 2>&1
+    echo "memcheck plan: rc $? $(grep -E 'ERROR SUMMARY' $out/cs-memcheck.log)"; }
 [ $(el) -lt $((T - 60)) ] && bench main bf16 1 $N
 [ $(el) -lt $((T - 40)) ] && bench main tf32 1024 $N
 # where batch one's time goes: GPU time by network, the GPU's idle time, host steps

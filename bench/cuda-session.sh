@@ -136,20 +136,7 @@ if [ "$plan" = quick ]; then
             --case "$shared/fixtures/reference-small/cases/walk_fwd_fixed10_argmax.npz" --iterations 21 \
             --out "$out/upstream.json" > "$log/upstream.log" 2>&1 ||
             echo "upstream comparison failed: $(tail -5 "$log/upstream.log")"
-        [ -f "$out/upstream.json" ] && python3 - "$out/upstream.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-print("upstream %s (torch %s, matmul precision %s, stand-ins %s, %d tensors copied) vs ours %s:" % (r["gpu"],
-      r["torch"], r["upstream_matmul_precision"], ",".join(r["stand_ins"]) or "none", r["tensors_copied"],
-      r["precision_ours"]))
-for x in r["runs"]:
-    print("  %-10s upstream %.3f ms (p95 %.3f), upstream highest %.3f ms, ours %.3f ms (p95 %.3f): x%.1f / x%.1f;"
-          " tokens %d/%d; features max %s / vs highest %s" % (
-        x["request"], x["upstream"]["median_ms"], x["upstream"]["p95_ms"], x["upstream_f32"]["median_ms"],
-        x["ours"]["median_ms"], x["ours"]["p95_ms"], x["speedup"], x["speedup_vs_upstream_f32"],
-        x["tokens_upstream"], x["tokens_ours"], x.get("max_abs_feature_diff"),
-        x.get("max_abs_feature_diff_vs_upstream_f32")))
-PY
+        [ -f "$out/upstream.json" ] && python3 bench/upstream-summary.py "$out/upstream.json"
     fi
     san() {     # name tool seconds program args...
         local name=$1 tool=$2 secs=$3; shift 3
