@@ -24,24 +24,17 @@ using tap_fn = std::function<void(std::string_view name, const float * data, con
 
 // downloads x (the product of shape elements) and reports it; nothing happens (and nothing is
 // allocated) without a tap
-// issues `ops` through backend::run_recorded under `key`, or directly when a tap is set (taps
-// read results back in the middle, which a recording cannot hold). The std::function holds one
-// reference, which fits its local storage: a plan allocates nothing here
-template <class F> void run_ops(backend & be, const tap_fn & tap, uint64_t key, F && ops) {
+// issues `ops` through backend::run_recorded under `key` (run_recorded_concurrent where
+// `concurrent`), or directly when a tap is set (taps read results back in the middle, which a
+// recording cannot hold). The std::function holds one reference, which fits its local storage: a
+// plan allocates nothing here
+template <class F> void run_ops(backend & be, const tap_fn & tap, uint64_t key, F && ops, bool concurrent = false) {
     if (tap) {
         ops();
         return;
     }
-    be.run_recorded(key, [&ops] { ops(); });
-}
-
-// the same through backend::run_recorded_concurrent (in place when a tap is set)
-template <class F> void run_ops_concurrent(backend & be, const tap_fn & tap, uint64_t key, F && ops) {
-    if (tap) {
-        ops();
-        return;
-    }
-    be.run_recorded_concurrent(key, [&ops] { ops(); });
+    if (concurrent) be.run_recorded_concurrent(key, [&ops] { ops(); });
+    else be.run_recorded(key, [&ops] { ops(); });
 }
 
 // recording keys: the network in the high bits, the shape that decides its op sequence below

@@ -307,8 +307,7 @@ void root_planner::run_batch(backend & be, root_planner_state & st, const root_i
         be.copy_rows(st.x1, (1 + S) * E, B, E, st.row_emb, E);
         be.linear(st.row_emb, B, E, proj_logit.weight, proj_logit.bias, hp.n_class, st.logits);
     };
-    if (all_forced) run_ops_concurrent(be, tap, k_rec_root_s1 | uint64_t(B), stage1);
-    else run_ops(be, tap, k_rec_root_s1 | uint64_t(B), stage1);
+    run_ops(be, tap, k_rec_root_s1 | uint64_t(B), stage1, all_forced);
     st.ms_embed = ms_since(t0);    // the embeddings and stage 1 (issued, where concurrent)
     t0          = clock_type::now();
 
