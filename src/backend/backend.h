@@ -153,6 +153,18 @@ public:
     virtual void run_recorded_concurrent(uint64_t key, const std::function<void()> & ops) { run_recorded(key, ops); }
     virtual void join_concurrent() {}
 
+    // issues the ops that `ops` issues as a branch that may run beside the ops issued after it,
+    // until join_branch(id) (get(), synchronize() and the end of a recording join every branch):
+    // for glue whose inputs are ready early (embeddings, conditions) so that it leaves the
+    // chain of dependent ops. The branch reads only what was written before it; until the join,
+    // later ops neither touch what it writes nor write what it reads. Returns the branch's id.
+    // The defaults run `ops` in place and join nothing
+    virtual int branch(const std::function<void()> & ops) {
+        ops();
+        return -1;
+    }
+    virtual void join_branch(int id) { (void) id; }
+
     template <class T> void set(bptr<T> dst, const T * host, int64_t n) {
         set_bytes(dst.p, host, size_t(n) * sizeof(T));
     }

@@ -138,6 +138,23 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
     const bptr<float> t0 = st.t0;
     const bptr<float> t1 = st.t1;
 
+    // a stage's conditions need only the decoder's inputs, so each is issued as a branch one
+    // stage ahead (once the stage before has read the scratch it writes), joined where it is used:
+    // the target condition [frames, w/n] into tc, the external condition's columns of rows
+    const auto target = [&, this](int64_t i, int64_t Pi) {
+        if (!(hp.tgt_dim > 0 && has_tgt) || i >= hp.down_t) return -1;
+        const int64_t n = int64_t(1) << (hp.down_t - i);
+        return be.branch([&be, &st, &s = stages[(size_t) i], tgt, B, Pi, n, w, td = hp.tgt_dim] {
+            be.linear_act(tgt, B * Pi * n, td, s.tgt.weight, s.tgt.bias, w / n, 0.0f, st.tc);
+        });
+    };
+    const auto external = [&, this](int64_t i, int64_t Pi) {
+        if (hp.ext_dim <= 0 || i >= hp.down_t) return -1;
+        const int64_t n = int64_t(1) << (hp.down_t - i), e = n * hp.ext_dim;
+        return be.branch([&be, &st, ext, B, Pi, e, w] { be.copy_rows(ext, e, B * Pi, e, st.rows + w, w + e); });
+    };
+    int tgt_branch = target(0, n_pos), ext_branch = external(0, n_pos);
+
     // every lane is NCW [channels, positions] at its own offset; row-wise ops take all B lanes' rows
     // input: x[n_pos, c_in] → masked NCW [c_in, n_pos]
     be.transpose(x, n_pos, hp.c_in, t0, B);
@@ -150,13 +167,13 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
     for (int64_t i = 0; i < hp.down_t; ++i) {
         const cond_decoder_stage & s = stages[(size_t) i];
         const int64_t n = int64_t(1) << (hp.down_t - i);   // frames per position
-        const int64_t frames = P * n;
         const int64_t wn = w / n;                           // channels per frame
 
         // target condition: frame f = p·n + j takes channels [j·w/n, (j+1)·w/n) of position p
         if (hp.tgt_dim > 0 && has_tgt) {
-            be.linear_act(tgt, B * frames, hp.tgt_dim, s.tgt.weight, s.tgt.bias, wn, 0.0f, st.tc);   // [frames, w/n]
+            be.join_branch(tgt_branch);
             be.replace_frames(st.tc, has_tgt, P, n, wn, h, B);
+            tgt_branch = target(i + 1, 2 * P);
         }
 
         // external condition fusion per position: [h (w), ext frames p·n..p·n+n−1 (n·E)] → w, ReLU
@@ -164,8 +181,9 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
             const int64_t row = w + n * hp.ext_dim;
             be.transpose(h, w, P, t1, B);                                   // [P, w]
             be.copy_rows(t1, w, B * P, w, st.rows, row);
-            be.copy_rows(ext, n * hp.ext_dim, B * P, n * hp.ext_dim, st.rows + w, row);
+            be.join_branch(ext_branch);
             be.linear_act(st.rows, B * P, row, s.ext.weight, s.ext.bias, w, 0.0f, t0);   // [P, w]
+            ext_branch = external(i + 1, 2 * P);
             be.transpose(t0, P, w, h, B);                                   // [w, P]
         }
 

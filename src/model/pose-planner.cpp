@@ -148,11 +148,19 @@ void pose_planner::backbone(backend & be, pose_planner_state & st, int64_t n_lan
     const int64_t fw  = hp.pose_feat_width / F;     // pose features per frame
     const int64_t cat = hp.pose_feat_width + hp.root_feat_width + hp.dur_feat_width;
 
-    // root condition: [4n, root_dim] viewed [n, 4·root_dim] → [n, root_feat_width]
-    be.linear(st.root_cond, n, F * hp.root_dim, proj_root.weight, proj_root.bias, hp.root_feat_width, st.root);
-
+    // cat[p] = [pose (4 frames, frame-major) | root | duration]: the root and duration columns
+    // on a branch (they need no tokens), the keyframe embeddings on another
+    const int root = be.branch([&] {
+        // root condition: [4n, root_dim] viewed [n, 4·root_dim] → [n, root_feat_width]
+        be.linear(st.root_cond, n, F * hp.root_dim, proj_root.weight, proj_root.bias, hp.root_feat_width, st.root);
+        be.copy_rows(st.root, hp.root_feat_width, n, hp.root_feat_width, st.cat + hp.pose_feat_width, cat);
+        be.copy_rows(dur_emb + (n_lane - hp.min_tokens) * hp.dur_feat_width, 0, n, hp.dur_feat_width,
+                     st.cat + hp.pose_feat_width + hp.root_feat_width, cat);
+    });
     // keyframe poses: [4n, pose_dim] → [4n, pose_feat_width/4]
-    be.linear(st.pose_cond, n * F, hp.pose_dim, proj_pose.weight, proj_pose.bias, fw, st.cond);
+    const int keyframes = be.branch([&] {
+        be.linear(st.pose_cond, n * F, hp.pose_dim, proj_pose.weight, proj_pose.bias, fw, st.cond);
+    });
 
     // token embeddings: row h·(C+1) + token per head, [n, H, tok_dim] → [n, H·tok_dim]
     be.embed_heads(token_emb, H, hp.n_code + 1, hp.tok_dim, st.tokens, n * H, st.tok);
@@ -160,15 +168,11 @@ void pose_planner::backbone(backend & be, pose_planner_state & st, int64_t n_lan
     // token MLP: [n, H·tok_dim] → [n, pose_feat_width] = [4n, pose_feat_width/4]
     fc_block_forward(be, token_mlp, st.tok, n, st.mlp_a, st.mlp_b, st.feat);
 
-    // per frame: keyframe embedding where a pose is given, else the token features;
-    // then cat[p] = [pose (4 frames, frame-major) | root | duration]
-    {
-        be.where_rows(st.has_pose_cond, st.cond, fw, st.feat, fw, n * F, fw, st.frames, fw);
-        be.copy_rows(st.frames, hp.pose_feat_width, n, hp.pose_feat_width, st.cat, cat);
-        be.copy_rows(st.root, hp.root_feat_width, n, hp.root_feat_width, st.cat + hp.pose_feat_width, cat);
-        be.copy_rows(dur_emb + (n_lane - hp.min_tokens) * hp.dur_feat_width, 0, n, hp.dur_feat_width,
-                     st.cat + hp.pose_feat_width + hp.root_feat_width, cat);
-    }
+    // per frame: keyframe embedding where a pose is given, else the token features
+    be.join_branch(keyframes);
+    be.where_rows(st.has_pose_cond, st.cond, fw, st.feat, fw, n * F, fw, st.frames, fw);
+    be.copy_rows(st.frames, hp.pose_feat_width, n, hp.pose_feat_width, st.cat, cat);
+    be.join_branch(root);
 
     // input fusion: x = ReLU(_proj_input.0(cat)) + position_emb[p]   [n, n_embd]
     be.linear_act(st.cat, n, cat, proj_input.weight, proj_input.bias, E, 0.0f, st.x);

@@ -155,11 +155,13 @@ root_planner_state::root_planner_state(backend & be, const root_planner & rp, in
     a.add(has, 4 * L * S);
     a.add(rows, L);
     a.add(emb, L * S * feats);
-    a.add(tmp, L * S * std::max({hp.pose_feat, hp.local_root_feat, hp.global_root_feat}));
-    a.add(mlp_a, L * hp.frames_per_token * rp.proj_start.width());
-    a.add(mlp_b, L * hp.frames_per_token * rp.proj_start.width());
+    const int64_t fc_width = std::max(rp.proj_start.width(), rp.proj_end.width());
+    a.add(tmp, L * S * feats);
+    a.add(mlp_a, 2 * L * hp.frames_per_token * fc_width);
+    a.add(mlp_b, 2 * L * hp.frames_per_token * fc_width);
     a.add(frame, L * S * E);
     a.add(fs, L * S * E);
+    a.add(fs1, L * S * E);
     a.add(row_emb, L * E);
     a.add(x1, L * (1 + S) * E);
     a.add(logits, L * hp.n_class);
@@ -274,34 +276,44 @@ void root_planner::run_batch(backend & be, root_planner_state & st, const root_i
             {proj_local_root, st.local_root, st.has + LS, no_local_root_emb, hp.pose_feat},
             {proj_global_root, st.global_root, st.has + 2 * LS, no_global_root_emb, hp.pose_feat + hp.local_root_feat},
         };
-        for (const part & p : parts) {
-            be.linear(p.x, LS, p.w.n_in, p.w.weight, p.w.bias, p.w.n_out, st.tmp);
-            be.where_rows(p.has, st.tmp, p.w.n_out, p.none, 0, LS, p.w.n_out, st.emb + p.offset, feats);
-        }
+        // the parts are independent (a scratch region each): two of them run as branches
+        const auto embed = [&be, &st, LS, feats](const part & p) {
+            const bptr<float> tmp = st.tmp + LS * p.offset;
+            be.linear(p.x, LS, p.w.n_in, p.w.weight, p.w.bias, p.w.n_out, tmp);
+            be.where_rows(p.has, tmp, p.w.n_out, p.none, 0, LS, p.w.n_out, st.emb + p.offset, feats);
+        };
+        const int local = be.branch([&] { embed(parts[1]); });
+        const int global = be.branch([&] { embed(parts[2]); });
+        embed(parts[0]);
+        be.join_branch(local);
+        be.join_branch(global);
     }
 
-    // frame embeddings: FCBlock per half, [B·4, feats] → [B·4, E] each
+    // frame embeddings: FCBlock per half, [B·4, feats] → [B·4, E] each; the end's on a branch
+    // with its own scratch
+    const int64_t W   = std::max(proj_start.width(), proj_end.width());
+    const int     end = be.branch([&] {
+        fc_block_forward(be, proj_end, st.emb + BP * feats, BP, st.mlp_a + BP * W, st.mlp_b + BP * W,
+                         st.frame + BP * E);
+    });
     fc_block_forward(be, proj_start, st.emb, BP, st.mlp_a, st.mlp_b, st.frame);
-    fc_block_forward(be, proj_end, st.emb + BP * feats, BP, st.mlp_a, st.mlp_b, st.frame + BP * E);
-
-    // stage 1 input: [duration embedding, frames + slot embedding]  [B, 1 + 8, E]
-    {
-        be.embed_heads(input_num_tokens, 1, hp.n_class + 1, E, st.rows, B, st.row_emb);
-        be.copy_rows(st.row_emb, E, B, E, st.x1, (1 + S) * E);
-        be.add(st.frame, input_position_emb, BP * E, st.fs, P * E);
-        be.add(st.frame + BP * E, input_position_emb + P * E, BP * E, st.fs + BP * E, P * E);
-        be.copy_rows(st.fs, P * E, B, P * E, st.x1 + E, (1 + S) * E);
-        be.copy_rows(st.fs + BP * E, P * E, B, P * E, st.x1 + (1 + P) * E, (1 + S) * E);
-    }
-    tap_f32(tap, be, "root_shared_tf_in", st.x1, {1 + S, E});
+    be.join_branch(end);
     });
 
     // stage 1: shared transformer (no mask), duration logits from row 0 of each lane. Stage 2
     // reads only the frame embeddings: where every duration is given, the logits are reported but
-    // decide nothing, so stage 1 may run beside stage 2 (its own transformer state), joined when
-    // the logits are read back at the end
+    // decide nothing, so stage 1 may run beside stage 2 (its own transformer state and slot
+    // embeddings), joined when the logits are read back at the end
     const bool all_forced = std::all_of(in, in + B, [](const root_inputs & r) { return r.num_tokens != 0; });
     const auto stage1     = [&] {
+        // input: [duration embedding, frames + slot embedding]  [B, 1 + 8, E]
+        be.embed_heads(input_num_tokens, 1, hp.n_class + 1, E, st.rows, B, st.row_emb);
+        be.copy_rows(st.row_emb, E, B, E, st.x1, (1 + S) * E);
+        be.add(st.frame, input_position_emb, BP * E, st.fs1, P * E);
+        be.add(st.frame + BP * E, input_position_emb + P * E, BP * E, st.fs1 + BP * E, P * E);
+        be.copy_rows(st.fs1, P * E, B, P * E, st.x1 + E, (1 + S) * E);
+        be.copy_rows(st.fs1 + BP * E, P * E, B, P * E, st.x1 + (1 + P) * E, (1 + S) * E);
+        tap_f32(tap, be, "root_shared_tf_in", st.x1, {1 + S, E});
         shared_tf.forward(be, st.x1, 1 + S, st.tf1, B);
         tap_f32(tap, be, "root_shared_tf_out", st.x1, {1 + S, E});
         be.copy_rows(st.x1, (1 + S) * E, B, E, st.row_emb, E);
@@ -402,15 +414,34 @@ void root_planner::run_batch(backend & be, root_planner_state & st, const root_i
             be.embed_heads(st.frame, 1, B, P * E, st.pick, Bk, st.frame2);
             be.embed_heads(st.frame + BP * E, 1, B, P * E, st.pick, Bk, st.frame2 + Bk * P * E);
 
+            // the decoder's external condition, on a branch (it needs only the frame embeddings):
+            // the frame embedding without the slot embedding, or the "no frame" vector, at the
+            // context frames 0..3 and the target frames 4n−4..4n−1
+            const int ext = be.branch([&] {
+                be.copy_rows(conv_no_frame_emb, 0, Bk * F, E, st.ext, E);
+                for (int64_t s = 0; s < S; ++s) {
+                    const int64_t f = s < P ? s : F - P + (s - P);
+                    be.where_rows(st.has_frame2 + s * Bk, st.frame2 + (s / P) * Bk * P * E + (s % P) * E, P * E,
+                                  conv_no_frame_emb, 0, Bk, E, st.ext + f * E, F * E);
+                }
+            });
+
             // stage 2: [chosen-duration embedding, frames + slot embedding, position rows 0..n−1]  [Bk, 1 + 8 + n, E];
-            // padded token rows are masked keys upstream, so the valid length alone gives the same rows
+            // padded token rows are masked keys upstream, so the valid length alone gives the same rows.
+            // Its parts are written by branches (rows apart)
             if (hp.n_layer_token > 0) {
-                be.copy_rows(middle_token_emb + c * E, 0, Bk, E, st.x2, R * E);
+                const int fixed = be.branch([&] {
+                    be.copy_rows(middle_token_emb + c * E, 0, Bk, E, st.x2, R * E);
+                    be.copy_rows(position_emb, 0, Bk, n * E, st.x2 + (1 + S) * E, R * E);
+                });
+                const int target = be.branch([&] {
+                    be.add(st.frame2 + Bk * P * E, input_position_emb + P * E, Bk * P * E, st.fs + Bk * P * E, P * E);
+                    be.copy_rows(st.fs + Bk * P * E, P * E, Bk, P * E, st.x2 + (1 + P) * E, R * E);
+                });
                 be.add(st.frame2, input_position_emb, Bk * P * E, st.fs, P * E);
-                be.add(st.frame2 + Bk * P * E, input_position_emb + P * E, Bk * P * E, st.fs + Bk * P * E, P * E);
                 be.copy_rows(st.fs, P * E, Bk, P * E, st.x2 + E, R * E);
-                be.copy_rows(st.fs + Bk * P * E, P * E, Bk, P * E, st.x2 + (1 + P) * E, R * E);
-                be.copy_rows(position_emb, 0, Bk, n * E, st.x2 + (1 + S) * E, R * E);
+                be.join_branch(fixed);
+                be.join_branch(target);
                 tap_f32(tap, be, "root_token_tf_in", st.x2, {R, E});
                 token_tf.forward(be, st.x2, R, st.tf, Bk);
                 tap_f32(tap, be, "root_token_tf_out", st.x2, {R, E});
@@ -418,15 +449,7 @@ void root_planner::run_batch(backend & be, root_planner_state & st, const root_i
             } else {
                 be.copy_rows(position_emb, 0, Bk, n * E, st.conv_in, n * E);
             }
-
-            // the external condition: the frame embedding without the slot embedding, or the "no
-            // frame" vector, at the context frames 0..3 and the target frames 4n−4..4n−1
-            be.copy_rows(conv_no_frame_emb, 0, Bk * F, E, st.ext, E);
-            for (int64_t s = 0; s < S; ++s) {
-                const int64_t f = s < P ? s : F - P + (s - P);
-                be.where_rows(st.has_frame2 + s * Bk, st.frame2 + (s / P) * Bk * P * E + (s % P) * E, P * E,
-                              conv_no_frame_emb, 0, Bk, E, st.ext + f * E, F * E);
-            }
+            be.join_branch(ext);
             tap_f32(tap, be, "root_conv_ext", st.ext, {F, E});
 
             // conv decoder: [n, E] tokens → [4n, 5] normalised global root, per lane

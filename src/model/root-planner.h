@@ -67,11 +67,12 @@ struct root_planner_state {
     bptr<uint8_t>                   has;            // [4, 2, lanes, 4] input: has_pose, has_local, has_global, has_frame
     bptr<int32_t>                   rows;           // [lanes] input: duration embedding row per lane
     bptr<float>                     emb;            // [2·lanes·4, pose + local + global root feats] per-frame embeddings
-    bptr<float>                     tmp;            // [2·lanes·4, max(feat widths)] projection scratch
-    bptr<float>                     mlp_a;          // [lanes·4, FCBlock width] FCBlock scratch
-    bptr<float>                     mlp_b;          // [lanes·4, FCBlock width]
+    bptr<float>                     tmp;            // [3, 2·lanes·4, feat width] projection scratch, a part each
+    bptr<float>                     mlp_a;          // [2, lanes·4, FCBlock width] FCBlock scratch, a half each
+    bptr<float>                     mlp_b;          // [2, lanes·4, FCBlock width]
     bptr<float>                     frame;          // [2·lanes·4, E] frame embeddings (before the slot embedding)
-    bptr<float>                     fs;             // [2·lanes·4, E] frame + slot embeddings
+    bptr<float>                     fs;             // [2·lanes·4, E] frame + slot embeddings of stage 2
+    bptr<float>                     fs1;            // [2·lanes·4, E] those of stage 1, which may run beside stage 2
     bptr<float>                     row_emb;        // [lanes, E] duration embeddings, then logit inputs
     bptr<float>                     x1;             // [lanes, 1 + 8, E] stage-1 sequence
     bptr<float>                     logits;         // [lanes, n_class] duration logits

@@ -101,6 +101,45 @@ TEST_F(backends, concurrent_recording) {
     }
 }
 
+// branch(): chains on branches (one with a branch inside it, which runs in place, and one whose
+// conv uses the shared im2col scratch, so it is joined at once) beside a product on the main
+// stream, recorded on the first call and replayed after, give what the CPU gives
+TEST_F(backends, branches) {
+    const int64_t n = 10, k = 512, m = 384, c = 64, t = 300;
+    const auto    xh = random_vec(n * k, 81), wh = random_vec(m * k, 82), bh = random_vec(m, 83);
+    const auto    w2 = random_vec(k * m, 84), b2 = random_vec(k, 85);
+    const auto    ch = random_vec(c * t, 86), cw = random_vec(c * c * 3, 87), cb = random_vec(c, 88);
+    std::vector<float> out[2][4];
+    for (int i = 0; i < 2; ++i) {
+        device & d = i ? *cpu : *gpu;
+        auto x = d.in(xh), w = d.in(wh), b = d.in(bh), wb = d.in(w2), bb = d.in(b2);
+        auto cx = d.in(ch), cwt = d.in(cw), cbt = d.in(cb);
+        auto y1 = d.in(poisoned(n * m)), z1 = d.in(poisoned(n * k)), y2 = d.in(poisoned(n * m));
+        auto cy = d.in(poisoned(c * t)), v = d.in(poisoned(n * m));
+        d.be->reserve_conv1d(c, t, c, 3);
+        for (int call = 0; call < 3; ++call) {
+            d.be->fill_f32(n * k, std::nanf(""), z1);
+            d.be->run_recorded(79, [&] {
+                const int chain = d.be->branch([&] {
+                    d.be->linear(x, n, k, w, b, m, y1);
+                    const int inner = d.be->branch([&] { d.be->linear(y1, n, m, wb, bb, k, z1); });
+                    d.be->join_branch(inner);
+                });
+                const int conv = d.be->branch([&] { d.be->conv1d(cx, c, t, cwt, cbt, c, 3, 1, cy); });
+                d.be->linear(x, n, k, w, b, m, y2);
+                d.be->join_branch(chain);
+                d.be->add(y1, y2, n * m, v, n * m);
+                d.be->join_branch(conv);
+            });
+            if (call == 0) continue;
+            out[i][0] = d.get(z1, n * k), out[i][1] = d.get(y2, n * m), out[i][2] = d.get(cy, c * t);
+            out[i][3] = d.get(v, n * m);
+            if (i == 0) continue;
+            for (int j = 0; j < 4; ++j) EXPECT_LT(rel_err(out[0][j], out[1][j]), 1e-5) << "output " << j << " call " << call;
+        }
+    }
+}
+
 // the kernel paths at the networks' shapes, beyond test-backend-ops' sizes: every skinny row
 // tile, scalar loads (K % 4 != 0), 65 and 200 rows, attention over 200 rows, conv over 100
 // and 256 frames; outputs poisoned with NaN first

@@ -29,6 +29,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -141,10 +142,12 @@ public:
     }
     void set_bytes(void * dst, const void * host, size_t bytes) override {
         if (tracing_) not_recordable("set");
+        join_branches();
         if (bytes) std::memcpy(dst, host, bytes);
     }
     void get_bytes(const void * src, void * host, size_t bytes) override {
         if (tracing_) not_recordable("get");
+        join_branches();
         if (bytes) std::memcpy(host, src, bytes);
     }
 
@@ -166,6 +169,10 @@ public:
             throw;
         }
         tracing_ = false;
+        if (!branches_.empty()) {
+            branches_.clear();
+            mb::fail(mb::status::internal, "cpu: a recording ended with a branch not joined");
+        }
         const auto [at, first] = recorded_.try_emplace(key, trace_);
         if (!first && at->second != trace_) {
             char k[32];
@@ -173,6 +180,30 @@ public:
             mb::fail(mb::status::internal, std::string("cpu: recording key ") + k + " issued other ops or arguments " +
                                                "than its first run (a recording backend would replay the first)");
         }
+    }
+
+    // a branch runs in place; with MB_CPU_CHECK_RECORDINGS=1 it runs at its join instead (set and
+    // get join every branch, as on a GPU), after the ops issued since, so that an op that reads
+    // what a branch writes (or writes what it reads) before the join changes the results the
+    // tests compare, as it may on a GPU. A recording must join its branches before it ends (its
+    // ops, which the branch may refer to, are gone after it)
+    int branch(const std::function<void()> & ops) override {
+        if (!check_recordings_) {
+            ops();
+            return -1;
+        }
+        branches_.emplace(next_branch_, ops);
+        return next_branch_++;
+    }
+    void join_branch(int id) override {
+        const auto it = branches_.find(id);
+        if (it == branches_.end()) return;
+        const std::function<void()> ops = std::move(it->second);
+        branches_.erase(it);
+        ops();
+    }
+    void join_branches() {
+        while (!branches_.empty()) join_branch(branches_.begin()->first);
     }
 
     // ---- scratch: sized here, when a state is created; the ops below only grow it for
@@ -716,6 +747,8 @@ private:
     }();
     bool                              tracing_ = false;
     uint64_t                          trace_   = 0;
+    std::map<int, std::function<void()>> branches_;    // branch(): those not yet joined (checking)
+    int                               next_branch_ = 0;
     std::unordered_map<uint64_t, uint64_t> recorded_;     // key → its first run's trace
 
     // the 16-wide exponential (cpu-silu.h) on the AVX-512 levels, std::exp elsewhere

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
@@ -196,6 +197,12 @@ public:
         ops_.reset();
         padded_.clear();
         if (side_) cudaStreamDestroy(side_);
+        for (branch_stream & b : branches_) {
+            cudaStreamSynchronize(b.s);
+            cudaStreamDestroy(b.s);
+            cudaEventDestroy(b.start);
+            cudaEventDestroy(b.done);
+        }
         if (conc_) {
             cudaStreamSynchronize(conc_);
             cudaStreamDestroy(conc_);
@@ -264,6 +271,7 @@ public:
 
     void get_bytes(const void * src, void * host, size_t bytes) override {
         join_concurrent();
+        join_branches();
         if (profile().on) {
             // the wait for the device work before the copy, then the copy
             auto t0 = std::chrono::steady_clock::now();
@@ -285,6 +293,7 @@ public:
 
     void synchronize() override {
         join_concurrent();
+        join_branches();
         check(cudaStreamSynchronize(s()), "synchronize");
         collect_profile();
     }
@@ -296,6 +305,7 @@ public:
     void run_recorded(uint64_t key, const std::function<void()> & ops) override {
         if (!graphs_on_) {
             ops();
+            join_branches();
             return;
         }
         auto it = graphs_.find(key);
@@ -307,7 +317,9 @@ public:
             cudaGraph_t g = nullptr;
             try {
                 ops();
+                join_branches();    // a capture ends with every stream it forked joined
             } catch (...) {
+                abandon_branches();
                 cudaStreamEndCapture(s(), &g);
                 if (g) cudaGraphDestroy(g);
                 cudaGetLastError();
@@ -321,6 +333,7 @@ public:
                 cudaGetLastError();
                 graphs_on_ = false;
                 ops();
+                join_branches();
                 return;
             }
             it = graphs_.emplace(key, exec).first;
@@ -389,6 +402,63 @@ public:
         joined_ = true;
     }
 
+    // a branch is issued on a stream of its own that waits for what the current stream issued
+    // so far, and joined by the current stream's wait for it; inside a capture the two make a
+    // fork and a join of the graph. A branch whose ops use the shared scratch (cuBLAS and its
+    // workspace, the im2col, BF16 x) is joined at once, so it never runs beside another user of
+    // the scratch. A branch inside a branch runs in place
+    int branch(const std::function<void()> & ops) override {
+        if (on_branch_ >= 0 || env_is("MB_CUDA_BRANCHES", "0")) {
+            ops();
+            return -1;
+        }
+        bind();
+        size_t i = 0;
+        while (i < branches_.size() && branches_[i].open) ++i;
+        if (i == branches_.size()) {
+            branch_stream b;
+            check(cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking), "cudaStreamCreate");
+            check(cudaEventCreateWithFlags(&b.start, cudaEventDisableTiming), "cudaEventCreate");
+            check(cudaEventCreateWithFlags(&b.done, cudaEventDisableTiming), "cudaEventCreate");
+            branches_.push_back(b);
+        }
+        branch_stream & b = branches_[i];
+        check(cudaEventRecord(b.start, s_), "cudaEventRecord");
+        check(cudaStreamWaitEvent(b.s, b.start, 0), "cudaStreamWaitEvent");
+        const bool scratch_before = scratch_;
+        scratch_                  = false;
+        on_branch_                = int(i);
+        b.open                    = true;
+        try {
+            ops();
+        } catch (...) {
+            on_branch_ = -1;
+            throw;
+        }
+        on_branch_ = -1;
+        check(cudaEventRecord(b.done, b.s), "cudaEventRecord");
+        const bool used_scratch = scratch_;
+        scratch_                = scratch_before || used_scratch;
+        if (used_scratch) {
+            join_branch(int(i));
+            return -1;
+        }
+        return int(i);
+    }
+    void join_branch(int id) override {
+        if (id < 0 || size_t(id) >= branches_.size() || !branches_[size_t(id)].open) return;
+        branches_[size_t(id)].open = false;
+        check(cudaStreamWaitEvent(s_, branches_[size_t(id)].done, 0), "cudaStreamWaitEvent");
+    }
+    void join_branches() {
+        for (size_t i = 0; i < branches_.size(); ++i) join_branch(int(i));
+    }
+    // after a failed capture: the branches' streams left as they are (the capture is discarded)
+    void abandon_branches() {
+        on_branch_ = -1;
+        for (branch_stream & b : branches_) b.open = false;
+    }
+
     void fill_f32(int64_t n, float v, bptr<float> y) override { cuda::fill_f32(n, v, y.p, s()); }
     void fill_i32(int64_t n, int32_t v, bptr<int32_t> y) override { cuda::fill_i32(n, v, y.p, s()); }
     void add(bptr<const float> a, bptr<const float> b, int64_t n, bptr<float> y, int64_t n_b) override {
@@ -453,7 +523,7 @@ public:
         } else if (const void * h = bf16_of(w.p)) {
             cuda::linear_skinny_bf16(x.p, n, n_in, h, b.p, n_out, y.p, s());
         } else {
-            ops()->linear(x.p, n, n_in, w.p, b.p, n_out, y.p);
+            cuda::linear_f32(x.p, n, n_in, w.p, b.p, n_out, y.p, s());
         }
     }
     // the activation in the product's epilogue: where linear() would run the F32 kernels, the
@@ -605,6 +675,7 @@ private:
                     : xh_ && n * n_in <= xh_floats_                         ? xh_->base()
                     : n * n_in * 2 <= k_col_floats * int64_t(sizeof(float)) ? col_->base()
                                                                             : nullptr;
+        blas_->use_stream(s());
         blas_->linear_bias(x, n, n_in, w, xb ? h : nullptr, xb, n_out, b, y, relu);
     }
 
@@ -627,6 +698,12 @@ private:
                      int64_t k, int64_t dilation, float * y, int64_t n_batch, bool act, float slope, bool relu_in = false,
                      const float * res = nullptr) {
         bind();
+        if (n_batch * t <= cuda::k_skinny_max_rows && c_in * k % 4 == 0 && !explicit_im2col()) {
+            // batch one: the GEMV builds the im2col as it stages x (no im2col kernel, no scratch)
+            cuda::conv1d_direct(x, c_in, t, w, bf16_of(w), b, c_out, k, dilation, y, n_batch, s(), act ? 1 : 0,
+                                act ? slope : 0.0f, relu_in ? 1 : 0, res);
+            return true;
+        }
         scratch_ = true;    // col_, yt_, xh_
         const bool fused = relu_in || res;    // relu_conv1d_act / conv1d_residual: the im2col path only
         if (n_batch * t >= k_conv_gemm_rows &&
@@ -648,9 +725,16 @@ private:
         if (const void * h = bf16_of(w)) {
             cuda::conv1d_skinny_bf16(x, c_in, t, h, b, c_out, k, dilation, y, n_batch, s());
         } else {
-            ops()->conv1d(x, c_in, t, w, b, c_out, k, dilation, y, n_batch);
+            cuda::conv1d_skinny(x, c_in, t, w, b, c_out, k, dilation, y, n_batch, s());
         }
         return true;
+    }
+
+    // MB_CUDA_IM2COL=1: batch one's convs through the explicit im2col kernel, to compare (read on
+    // every call, so a test or a bench can switch it)
+    static bool explicit_im2col() {
+        const char * v = std::getenv("MB_CUDA_IM2COL");
+        return v && std::strcmp(v, "1") == 0;
     }
 
     // conv1d of many lanes as one product per chunk of lanes: im2col, then the linear product
@@ -677,6 +761,7 @@ private:
             b = pw.b ? pw.b->as<const float>().p : nullptr;
         }
         float * col = col_->as<float>().p, * yt = yt_->as<float>().p;
+        if (blas_) blas_->use_stream(s());
         for (int64_t l0 = 0; l0 < n_batch; l0 += per) {
             const int64_t nb = std::min(per, n_batch - l0), rows = nb * t;
             void *        xb = h && xh_ && rows * K <= xh_floats_ ? xh_->base() : nullptr;
@@ -743,8 +828,11 @@ private:
         int d = -1;
         if (cudaGetDevice(&d) != cudaSuccess || d != ordinal_) check(cudaSetDevice(ordinal_), "cudaSetDevice");
     }
-    cudaStream_t        s() const { bind(); return s_; }
-    cuda::device_ops *  ops() const { bind(); return ops_.get(); }
+    // the stream ops are issued on: a branch's while its ops are being issued
+    cudaStream_t        s() const {
+        bind();
+        return on_branch_ >= 0 ? branches_[size_t(on_branch_)].s : s_;
+    }
 
     static std::unique_ptr<cuda::device_ops> make_ops(int ordinal) {
         check(cudaSetDevice(ordinal), "cudaSetDevice");
@@ -775,6 +863,14 @@ private:
     cudaEvent_t                       fork_ = nullptr, join_ = nullptr;
     bool                              joined_ = true, scratch_ = false;
     std::set<uint64_t>                scratch_keys_;
+    // branch(): a stream each, made on first use and reused once joined
+    struct branch_stream {
+        cudaStream_t s     = nullptr;
+        cudaEvent_t  start = nullptr, done = nullptr;
+        bool         open  = false;
+    };
+    std::vector<branch_stream>        branches_;
+    int                               on_branch_ = -1;
     int64_t                           col_floats_ = k_col_floats;
     std::unique_ptr<cuda_buffer>      yt_, xh_;     // conv1d_gemm's product [rows, c_out]; BF16 x
     std::map<const float *, padded_weights> padded_;    // conv1d_gemm's weights with rows up to N4

@@ -132,6 +132,14 @@ __global__ void add_bias_rows_kernel(float * y, const float * __restrict__ b, in
 
 } // namespace
 
+void blas::use_stream(cudaStream_t stream) {
+    if (stream == stream_) return;
+    if (handle_ && api().set_stream(static_cast<cublasHandle_t>(handle_), stream) != CUBLAS_STATUS_SUCCESS) {
+        throw mb::error(mb::status::compute_failed, "cublas: cublasSetStream failed");
+    }
+    stream_ = stream;
+}
+
 const char * blas::open_problem() {
     return api().problem.c_str();
 }

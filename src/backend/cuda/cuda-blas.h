@@ -26,6 +26,9 @@ public:
 
     bool ok() const { return handle_ != nullptr; }
 
+    // later calls issue on `stream` (a backend's branch; see cuda-backend.cpp)
+    void use_stream(cudaStream_t stream);
+
     // y[n, N] = x[n, K]·w[N, K]ᵀ (row-major, no bias); w_bf16 (may be null) is the bfloat16
     // copy of w, used with x rounded to bfloat16 in x_bf16 (room for n·K values). x null (with
     // w_bf16 and x_bf16): x_bf16 already holds x rounded (im2col_bf16), nothing is converted

@@ -103,6 +103,7 @@ struct conv_geom {
     int           act   = 0;
     float         slope = 0.0f;
     const float * res   = nullptr;    // NCW modes: y ← act(·) + res (res may be y itself)
+    int           relu_in = 0;        // SKINNY_CONV: the conv of relu(x) (im2col's value of each x)
 };
 
 // how the skinny kernel reads x and writes y
@@ -120,7 +121,8 @@ __device__ __forceinline__ float load_x(const float * __restrict__ x, int row, i
         const int lane = row / g.t, pos = row - lane * g.t;
         const int c = kidx / g.k, kk = kidx - c * g.k;
         const int src = pos + (kk - (g.k - 1) / 2) * g.dilation;
-        return (src >= 0 && src < g.t) ? __ldg(x + (size_t) lane * K / g.k * g.t + (size_t) c * g.t + src) : 0.0f;
+        const float v = (src >= 0 && src < g.t) ? __ldg(x + (size_t) lane * K / g.k * g.t + (size_t) c * g.t + src) : 0.0f;
+        return g.relu_in ? leaky(v, 0.0f) : v;
     }
 }
 
@@ -195,10 +197,39 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
         // x: every load in flight before the first store (R round trips to L2 otherwise)
         if constexpr (VEC) {
             float4 xv[R];    // thread t loads chunk t of row u, u < R
+            if constexpr (MODE == SKINNY_CONV) {
+                // the implicit im2col: the chunk's 4 columns (channel, tap) are the same for every
+                // row, so they are worked out once; rows differ only in their position
+                const int k0 = seg0 + 4 * threadIdx.x, c_in = K / g.k;
+                int       ch[4], off[4];
+                int       c = k0 / g.k, kk = k0 - c * g.k;
 #pragma unroll
-            for (int u = 0; u < R; ++u) {
-                const int k = seg0 + 4 * threadIdx.x;
-                xv[u]       = u < nr && k < K ? load_x4<MODE>(x, r0 + u, K, k, g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                for (int j = 0; j < 4; ++j) {
+                    ch[j]  = k0 + j < K ? c : -1;
+                    off[j] = (kk - (g.k - 1) / 2) * g.dilation;
+                    if (++kk == g.k) kk = 0, ++c;
+                }
+#pragma unroll
+                for (int u = 0; u < R; ++u) {
+                    float     v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                    const int r = r0 + u, ln = r / g.t, pos = r - ln * g.t;
+                    const float * xl = x + (size_t) ln * c_in * g.t;
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        const int src = pos + off[j];
+                        if (u < nr && ch[j] >= 0 && src >= 0 && src < g.t) {
+                            const float e = __ldg(xl + (size_t) ch[j] * g.t + src);
+                            v[j]          = g.relu_in ? leaky(e, 0.0f) : e;
+                        }
+                    }
+                    xv[u] = make_float4(v[0], v[1], v[2], v[3]);
+                }
+            } else {
+#pragma unroll
+                for (int u = 0; u < R; ++u) {
+                    const int k = seg0 + 4 * threadIdx.x;
+                    xv[u]       = u < nr && k < K ? load_x4<MODE>(x, r0 + u, K, k, g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                }
             }
             const int kl = 4 * threadIdx.x;
 #pragma unroll
@@ -947,6 +978,19 @@ void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const
         skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, w, b, c_out, y, g, s);
     }
     check_launch("conv1d_col");
+}
+
+void conv1d_direct(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
+                   int64_t c_out, int64_t k, int64_t dilation, float * y, int64_t n_batch, cudaStream_t s, int act,
+                   float slope, int relu_in, const float * res) {
+    conv_geom g{(int) t, (int) k, (int) dilation, act, slope, res};
+    g.relu_in = relu_in;
+    if (w_bf16) {
+        skinny<SKINNY_CONV>(x, n_batch * t, c_in * k, static_cast<const __nv_bfloat16 *>(w_bf16), b, c_out, y, g, s);
+    } else {
+        skinny<SKINNY_CONV>(x, n_batch * t, c_in * k, w, b, c_out, y, g, s);
+    }
+    check_launch("conv1d_direct");
 }
 
 void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w, const float * b, int64_t c_out,

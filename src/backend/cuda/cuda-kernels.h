@@ -114,6 +114,11 @@ void im2col_bf16(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t di
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
                 int act = 0, float slope = 0.0f, int relu_in = 0, const float * res = nullptr);
+// conv1d_col's result without the im2col kernel or its scratch: the skinny kernel builds each
+// segment of the im2col as it stages x (batch one: up to k_skinny_max_rows lanes × frames)
+void conv1d_direct(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
+                   int64_t c_out, int64_t k, int64_t dilation, float * y, int64_t n_batch, cudaStream_t s, int act = 0,
+                   float slope = 0.0f, int relu_in = 0, const float * res = nullptr);
 void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w, const float * b, int64_t c_out,
                         int64_t k, int64_t dilation, float * y, int64_t n_batch, cudaStream_t s);
 

@@ -15,14 +15,4 @@ device_ops::~device_ops() {
     cudaStreamDestroy(stream_);
 }
 
-void device_ops::linear(const float * x, int64_t n, int64_t n_in, const float * w, const float * b, int64_t n_out,
-                        float * y) {
-    linear_f32(x, n, n_in, w, b, n_out, y, stream_);
-}
-
-void device_ops::conv1d(const float * x, int64_t c_in, int64_t t, const float * w, const float * b, int64_t c_out,
-                        int64_t k, int64_t dilation, float * y, int64_t n_batch) {
-    conv1d_skinny(x, c_in, t, w, b, c_out, k, dilation, y, n_batch, stream_);
-}
-
 } // namespace mb::cuda
