@@ -76,6 +76,19 @@ void backend::conv1d_residual(bptr<const float> x, int64_t c_in, int64_t t, bwei
     add(tmp, h, n_batch * c_out * t, h);
 }
 
+void backend::res_blocks(bptr<float> h, bptr<float> t0, bptr<float> t1, int64_t c, int64_t t, int64_t n_valid,
+                         const res_block * blocks, int64_t n_blocks, int64_t n_batch) {
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        const res_block & rb = blocks[i];
+        mask_cols(n_batch * c, t, n_valid, h);    // x = x·m; x0 = x
+        // relu(x)·m needs no mask: x is masked and relu(0) = 0
+        relu_conv1d_act(h, t0, c, t, rb.w1, rb.b1, c, rb.k1, rb.dilation, 0.0f, t1, n_batch);
+        mask_cols(n_batch * c, t, n_valid, t1);
+        conv1d_residual(t1, c, t, rb.w2, rb.b2, c, rb.k2, 1, t0, h, n_batch);    // x0 + ·
+        mask_cols(n_batch * c, t, n_valid, h);
+    }
+}
+
 void backend::root_conditions(bptr<const float> y, int64_t n_batch, int64_t frames, bptr<const float> stats,
                               bptr<const float> last, bptr<const uint8_t> has_last, bptr<float> root_cond,
                               bptr<float> ext) {

@@ -303,6 +303,24 @@ public:
                                  int64_t c_out, int64_t k, int64_t dilation, bptr<float> tmp, bptr<float> h,
                                  int64_t n_batch = 1);
 
+    // one pre-activation residual block of a conv decoder stage (cond-decoder.cpp's Resnet1D), c → c
+    // channels: conv1 (kernel k1, dilation), then conv2 (kernel k2, dilation 1)
+    struct res_block {
+        bweight           w1;
+        bptr<const float> b1;
+        int64_t           k1 = 3, dilation = 1;
+        bweight           w2;
+        bptr<const float> b2;
+        int64_t           k2 = 1;
+    };
+    // a stage's residual blocks on h [n_batch, c, t] (NCW lanes, the first n_valid positions valid),
+    // each: h ← mask(h); t1 ← mask(relu(conv1(relu(h)))); h ← mask(h + conv2(t1)), where mask zeroes
+    // the positions from n_valid on; t0 and t1 [n_batch, c, t] are scratch. Optional: the default
+    // issues exactly those ops (mask_cols, relu_conv1d_act, conv1d_residual); a backend may chain the
+    // blocks' products (the same float results)
+    virtual void res_blocks(bptr<float> h, bptr<float> t0, bptr<float> t1, int64_t c, int64_t t, int64_t n_valid,
+                            const res_block * blocks, int64_t n_blocks, int64_t n_batch = 1);
+
     // ---- sampling (masked token decoding) ------------------------------------------------------
 
     // per row r < m of logits[m, n_code]: the token and the softmax probability of the choice.

@@ -92,14 +92,12 @@ cond_decoder cond_decoder::load(weight_loader & wl, const std::string & prefix, 
         const std::string   sp = prefix + "model." + num(2 + i) + ".";
         const int64_t       n  = int64_t(1) << (hp.down_t - i);
         for (int64_t il = 0; il < hp.depth; ++il) {
-            res_block_weights rb;
-            const std::string bp = sp + "0.model." + num(il) + ".";
-            rb.conv1 = load_conv(wl, bp + "conv1", w, w, k_conv_kernel);
-            rb.conv2 = load_conv(wl, bp + "conv2", w, w, 1);
+            const std::string  bp = sp + "0.model." + num(il) + ".";
+            const conv_weights c1 = load_conv(wl, bp + "conv1", w, w, k_conv_kernel);
+            const conv_weights c2 = load_conv(wl, bp + "conv2", w, w, 1);
             int64_t dil = 1;
             for (int64_t k = 0; k < hp.depth - 1 - il; ++k) dil *= hp.dilation_growth;
-            rb.dilation = dil;
-            st.res.push_back(rb);
+            st.res.push_back({c1.weight, c1.bias, c1.k, dil, c2.weight, c2.bias, c2.k});
         }
         if (src.find(sp + "0.model." + num(hp.depth) + ".conv1.weight")) {
             fail_incompatible(src, "'" + sp + "0' has more resnet blocks than '" + prefix +
@@ -188,15 +186,7 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
         }
 
         // Resnet1D: pre-activation blocks, dilations growth^(depth−1) … 1
-        for (const res_block_weights & rb : s.res) {
-            be.mask_cols(B * w, P, nv, h);                      // x = x·m; x0 = x
-            // relu(x)·m needs no mask: x is masked and relu(0) = 0. k3, padding = dilation
-            const conv_weights & c1 = rb.conv1, & c2 = rb.conv2;
-            be.relu_conv1d_act(h, t0, c1.c_in, P, c1.weight, c1.bias, c1.c_out, c1.k, rb.dilation, 0.0f, t1, B);
-            be.mask_cols(B * w, P, nv, t1);
-            be.conv1d_residual(t1, c2.c_in, P, c2.weight, c2.bias, c2.c_out, c2.k, 1, t0, h, B);    // k1, x0 + ·
-            be.mask_cols(B * w, P, nv, h);
-        }
+        be.res_blocks(h, t0, t1, w, P, nv, s.res.data(), (int64_t) s.res.size(), B);
 
         // nearest ×2 upsample: [w, P] → [w, 2P]; the mask doubles with it
         be.upsample2(h, B * w, P, t1);

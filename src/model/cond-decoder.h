@@ -32,14 +32,9 @@ struct cond_decoder_hparams {
     int64_t frames_per_pos() const { return int64_t(1) << down_t; }
 };
 
-struct res_block_weights {
-    conv_weights conv1;     // k3, padding = dilation
-    conv_weights conv2;     // k1
-    int64_t      dilation = 1;
-};
-
 struct cond_decoder_stage {
-    std::vector<res_block_weights> res;     // model.<2+i>.0.model.<il>, applied in order
+    // model.<2+i>.0.model.<il>, applied in order: conv1 k3 (padding = dilation), conv2 k1
+    std::vector<backend::res_block> res;
     conv_weights                   conv;    // model.<2+i>.2, k3, after the ×2 upsample
     linear_weights                 ext;     // external_cond_blocks.<2i>: [width, n·ext_dim + width]
     linear_weights                 tgt;     // target_cond_blocks.<2i>: [width/n, tgt_dim], n = 2^(down_t-i)

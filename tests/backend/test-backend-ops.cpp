@@ -375,6 +375,43 @@ TEST_P(backend_ops, residual_block_convs) {
     }
 }
 
+// res_blocks (a decoder stage's residual blocks): bitwise the ops it stands for on the same
+// backend (backend::res_blocks), at the decoders' batch-one shapes (dilations 27 … 1 at 10 frames),
+// a few lanes, positions past n_valid (masked), and enough lane rows (≥ 256) for a batched path
+TEST_P(backend_ops, res_blocks) {
+    struct shape { int64_t c, t, n_valid, lanes; std::vector<int64_t> dil; };
+    const shape shapes[] = {{512, 10, 10, 1, {27, 9, 3, 1}}, {512, 40, 40, 1, {3, 1}}, {96, 20, 20, 3, {9, 3, 1}},
+                            {64, 40, 30, 1, {3, 1}}, {64, 40, 40, 8, {3, 1}}};
+    uint32_t seed = 60;
+    for (const shape & sh : shapes) {
+        const int64_t n = sh.lanes * sh.c * sh.t;
+        std::vector<std::vector<float>> w;
+        std::vector<mb::backend::res_block> blocks;
+        for (int64_t d : sh.dil) {
+            w.push_back(random_vec(sh.c * sh.c * 3, seed++));
+            w.push_back(random_vec(sh.c, seed++));
+            w.push_back(random_vec(sh.c * sh.c, seed++));
+            w.push_back(random_vec(sh.c, seed++));
+            const size_t j = w.size() - 4;
+            blocks.push_back({bweight(bptr<const float>(in(w[j]))), in(w[j + 1]), 3, d,
+                              bweight(bptr<const float>(in(w[j + 2]))), in(w[j + 3]), 1});
+        }
+        const auto h0 = random_vec(n, seed++);
+        SCOPED_TRACE(std::to_string(sh.lanes) + " × " + std::to_string(sh.c) + " × " + std::to_string(sh.t) + ", " +
+                     std::to_string(sh.n_valid) + " valid, " + std::to_string(sh.dil.size()) + " blocks");
+        std::vector<float> out[2];
+        for (int i = 0; i < 2; ++i) {
+            auto h = in(h0), t0 = in(std::vector<float>(n, k_sentinel)), t1 = in(std::vector<float>(n, k_sentinel));
+            if (i == 0) be->res_blocks(h, t0, t1, sh.c, sh.t, sh.n_valid, blocks.data(), (int64_t) blocks.size(), sh.lanes);
+            else be->backend::res_blocks(h, t0, t1, sh.c, sh.t, sh.n_valid, blocks.data(), (int64_t) blocks.size(), sh.lanes);
+            out[i] = get(h, n);
+        }
+        EXPECT_EQ(std::memcmp(out[0].data(), out[1].data(), n * sizeof(float)), 0) << "res_blocks differs from its ops";
+        const bool finite = std::all_of(out[0].begin(), out[0].end(), [](float v) { return std::isfinite(v); });
+        EXPECT_TRUE(finite);
+    }
+}
+
 TEST_P(backend_ops, add_layer_norm) {
     for (auto [n, d] : {std::pair<int64_t, int64_t>{1, 1}, {5, 33}, {16, 1024}, {25, 512}, {3, 1500}}) {
         const auto x = random_vec(n * d, 4), r = random_vec(n * d, 5), g = random_vec(d, 6), b = random_vec(d, 7);

@@ -16,7 +16,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
@@ -578,6 +577,39 @@ public:
         }
         backend::conv1d_residual(x, c_in, t, w, b, c_out, k, dilation, tmp, h, n_batch);
     }
+    // batch one with every position valid (the masks change nothing): the blocks' products chained
+    // on the two halves of the im2col scratch in turn, each product writing the next one's im2col
+    // in its epilogue, so only the first block's input goes through the im2col kernel
+    void res_blocks(bptr<float> h, bptr<float> t0, bptr<float> t1, int64_t c, int64_t t, int64_t n_valid,
+                    const res_block * blocks, int64_t n_blocks, int64_t n_batch) override {
+        const int64_t half  = k_col_floats / 2;
+        bool          chain = n_valid == t && n_blocks > 0 && t > 0 && c > 0 && n_batch > 0 &&
+                     n_batch * t < k_conv_gemm_rows && !env_is("MB_CUDA_CHAIN", "0");
+        for (int64_t i = 0; chain && i < n_blocks; ++i) {
+            const res_block & rb = blocks[i];
+            chain = rb.w1.type == weight_type::WEIGHT_F32 && rb.w2.type == weight_type::WEIGHT_F32 &&
+                    cuda::conv1d_col_fits(c, n_batch * t, std::max(rb.k1, rb.k2), half);
+        }
+        if (!chain) {
+            backend::res_blocks(h, t0, t1, c, t, n_valid, blocks, n_blocks, n_batch);
+            return;
+        }
+        bind();
+        scratch_ = true;
+        float * ca = col_->as<float>().p, * cb = ca + half;
+        cuda::im2col(h.p, c, t, blocks[0].k1, blocks[0].dilation, ca, n_batch, s(), 1);
+        for (int64_t i = 0; i < n_blocks; ++i) {
+            const res_block & rb   = blocks[i];
+            const res_block * next = i + 1 < n_blocks ? &blocks[i + 1] : nullptr;
+            const float *     w1   = static_cast<const float *>(rb.w1.p), * w2 = static_cast<const float *>(rb.w2.p);
+            // t1 ← relu(conv1(relu(h))), and its im2col for conv2
+            cuda::conv1d_on_col(ca, c, t, rb.k1, w1, bf16_of(w1), rb.b1.p, c, t1.p, n_batch, s(), 1, 0.0f, nullptr, cb,
+                                rb.k2, 1, 0);
+            // h ← h + conv2(t1), and the im2col of relu(h) for the next block's conv1
+            cuda::conv1d_on_col(cb, c, t, rb.k2, w2, bf16_of(w2), rb.b2.p, c, h.p, n_batch, s(), 0, 0.0f, h.p,
+                                next ? ca : nullptr, next ? next->k1 : 1, next ? next->dilation : 1, 1);
+        }
+    }
     void add_layer_norm(bptr<float> x, bptr<const float> r, int64_t n, int64_t d, bptr<const float> g,
                         bptr<const float> b, float eps) override {
         if (n > 0) cuda::add_layer_norm(x.p, r.p, n, d, g.p, b.p, eps, s());
@@ -698,12 +730,6 @@ private:
                      int64_t k, int64_t dilation, float * y, int64_t n_batch, bool act, float slope, bool relu_in = false,
                      const float * res = nullptr) {
         bind();
-        if (n_batch * t <= cuda::k_skinny_max_rows && c_in * k % 4 == 0 && !explicit_im2col()) {
-            // batch one: the GEMV builds the im2col as it stages x (no im2col kernel, no scratch)
-            cuda::conv1d_direct(x, c_in, t, w, bf16_of(w), b, c_out, k, dilation, y, n_batch, s(), act ? 1 : 0,
-                                act ? slope : 0.0f, relu_in ? 1 : 0, res);
-            return true;
-        }
         scratch_ = true;    // col_, yt_, xh_
         const bool fused = relu_in || res;    // relu_conv1d_act / conv1d_residual: the im2col path only
         if (n_batch * t >= k_conv_gemm_rows &&
@@ -728,13 +754,6 @@ private:
             cuda::conv1d_skinny(x, c_in, t, w, b, c_out, k, dilation, y, n_batch, s());
         }
         return true;
-    }
-
-    // MB_CUDA_IM2COL=1: batch one's convs through the explicit im2col kernel, to compare (read on
-    // every call, so a test or a bench can switch it)
-    static bool explicit_im2col() {
-        const char * v = std::getenv("MB_CUDA_IM2COL");
-        return v && std::strcmp(v, "1") == 0;
     }
 
     // conv1d of many lanes as one product per chunk of lanes: im2col, then the linear product

@@ -103,7 +103,10 @@ struct conv_geom {
     int           act   = 0;
     float         slope = 0.0f;
     const float * res   = nullptr;    // NCW modes: y ← act(·) + res (res may be y itself)
-    int           relu_in = 0;        // SKINNY_CONV: the conv of relu(x) (im2col's value of each x)
+    // SKINNY_CONV_COL: where ncol is given, y's im2col for the next conv (kernel nk, dilation
+    // ndil, of relu(y) where nrelu) is written too, so that conv needs no im2col kernel
+    float *       ncol  = nullptr;
+    int           nk = 1, ndil = 1, nrelu = 0;
 };
 
 // how the skinny kernel reads x and writes y
@@ -121,8 +124,7 @@ __device__ __forceinline__ float load_x(const float * __restrict__ x, int row, i
         const int lane = row / g.t, pos = row - lane * g.t;
         const int c = kidx / g.k, kk = kidx - c * g.k;
         const int src = pos + (kk - (g.k - 1) / 2) * g.dilation;
-        const float v = (src >= 0 && src < g.t) ? __ldg(x + (size_t) lane * K / g.k * g.t + (size_t) c * g.t + src) : 0.0f;
-        return g.relu_in ? leaky(v, 0.0f) : v;
+        return (src >= 0 && src < g.t) ? __ldg(x + (size_t) lane * K / g.k * g.t + (size_t) c * g.t + src) : 0.0f;
     }
 }
 
@@ -197,39 +199,10 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
         // x: every load in flight before the first store (R round trips to L2 otherwise)
         if constexpr (VEC) {
             float4 xv[R];    // thread t loads chunk t of row u, u < R
-            if constexpr (MODE == SKINNY_CONV) {
-                // the implicit im2col: the chunk's 4 columns (channel, tap) are the same for every
-                // row, so they are worked out once; rows differ only in their position
-                const int k0 = seg0 + 4 * threadIdx.x, c_in = K / g.k;
-                int       ch[4], off[4];
-                int       c = k0 / g.k, kk = k0 - c * g.k;
 #pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    ch[j]  = k0 + j < K ? c : -1;
-                    off[j] = (kk - (g.k - 1) / 2) * g.dilation;
-                    if (++kk == g.k) kk = 0, ++c;
-                }
-#pragma unroll
-                for (int u = 0; u < R; ++u) {
-                    float     v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                    const int r = r0 + u, ln = r / g.t, pos = r - ln * g.t;
-                    const float * xl = x + (size_t) ln * c_in * g.t;
-#pragma unroll
-                    for (int j = 0; j < 4; ++j) {
-                        const int src = pos + off[j];
-                        if (u < nr && ch[j] >= 0 && src >= 0 && src < g.t) {
-                            const float e = __ldg(xl + (size_t) ch[j] * g.t + src);
-                            v[j]          = g.relu_in ? leaky(e, 0.0f) : e;
-                        }
-                    }
-                    xv[u] = make_float4(v[0], v[1], v[2], v[3]);
-                }
-            } else {
-#pragma unroll
-                for (int u = 0; u < R; ++u) {
-                    const int k = seg0 + 4 * threadIdx.x;
-                    xv[u]       = u < nr && k < K ? load_x4<MODE>(x, r0 + u, K, k, g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                }
+            for (int u = 0; u < R; ++u) {
+                const int k = seg0 + 4 * threadIdx.x;
+                xv[u]       = u < nr && k < K ? load_x4<MODE>(x, r0 + u, K, k, g) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             }
             const int kl = 4 * threadIdx.x;
 #pragma unroll
@@ -309,7 +282,20 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
         const float  v  = tot + bias;
         const float  a  = g.act ? leaky(v, g.slope) : v;
         // the add kernel's sum (the product's value first), read before y[at] is written
-        y[at]           = MODE != SKINNY_LINEAR && g.res ? a + g.res[at] : a;
+        const float  v2 = MODE != SKINNY_LINEAR && g.res ? a + g.res[at] : a;
+        y[at]           = v2;
+        if (MODE == SKINNY_CONV_COL && g.ncol) {
+            // im2col's values: this one at every row whose tap reads it, and 0 at this row's taps
+            // that fall outside the lane (every entry of the next im2col is written once)
+            const int    i  = r - ln * g.t;
+            const size_t K2 = (size_t) N * g.nk;
+            const float  cv = g.nrelu ? leaky(v2, 0.0f) : v2;
+            for (int kk = 0; kk < g.nk; ++kk) {
+                const int off = (kk - (g.nk - 1) / 2) * g.ndil;
+                if (i - off >= 0 && i - off < g.t) g.ncol[((size_t) ln * g.t + i - off) * K2 + (size_t) o * g.nk + kk] = cv;
+                if (i + off < 0 || i + off >= g.t) g.ncol[((size_t) ln * g.t + i) * K2 + (size_t) o * g.nk + kk] = 0.0f;
+            }
+        }
     }
 }
 
@@ -342,7 +328,7 @@ void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b
     // F32 weights on row-major x (linear, conv1d on its im2col), 5–64 rows: cuda-gemv.cu where
     // MB_CUDA_GEMV asks for it
     if constexpr (std::is_same_v<WT, float> && MODE != SKINNY_CONV) {
-        if (!forced && !g.res && gemv_rows(x, n, K, w, b, N, y, MODE == SKINNY_CONV_COL ? g.t : 0, g.act, g.slope, s)) {
+        if (!forced && !g.res && !g.ncol && gemv_rows(x, n, K, w, b, N, y, MODE == SKINNY_CONV_COL ? g.t : 0, g.act, g.slope, s)) {
             return;
         }
     }
@@ -970,7 +956,14 @@ void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
                 int act, float slope, int relu_in, const float * res) {
     im2col(x, c_in, t, k, dilation, col, n_batch, s, relu_in);
-    const conv_geom g{(int) t, (int) k, (int) dilation, act, slope, res};
+    conv1d_on_col(col, c_in, t, k, w, w_bf16, b, c_out, y, n_batch, s, act, slope, res);
+}
+
+void conv1d_on_col(const float * col, int64_t c_in, int64_t t, int64_t k, const float * w, const void * w_bf16,
+                   const float * b, int64_t c_out, float * y, int64_t n_batch, cudaStream_t s, int act, float slope,
+                   const float * res, float * ncol, int64_t nk, int64_t ndil, int nrelu) {
+    conv_geom g{(int) t, (int) k, 1, act, slope, res};
+    g.ncol = ncol, g.nk = (int) nk, g.ndil = (int) ndil, g.nrelu = nrelu;
     if (w_bf16) {
         skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, static_cast<const __nv_bfloat16 *>(w_bf16), b, c_out, y,
                                 g, s);
@@ -978,19 +971,6 @@ void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const
         skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, w, b, c_out, y, g, s);
     }
     check_launch("conv1d_col");
-}
-
-void conv1d_direct(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
-                   int64_t c_out, int64_t k, int64_t dilation, float * y, int64_t n_batch, cudaStream_t s, int act,
-                   float slope, int relu_in, const float * res) {
-    conv_geom g{(int) t, (int) k, (int) dilation, act, slope, res};
-    g.relu_in = relu_in;
-    if (w_bf16) {
-        skinny<SKINNY_CONV>(x, n_batch * t, c_in * k, static_cast<const __nv_bfloat16 *>(w_bf16), b, c_out, y, g, s);
-    } else {
-        skinny<SKINNY_CONV>(x, n_batch * t, c_in * k, w, b, c_out, y, g, s);
-    }
-    check_launch("conv1d_direct");
 }
 
 void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w, const float * b, int64_t c_out,
