@@ -89,6 +89,17 @@ void backend::res_blocks(bptr<float> h, bptr<float> t0, bptr<float> t1, int64_t 
     }
 }
 
+void backend::conv_chain(bptr<const float> x, int64_t t, int64_t n_valid, const conv_step * steps, int64_t n_steps,
+                         int64_t n_batch) {
+    for (int64_t i = 0; i < n_steps; ++i) {
+        const conv_step & c = steps[i];
+        if (c.relu) conv1d_act(x, c.c_in, t, c.w, c.b, c.c_out, c.k, c.dilation, 0.0f, c.y, n_batch);
+        else conv1d(x, c.c_in, t, c.w, c.b, c.c_out, c.k, c.dilation, c.y, n_batch);
+        mask_cols(n_batch * c.c_out, t, n_valid, c.y);
+        x = c.y;
+    }
+}
+
 void backend::root_conditions(bptr<const float> y, int64_t n_batch, int64_t frames, bptr<const float> stats,
                               bptr<const float> last, bptr<const uint8_t> has_last, bptr<float> root_cond,
                               bptr<float> ext) {

@@ -321,6 +321,20 @@ public:
     virtual void res_blocks(bptr<float> h, bptr<float> t0, bptr<float> t1, int64_t c, int64_t t, int64_t n_valid,
                             const res_block * blocks, int64_t n_blocks, int64_t n_batch = 1);
 
+    // one conv of a chain (conv_chain): y ← conv1d(x), then ReLU where relu (conv1d_act's meaning)
+    struct conv_step {
+        bweight           w;
+        bptr<const float> b;
+        int64_t           c_in = 0, c_out = 0, k = 1, dilation = 1;
+        bool              relu = false;
+        bptr<float>       y;
+    };
+    // convs in sequence on NCW lanes [n_batch, ·, t]: step i reads step i−1's y (step 0 reads x),
+    // and each y is masked after its conv (mask_cols: the positions from n_valid on zeroed).
+    // Optional: the default issues exactly those ops; a backend may chain the products as res_blocks
+    virtual void conv_chain(bptr<const float> x, int64_t t, int64_t n_valid, const conv_step * steps, int64_t n_steps,
+                            int64_t n_batch = 1);
+
     // ---- sampling (masked token decoding) ------------------------------------------------------
 
     // per row r < m of logits[m, n_code]: the token and the softmax probability of the choice.

@@ -193,16 +193,23 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
         P *= 2;
         nv *= 2;
         be.mask_cols(B * w, P, nv, t1);
-        // model.<2+i>.2: k3 p1
-        conv(be, s.conv, t1, P, 1, h, B);
+        // model.<2+i>.2: k3 p1 (the last stage's goes with the convs after it, below)
+        if (i + 1 < hp.down_t) conv(be, s.conv, t1, P, 1, h, B);
     }
 
-    // model.<2+down_t> + ReLU, then model.<4+down_t>: [w, 4·n_pos] → [c_out, 4·n_pos]
-    be.mask_cols(B * w, P, nv, h);
-    conv_relu(be, conv_mid, h, P, 1, t0, B);
-    be.mask_cols(B * w, P, nv, t0);
-    conv(be, conv_out, t0, P, 1, t1, B);
-    be.mask_cols(B * hp.c_out, P, nv, t1);
+    // the last stage's conv, model.<2+down_t> + ReLU, then model.<4+down_t>: [w, 4·n_pos] → [c_out,
+    // 4·n_pos], each output masked
+    backend::conv_step steps[3];
+    int64_t            n_steps = 0;
+    if (hp.down_t > 0) {
+        const conv_weights & c = stages.back().conv;
+        steps[n_steps++]       = {c.weight, c.bias, c.c_in, c.c_out, c.k, 1, false, h};
+    } else {
+        be.mask_cols(B * w, P, nv, h);
+    }
+    steps[n_steps++] = {conv_mid.weight, conv_mid.bias, conv_mid.c_in, conv_mid.c_out, conv_mid.k, 1, true, t0};
+    steps[n_steps++] = {conv_out.weight, conv_out.bias, conv_out.c_in, conv_out.c_out, conv_out.k, 1, false, t1};
+    be.conv_chain(hp.down_t > 0 ? bptr<const float>(t1) : bptr<const float>(h), P, nv, steps, n_steps, B);
 
     // output transposed to frame-major [n_pos·F, c_out]
     be.transpose(t1, hp.c_out, P, y, B);

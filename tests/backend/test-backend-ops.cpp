@@ -412,6 +412,46 @@ TEST_P(backend_ops, res_blocks) {
     }
 }
 
+// conv_chain (a decoder's last convs): bitwise the ops it stands for on the same backend
+// (backend::conv_chain), at the decoders' shapes (40 frames, 512 → 512 → 512 → 413 or 5), a few
+// lanes, positions past n_valid, and a first conv whose im2col rows are not 16-byte multiples
+TEST_P(backend_ops, conv_chain) {
+    struct shape { int64_t t, n_valid, lanes; std::vector<int64_t> ch; };
+    const shape shapes[] = {{40, 40, 1, {512, 512, 512, 413}}, {40, 40, 1, {512, 512, 512, 5}}, {20, 20, 3, {96, 64, 64, 7}},
+                            {40, 33, 1, {64, 64, 64, 5}}, {16, 16, 2, {6, 64, 32}}};
+    uint32_t seed = 90;
+    for (const shape & sh : shapes) {
+        std::vector<std::vector<float>> w;
+        std::vector<mb::backend::conv_step> steps;
+        std::vector<int64_t> out_at;
+        int64_t total = 0;
+        for (size_t i = 0; i + 1 < sh.ch.size(); ++i) {
+            w.push_back(random_vec(sh.ch[i + 1] * sh.ch[i] * 3, seed++));
+            w.push_back(random_vec(sh.ch[i + 1], seed++));
+            out_at.push_back(total);
+            total += sh.lanes * sh.ch[i + 1] * sh.t;
+        }
+        const auto x0 = random_vec(sh.lanes * sh.ch[0] * sh.t, seed++);
+        SCOPED_TRACE(std::to_string(sh.lanes) + " lanes × " + std::to_string(sh.t) + ", " + std::to_string(sh.n_valid) +
+                     " valid, " + std::to_string(sh.ch.size() - 1) + " convs");
+        std::vector<float> out[2];
+        for (int r = 0; r < 2; ++r) {
+            auto x = in(x0), ys = in(std::vector<float>((size_t) total, k_sentinel));
+            steps.clear();
+            for (size_t i = 0; i + 1 < sh.ch.size(); ++i) {
+                steps.push_back({bweight(bptr<const float>(in(w[2 * i]))), in(w[2 * i + 1]), sh.ch[i], sh.ch[i + 1], 3,
+                                 i == 0 ? 3 : 1, i == 1, ys + out_at[i]});
+            }
+            if (r == 0) be->conv_chain(x, sh.t, sh.n_valid, steps.data(), (int64_t) steps.size(), sh.lanes);
+            else be->backend::conv_chain(x, sh.t, sh.n_valid, steps.data(), (int64_t) steps.size(), sh.lanes);
+            out[r] = get(ys, total);
+        }
+        EXPECT_EQ(std::memcmp(out[0].data(), out[1].data(), (size_t) total * sizeof(float)), 0)
+            << "conv_chain differs from its ops";
+        EXPECT_TRUE(std::all_of(out[0].begin(), out[0].end(), [](float v) { return std::isfinite(v); }));
+    }
+}
+
 TEST_P(backend_ops, add_layer_norm) {
     for (auto [n, d] : {std::pair<int64_t, int64_t>{1, 1}, {5, 33}, {16, 1024}, {25, 512}, {3, 1500}}) {
         const auto x = random_vec(n * d, 4), r = random_vec(n * d, 5), g = random_vec(d, 6), b = random_vec(d, 7);
