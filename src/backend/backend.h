@@ -218,8 +218,10 @@ public:
     // distinct, each in y's rows: the caller's)
     virtual void scatter_rows(bptr<const float> x, bptr<const int32_t> idx, int64_t k, int64_t d, bptr<float> y) = 0;
 
-    // x[r, c] → y[c, r]: y[j·r + i] ← x[i·c + j], per lane (lanes of r·c elements)
-    virtual void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch = 1) = 0;
+    // x[r, c] → y[c, r]: y[j·ldy + i] ← x[i·c + j], per lane (x's lanes r·c elements apart, y's c·ldy);
+    // ldy 0 is r (rows of y beyond r keep what they hold)
+    virtual void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch = 1,
+                           int64_t ldy = 0) = 0;
 
     // in place on x[c, t] (NCW): x[i·t + j] ← 0 for i < c, n_valid ≤ j < t (a token mask that
     // keeps the first n_valid positions; n_valid ≥ t does nothing)

@@ -177,8 +177,7 @@ void cond_decoder::forward(backend & be, bptr<const float> x, int64_t n_pos, int
         // external condition fusion per position: [h (w), ext frames p·n..p·n+n−1 (n·E)] → w, ReLU
         if (hp.ext_dim > 0) {
             const int64_t row = w + n * hp.ext_dim;
-            be.transpose(h, w, P, t1, B);                                   // [P, w]
-            be.copy_rows(t1, w, B * P, w, st.rows, row);
+            be.transpose(h, w, P, st.rows, B, row);                         // [P, w] into rows' first columns
             be.join_branch(ext_branch);
             be.linear_act(st.rows, B * P, row, s.ext.weight, s.ext.bias, w, 0.0f, t0);   // [P, w]
             ext_branch = external(i + 1, 2 * P);

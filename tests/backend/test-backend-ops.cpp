@@ -210,6 +210,16 @@ TEST_P(backend_ops, transpose) {
         const auto y = get(py, r * c);
         for (int64_t i = 0; i < r; ++i)
             for (int64_t j = 0; j < c; ++j) ASSERT_EQ(y[j * r + i], x[i * c + j]) << r << "×" << c;
+        // two lanes into rows ldy = r + 5 apart: the 5 floats after each row keep what they hold
+        const int64_t ld = r + 5;
+        const auto    x2 = random_vec(2 * r * c, 6);
+        auto          pz = in(std::vector<float>(2 * c * ld, k_sentinel));
+        be->transpose(in(x2), r, c, pz, 2, ld);
+        const auto z = get(pz, 2 * c * ld);
+        for (int64_t l = 0; l < 2; ++l)
+            for (int64_t j = 0; j < c; ++j)
+                for (int64_t i = 0; i < ld; ++i)
+                    ASSERT_EQ(z[(l * c + j) * ld + i], i < r ? x2[(l * r + i) * c + j] : k_sentinel) << r << "×" << c;
     }
 }
 

@@ -335,7 +335,7 @@ TEST(cpu_typed, the_default_backend_entry_refuses_reduced_weights) {
         void copy_rows(mb::bptr<const float>, int64_t, int64_t, int64_t, mb::bptr<float>, int64_t) override {}
         void where_rows(mb::bptr<const uint8_t>, mb::bptr<const float>, int64_t, mb::bptr<const float>, int64_t,
                         int64_t, int64_t, mb::bptr<float>, int64_t) override {}
-        void transpose(mb::bptr<const float>, int64_t, int64_t, mb::bptr<float>, int64_t) override {}
+        void transpose(mb::bptr<const float>, int64_t, int64_t, mb::bptr<float>, int64_t, int64_t) override {}
         void mask_cols(int64_t, int64_t, int64_t, mb::bptr<float>) override {}
         void upsample2(mb::bptr<const float>, int64_t, int64_t, mb::bptr<float>) override {}
         void embed_heads(mb::bptr<const float>, int64_t, int64_t, int64_t, mb::bptr<const int32_t>, int64_t,

@@ -337,17 +337,18 @@ public:
         });
     }
 
-    void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch) override {
-        note("transpose", x, r, c, y, n_batch);
+    void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch, int64_t ldy) override {
+        note("transpose", x, r, c, y, n_batch, ldy);
         const cpu::op_profile::scope ps(prof_, cpu::op_kind::LAYOUT);
         // by output rows (lane, j): each writes r contiguous values
         const float * px = raw(x);
         float *       py = raw(y);
+        const int64_t ld = ldy > 0 ? ldy : r;
         parallel_ranges(n_batch * c, r, [=](int64_t q0, int64_t q1, int) {
             for (int64_t q = q0; q < q1; ++q) {
                 const int64_t l = q / c, j = q % c;
                 const float * xl = px + l * r * c + j;
-                float *       yl = py + l * r * c + j * r;
+                float *       yl = py + (l * c + j) * ld;
                 for (int64_t i = 0; i < r; ++i) yl[i] = xl[i * c];
             }
         });

@@ -491,8 +491,8 @@ public:
                     int64_t n, int64_t d, bptr<float> y, int64_t ldy) override {
         cuda::where_rows(sel.p, a.p, lda, b.p, ldb, n, d, y.p, ldy, s());
     }
-    void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch) override {
-        if (r > 0 && c > 0 && n_batch > 0) cuda::transpose(x.p, r, c, y.p, n_batch, s());
+    void transpose(bptr<const float> x, int64_t r, int64_t c, bptr<float> y, int64_t n_batch, int64_t ldy) override {
+        if (r > 0 && c > 0 && n_batch > 0) cuda::transpose(x.p, r, c, y.p, n_batch, s(), 0, 0.0f, 0, ldy);
     }
     void mask_cols(int64_t c, int64_t t, int64_t n_valid, bptr<float> x) override {
         cuda::mask_cols(c, t, n_valid, x.p, s());

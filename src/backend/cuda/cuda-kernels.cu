@@ -647,12 +647,12 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_staged_kernel(con
 }
 
 __global__ void transpose_kernel(const float * __restrict__ x, int rows, int cols, int ldx, float * __restrict__ y,
-                                 int act, float slope) {
+                                 int ldy, int act, float slope) {
     pdl_trigger();
     pdl_wait();
     __shared__ float tile[32][33];
     x += (size_t) blockIdx.z * rows * ldx;
-    y += (size_t) blockIdx.z * rows * cols;
+    y += (size_t) blockIdx.z * cols * ldy;
     const int c0 = blockIdx.x * 32, r0 = blockIdx.y * 32;
     for (int j = threadIdx.y; j < 32; j += blockDim.y) {
         const int r = r0 + j, c = c0 + threadIdx.x;
@@ -663,7 +663,7 @@ __global__ void transpose_kernel(const float * __restrict__ x, int rows, int col
         const int c = c0 + j, r = r0 + threadIdx.x;
         if (r < rows && c < cols) {
             const float v             = tile[threadIdx.x][j];
-            y[(size_t) c * rows + r] = act ? leaky(v, slope) : v;
+            y[(size_t) c * ldy + r]  = act ? leaky(v, slope) : v;
         }
     }
 }
@@ -1043,10 +1043,10 @@ void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const ui
 }
 
 void transpose(const float * x, int64_t rows, int64_t cols, float * y, int64_t n_batch, cudaStream_t s, int act,
-               float slope, int64_t ldx) {
+               float slope, int64_t ldx, int64_t ldy) {
     const dim3 grid((unsigned) ((cols + 31) / 32), (unsigned) ((rows + 31) / 32), (unsigned) n_batch);
-    transpose_kernel<<<grid, dim3(32, 8), 0, s>>>(x, (int) rows, (int) cols, (int) (ldx > 0 ? ldx : cols), y, act,
-                                                  slope);
+    transpose_kernel<<<grid, dim3(32, 8), 0, s>>>(x, (int) rows, (int) cols, (int) (ldx > 0 ? ldx : cols), y,
+                                                  (int) (ldy > 0 ? ldy : rows), act, slope);
     check_launch("transpose");
 }
 

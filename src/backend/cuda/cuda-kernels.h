@@ -88,9 +88,9 @@ void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const ui
 
 // y[l, cols, rows] = x[l]ᵀ for x[n_batch, rows, cols]; act 1: leaky_relu(slope) on each value as
 // it is stored (conv1d_gemm's activation, the leaky_relu kernel's arithmetic). ldx > 0: x's rows
-// are ldx ≥ cols apart (lanes rows·ldx)
+// are ldx ≥ cols apart (lanes rows·ldx); ldy > 0: y's rows are ldy ≥ rows apart (lanes cols·ldy)
 void transpose(const float * x, int64_t rows, int64_t cols, float * y, int64_t n_batch, cudaStream_t s, int act = 0,
-               float slope = 0.0f, int64_t ldx = 0);
+               float slope = 0.0f, int64_t ldx = 0, int64_t ldy = 0);
 
 // conv1d "same" (NCW, stride 1, zero padding dilation·(k−1)/2) as the skinny kernel reading
 // x through an implicit im2col and writing y[c_out, t] directly: no scratch. The n_batch lanes'
