@@ -244,14 +244,15 @@ void pose_planner::decode(backend & be, pose_planner_state & st, const pose_cond
         be.set(st.uniforms, st.uniforms_host.data(), opt.n_steps * per_slot);
     }
     const auto steps = [&] {
-    // all tokens start as [MASK] with probability 1/H
+    // all tokens start as [MASK] with probability 1/H (the probabilities on a branch: the first
+    // step reads them only where they are tapped, and its sampling overwrites them)
     be.fill_i32(B * nh, hp.mask_id(), st.tokens);
-    be.fill_f32(B * nh, (float) (1.0 / (double) H), st.prob);
+    const int prob = be.branch([&] { be.fill_f32(B * nh, (float) (1.0 / (double) H), st.prob); });
 
     for (int s = 0; s < opt.n_steps; ++s) {
         // re-mask the n_mask least probable tokens of each lane (ascending, lower index first on
-        // ties, NaN last like torch.sort)
-        be.remask_lowest(st.prob, nh, pose_remask_count(s, opt.n_steps, n, H), hp.mask_id(), st.tokens, B);
+        // ties, NaN last like torch.sort); at the first step every token is [MASK] already
+        if (s > 0) be.remask_lowest(st.prob, nh, pose_remask_count(s, opt.n_steps, n, H), hp.mask_id(), st.tokens, B);
         tap_i32(tap, be, "step_pose_tokens_in", st.tokens, {1, n, H});
         tap_f32(tap, be, "step_remask_prob_in", st.prob, {1, n, H});
 
@@ -269,6 +270,7 @@ void pose_planner::decode(backend & be, pose_planner_state & st, const pose_cond
             }
             u = st.uniforms + (recorded ? s * per_slot : 0);
         }
+        if (s == 0) be.join_branch(prob);
         be.sample_codes(st.logits, B * nh, C, u, st.tokens, st.prob);
     }
     };
