@@ -103,10 +103,6 @@ struct conv_geom {
     int           act   = 0;
     float         slope = 0.0f;
     const float * res   = nullptr;    // NCW modes: y ← act(·) + res (res may be y itself)
-    // SKINNY_CONV_COL: where ncol is given, y's im2col for the next conv (kernel nk, dilation
-    // ndil, of relu(y) where nrelu) is written too, so that conv needs no im2col kernel
-    float *       ncol  = nullptr;
-    int           nk = 1, ndil = 1, nrelu = 0;
 };
 
 // how the skinny kernel reads x and writes y
@@ -282,20 +278,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
         const float  v  = tot + bias;
         const float  a  = g.act ? leaky(v, g.slope) : v;
         // the add kernel's sum (the product's value first), read before y[at] is written
-        const float  v2 = MODE != SKINNY_LINEAR && g.res ? a + g.res[at] : a;
-        y[at]           = v2;
-        if (MODE == SKINNY_CONV_COL && g.ncol) {
-            // im2col's values: this one at every row whose tap reads it, and 0 at this row's taps
-            // that fall outside the lane (every entry of the next im2col is written once)
-            const int    i  = r - ln * g.t;
-            const size_t K2 = (size_t) N * g.nk;
-            const float  cv = g.nrelu ? leaky(v2, 0.0f) : v2;
-            for (int kk = 0; kk < g.nk; ++kk) {
-                const int off = (kk - (g.nk - 1) / 2) * g.ndil;
-                if (i - off >= 0 && i - off < g.t) g.ncol[((size_t) ln * g.t + i - off) * K2 + (size_t) o * g.nk + kk] = cv;
-                if (i + off < 0 || i + off >= g.t) g.ncol[((size_t) ln * g.t + i) * K2 + (size_t) o * g.nk + kk] = 0.0f;
-            }
-        }
+        y[at]           = MODE != SKINNY_LINEAR && g.res ? a + g.res[at] : a;
     }
 }
 
@@ -328,7 +311,7 @@ void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b
     // F32 weights on row-major x (linear, conv1d on its im2col), 5–64 rows: cuda-gemv.cu where
     // MB_CUDA_GEMV asks for it
     if constexpr (std::is_same_v<WT, float> && MODE != SKINNY_CONV) {
-        if (!forced && !g.res && !g.ncol && gemv_rows(x, n, K, w, b, N, y, MODE == SKINNY_CONV_COL ? g.t : 0, g.act, g.slope, s)) {
+        if (!forced && !g.res && gemv_rows(x, n, K, w, b, N, y, MODE == SKINNY_CONV_COL ? g.t : 0, g.act, g.slope, s)) {
             return;
         }
     }
@@ -956,14 +939,7 @@ void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
                 int act, float slope, int relu_in, const float * res) {
     im2col(x, c_in, t, k, dilation, col, n_batch, s, relu_in);
-    conv1d_on_col(col, c_in, t, k, w, w_bf16, b, c_out, y, n_batch, s, act, slope, res);
-}
-
-void conv1d_on_col(const float * col, int64_t c_in, int64_t t, int64_t k, const float * w, const void * w_bf16,
-                   const float * b, int64_t c_out, float * y, int64_t n_batch, cudaStream_t s, int act, float slope,
-                   const float * res, float * ncol, int64_t nk, int64_t ndil, int nrelu) {
-    conv_geom g{(int) t, (int) k, 1, act, slope, res};
-    g.ncol = ncol, g.nk = (int) nk, g.ndil = (int) ndil, g.nrelu = nrelu;
+    const conv_geom g{(int) t, (int) k, (int) dilation, act, slope, res};
     if (w_bf16) {
         skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, static_cast<const __nv_bfloat16 *>(w_bf16), b, c_out, y,
                                 g, s);

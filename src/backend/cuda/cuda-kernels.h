@@ -114,13 +114,6 @@ void im2col_bf16(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t di
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
                 int act = 0, float slope = 0.0f, int relu_in = 0, const float * res = nullptr);
-// conv1d_col's product on an im2col already in col; where ncol is given, it also writes the im2col
-// of y for the next conv (kernel nk, dilation ndil, of relu(y) where nrelu: what im2col would
-// write), so a chain of convs needs the im2col kernel only for its first input
-void conv1d_on_col(const float * col, int64_t c_in, int64_t t, int64_t k, const float * w, const void * w_bf16,
-                   const float * b, int64_t c_out, float * y, int64_t n_batch, cudaStream_t s, int act = 0,
-                   float slope = 0.0f, const float * res = nullptr, float * ncol = nullptr, int64_t nk = 1,
-                   int64_t ndil = 1, int nrelu = 0);
 void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w, const float * b, int64_t c_out,
                         int64_t k, int64_t dilation, float * y, int64_t n_batch, cudaStream_t s);
 
