@@ -48,6 +48,17 @@ double nmse(const std::vector<float> & y, const std::vector<double> & ref) {
     return den == 0.0 ? num : num / den;
 }
 
+// the reference's values rounded to float (the input of the next step of a chain)
+std::vector<float> rounded(const std::vector<double> & v) {
+    return std::vector<float>(v.begin(), v.end());
+}
+
+// mask_cols' meaning on rows of t positions: positions from n_valid on zeroed
+void mask_ref(std::vector<float> & v, int64_t rows, int64_t t, int64_t n_valid) {
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = std::max<int64_t>(0, n_valid); j < t; ++j) v[(size_t) (r * t + j)] = 0.0f;
+}
+
 // conv1d in double ("same" zero padding dilation·(k−1)/2, per lane), the reference of the conv tests:
 // x [lanes, c_in, t], w [c_out, c_in, k], b [c_out] → [lanes, c_out, t]
 std::vector<double> conv1d_ref(const std::vector<float> & x, const std::vector<float> & w, const std::vector<float> & b,
@@ -386,7 +397,7 @@ TEST_P(backend_ops, residual_block_convs) {
 }
 
 // res_blocks (a decoder stage's residual blocks): bitwise the ops it stands for on the same
-// backend (backend::res_blocks), at the decoders' batch-one shapes (dilations 27 … 1 at 10 frames),
+// backend (backend::res_blocks), and near the blocks computed with the double reference, at the decoders' batch-one shapes (dilations 27 … 1 at 10 frames),
 // a few lanes, positions past n_valid (masked), and enough lane rows (≥ 256) for a batched path
 TEST_P(backend_ops, res_blocks) {
     struct shape { int64_t c, t, n_valid, lanes; std::vector<int64_t> dil; };
@@ -417,13 +428,27 @@ TEST_P(backend_ops, res_blocks) {
             out[i] = get(h, n);
         }
         EXPECT_EQ(std::memcmp(out[0].data(), out[1].data(), n * sizeof(float)), 0) << "res_blocks differs from its ops";
-        const bool finite = std::all_of(out[0].begin(), out[0].end(), [](float v) { return std::isfinite(v); });
-        EXPECT_TRUE(finite);
+        // and near the blocks computed with the double conv reference (each step's input rounded)
+        std::vector<float>  hr(h0);
+        std::vector<double> ref;
+        for (size_t j = 0; j < blocks.size(); ++j) {
+            mask_ref(hr, sh.lanes * sh.c, sh.t, sh.n_valid);
+            std::vector<float> a(hr);
+            for (float & v : a) v = v < 0.0f ? 0.0f : v;
+            std::vector<float> t1 = rounded(conv1d_ref(a, w[4 * j], w[4 * j + 1], sh.lanes, sh.c, sh.t, sh.c, 3, sh.dil[j]));
+            for (float & v : t1) v = v < 0.0f ? 0.0f : v;
+            mask_ref(t1, sh.lanes * sh.c, sh.t, sh.n_valid);
+            ref = conv1d_ref(t1, w[4 * j + 2], w[4 * j + 3], sh.lanes, sh.c, sh.t, sh.c, 1, 1);
+            for (int64_t i = 0; i < n; ++i) ref[(size_t) i] += hr[(size_t) i];
+            hr = rounded(ref);
+        }
+        mask_ref(hr, sh.lanes * sh.c, sh.t, sh.n_valid);
+        EXPECT_LT(nmse(out[0], std::vector<double>(hr.begin(), hr.end())), k_nmse_conv);
     }
 }
 
 // conv_chain (a decoder's last convs): bitwise the ops it stands for on the same backend
-// (backend::conv_chain), at the decoders' shapes (40 frames, 512 → 512 → 512 → 413 or 5), a few
+// (backend::conv_chain), and each step near the double reference, at the decoders' shapes (40 frames, 512 → 512 → 512 → 413 or 5), a few
 // lanes, positions past n_valid, and a first conv whose im2col rows are not 16-byte multiples
 TEST_P(backend_ops, conv_chain) {
     struct shape { int64_t t, n_valid, lanes; std::vector<int64_t> ch; };
@@ -458,7 +483,17 @@ TEST_P(backend_ops, conv_chain) {
         }
         EXPECT_EQ(std::memcmp(out[0].data(), out[1].data(), (size_t) total * sizeof(float)), 0)
             << "conv_chain differs from its ops";
-        EXPECT_TRUE(std::all_of(out[0].begin(), out[0].end(), [](float v) { return std::isfinite(v); }));
+        // and each step near the double conv reference on the step before's rounded output
+        std::vector<float> xr(x0);
+        for (size_t i = 0; i + 1 < sh.ch.size(); ++i) {
+            std::vector<float> y = rounded(conv1d_ref(xr, w[2 * i], w[2 * i + 1], sh.lanes, sh.ch[i], sh.t, sh.ch[i + 1], 3,
+                                                      steps[i].dilation));
+            if (steps[i].relu) for (float & v : y) v = v < 0.0f ? 0.0f : v;
+            mask_ref(y, sh.lanes * sh.ch[i + 1], sh.t, sh.n_valid);
+            const std::vector<float> got(out[0].begin() + out_at[i], out[0].begin() + out_at[i] + (int64_t) y.size());
+            EXPECT_LT(nmse(got, std::vector<double>(y.begin(), y.end())), k_nmse_conv) << "step " << i;
+            xr = y;
+        }
     }
 }
 
