@@ -155,10 +155,9 @@ root_planner_state::root_planner_state(backend & be, const root_planner & rp, in
     a.add(has, 4 * L * S);
     a.add(rows, L);
     a.add(emb, L * S * feats);
-    const int64_t fc_width = std::max(rp.proj_start.width(), rp.proj_end.width());
     a.add(tmp, L * S * feats);
-    a.add(mlp_a, 2 * L * hp.frames_per_token * fc_width);
-    a.add(mlp_b, 2 * L * hp.frames_per_token * fc_width);
+    a.add(mlp_a, 2 * L * hp.frames_per_token * rp.proj_start.width());    // both halves' widths are equal (load)
+    a.add(mlp_b, 2 * L * hp.frames_per_token * rp.proj_start.width());
     a.add(frame, L * S * E);
     a.add(fs, L * S * E);
     a.add(fs1, L * S * E);
@@ -291,7 +290,7 @@ void root_planner::run_batch(backend & be, root_planner_state & st, const root_i
 
     // frame embeddings: FCBlock per half, [B·4, feats] → [B·4, E] each; the end's on a branch
     // with its own scratch
-    const int64_t W   = std::max(proj_start.width(), proj_end.width());
+    const int64_t W   = proj_start.width();    // proj_end's too (load)
     const int     end = be.branch([&] {
         fc_block_forward(be, proj_end, st.emb + BP * feats, BP, st.mlp_a + BP * W, st.mlp_b + BP * W,
                          st.frame + BP * E);
