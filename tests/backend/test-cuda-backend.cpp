@@ -174,16 +174,18 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
     const shape shapes[] = {{1, 1024, 64}, {7, 303, 50}, {70, 48, 100}, {200, 1030, 130}, {5, 4100, 9},
                             {150, 520, 200}, {10, 3072, 520}, {3, 64, 40}, {64, 1536, 72}, {2, 8200, 24},
                             {12, 1029, 33}, {10, 1024, 3072}, {10, 2048, 1032}, {40, 1536, 130}, {4, 520, 1536},
-                            {8, 1000, 2050}, {33, 2048, 100}, {16, 36, 17}};
+                            {8, 1000, 2050}, {33, 2048, 100}, {16, 36, 17}, {1, 3000, 70}, {13, 4096, 40}};
     std::vector<std::string> tiles = mb::cuda::tiled_tile_names();
     tiles.insert(tiles.begin(), "");    // the chosen tile, then each one forced
     // then the older GEMV with its 16-row tiles forced (MB_CUDA_SKINNY_ROWS; it takes 8 above 4 rows)
     // and as it is, and the 5–64-row GEMV of cuda-gemv.cu (MB_CUDA_GEMV) by its choice and with
     // each shape forced
-    for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8"}) tiles.emplace_back(g);
+    // (K of 2–8 segments: the split GEMV, unless MB_CUDA_SPLIT=0 or MB_CUDA_GEMV names a kernel)
+    for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8", "split=0"}) tiles.emplace_back(g);
     for (const std::string & tile : tiles) {
-        const bool gemv = tile == "rows=16" || tile.rfind("gemv=", 0) == 0;
+        const bool gemv = tile == "rows=16" || tile == "split=0" || tile.rfind("gemv=", 0) == 0;
         if (tile == "rows=16") setenv("MB_CUDA_SKINNY_ROWS", "16", 1), setenv("MB_CUDA_GEMV", "old", 1);
+        else if (tile == "split=0") setenv("MB_CUDA_SPLIT", "0", 1);
         else if (gemv) setenv("MB_CUDA_GEMV", tile.c_str() + 5, 1);
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         uint32_t seed = 900;
@@ -214,7 +216,7 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
         }
         // conv1d at batch one (1–64 rows: lanes × frames) is the product of its im2col: the same order
         struct conv { int64_t c_in, t, c_out, k, dil, lanes; };
-        for (const conv & c : {conv{512, 40, 64, 3, 3, 1}, conv{96, 10, 77, 3, 9, 2}, conv{64, 16, 40, 1, 1, 1},
+        for (const conv & c : {conv{512, 40, 64, 3, 3, 1}, conv{512, 10, 70, 3, 27, 2}, conv{96, 10, 77, 3, 9, 2}, conv{64, 16, 40, 1, 1, 1},
                                conv{6, 7, 5, 3, 1, 3}}) {
             if (!tile.empty() && !gemv) break;
             const int64_t K = c.c_in * c.k, rows = c.lanes * c.t;
@@ -252,6 +254,7 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
         unsetenv("MB_CUDA_TILED_TILE");
         unsetenv("MB_CUDA_SKINNY_ROWS");
         unsetenv("MB_CUDA_GEMV");
+        unsetenv("MB_CUDA_SPLIT");
     }
 }
 
@@ -376,7 +379,8 @@ TEST(cuda_speed, gemv_at_batch_one) {
     // the default GEMV, then on L2-resident weights, the older kernel in 16-row tiles and the
     // 5–64-row GEMV's two shapes forced; MB_CUDA_GEMV_SPEED (comma-separated: these names or MB_CUDA_GEMV's values)
     // picks some
-    std::vector<std::string> hows = {"", "hot", "old16", "1x8", "2x8"};
+    // ("split0": the default with MB_CUDA_SPLIT=0, the K-segment-at-a-time kernels)
+    std::vector<std::string> hows = {"", "split0", "hot", "old16", "1x8", "2x8"};
     if (const char * v = std::getenv("MB_CUDA_GEMV_SPEED")) {
         hows.clear();
         for (std::string l = v; !l.empty();) {
@@ -390,7 +394,8 @@ TEST(cuda_speed, gemv_at_batch_one) {
     for (const std::string & how : hows) {
         const bool hot = how == "hot";
         setenv("MB_CUDA_SKINNY_ROWS", how == "old16" ? "16" : "", 1);
-        setenv("MB_CUDA_GEMV", how == "old16" ? "old" : hot ? "" : how.c_str(), 1);
+        setenv("MB_CUDA_GEMV", how == "old16" ? "old" : hot || how == "split0" ? "" : how.c_str(), 1);
+        setenv("MB_CUDA_SPLIT", how == "split0" ? "0" : "", 1);
         device d(mb::backend_device::BACKEND_DEVICE_CUDA);
         uint64_t key = 1;
         for (const shape & s : shapes) {
@@ -427,6 +432,7 @@ TEST(cuda_speed, gemv_at_batch_one) {
     }
     unsetenv("MB_CUDA_SKINNY_ROWS");
     unsetenv("MB_CUDA_GEMV");
+    unsetenv("MB_CUDA_SPLIT");
 }
 
 // MB_PRECISION_TF32 / BF16: the reduced-precision kernels run (their results differ from the

@@ -577,6 +577,71 @@ public:
         }
         backend::conv1d_residual(x, c_in, t, w, b, c_out, k, dilation, tmp, h, n_batch);
     }
+    // batch one with every position valid (the masks change nothing): the blocks' products chained
+    // on the two halves of the im2col scratch in turn, each product writing the next one's im2col
+    // in its epilogue, so only the first block's input goes through the im2col kernel
+    void res_blocks(bptr<float> h, bptr<float> t0, bptr<float> t1, int64_t c, int64_t t, int64_t n_valid,
+                    const res_block * blocks, int64_t n_blocks, int64_t n_batch) override {
+        bool chain = chains(t, n_valid, n_blocks, n_batch);
+        for (int64_t i = 0; chain && i < n_blocks; ++i) {
+            const res_block & rb = blocks[i];
+            chain = chain_fits(rb.w1, c, t, rb.k1, n_batch) && chain_fits(rb.w2, c, t, rb.k2, n_batch);
+        }
+        if (!chain) {
+            backend::res_blocks(h, t0, t1, c, t, n_valid, blocks, n_blocks, n_batch);
+            return;
+        }
+        bind();
+        scratch_ = true;
+        float * ca = col_->as<float>().p, * cb = ca + k_col_floats / 2;
+        cuda::im2col(h.p, c, t, blocks[0].k1, blocks[0].dilation, ca, n_batch, s(), 1);
+        for (int64_t i = 0; i < n_blocks; ++i) {
+            const res_block & rb   = blocks[i];
+            const res_block * next = i + 1 < n_blocks ? &blocks[i + 1] : nullptr;
+            const float *     w1   = static_cast<const float *>(rb.w1.p), * w2 = static_cast<const float *>(rb.w2.p);
+            // t1 ← relu(conv1(relu(h))), and its im2col for conv2
+            cuda::conv1d_on_col(ca, c, t, rb.k1, w1, bf16_of(w1), rb.b1.p, c, t1.p, n_batch, s(), 1, 0.0f, nullptr, cb,
+                                rb.k2, 1, 0);
+            // h ← h + conv2(t1), and the im2col of relu(h) for the next block's conv1
+            cuda::conv1d_on_col(cb, c, t, rb.k2, w2, bf16_of(w2), rb.b2.p, c, h.p, n_batch, s(), 0, 0.0f, h.p,
+                                next ? ca : nullptr, next ? next->k1 : 1, next ? next->dilation : 1, 1);
+        }
+    }
+    // conv_chain as res_blocks chains its products
+    void conv_chain(bptr<const float> x, int64_t t, int64_t n_valid, const conv_step * steps, int64_t n_steps,
+                    int64_t n_batch) override {
+        bool chain = chains(t, n_valid, n_steps, n_batch);
+        for (int64_t i = 0; chain && i < n_steps; ++i) {
+            chain = chain_fits(steps[i].w, steps[i].c_in, t, steps[i].k, n_batch) &&
+                    (i == 0 || steps[i].c_in == steps[i - 1].c_out);
+        }
+        if (!chain) {
+            backend::conv_chain(x, t, n_valid, steps, n_steps, n_batch);
+            return;
+        }
+        bind();
+        scratch_ = true;
+        float * col[2] = {col_->as<float>().p, col_->as<float>().p + k_col_floats / 2};
+        cuda::im2col(x.p, steps[0].c_in, t, steps[0].k, steps[0].dilation, col[0], n_batch, s(), 0);
+        for (int64_t i = 0; i < n_steps; ++i) {
+            const conv_step & c    = steps[i];
+            const conv_step * next = i + 1 < n_steps ? &steps[i + 1] : nullptr;
+            const float *     w    = static_cast<const float *>(c.w.p);
+            cuda::conv1d_on_col(col[i % 2], c.c_in, t, c.k, w, bf16_of(w), c.b.p, c.c_out, c.y.p, n_batch, s(),
+                                c.relu ? 1 : 0, 0.0f, nullptr, next ? col[(i + 1) % 2] : nullptr, next ? next->k : 1,
+                                next ? next->dilation : 1, 0);
+        }
+    }
+    // whether res_blocks / conv_chain chain n products: batch one (the skinny kernel's rows) with
+    // every position valid (the masks change nothing)
+    static bool chains(int64_t t, int64_t n_valid, int64_t n, int64_t n_batch) {
+        return n_valid == t && n > 0 && t > 0 && n_batch > 0 && n_batch * t < k_conv_gemm_rows &&
+               !env_is("MB_CUDA_CHAIN", "0");
+    }
+    // a product of the chain: F32 weights, its im2col in half the scratch
+    static bool chain_fits(bweight w, int64_t c_in, int64_t t, int64_t k, int64_t n_batch) {
+        return w.type == weight_type::WEIGHT_F32 && c_in > 0 && cuda::conv1d_col_fits(c_in, n_batch * t, k, k_col_floats / 2);
+    }
     void add_layer_norm(bptr<float> x, bptr<const float> r, int64_t n, int64_t d, bptr<const float> g,
                         bptr<const float> b, float eps) override {
         if (n > 0) cuda::add_layer_norm(x.p, r.p, n, d, g.p, b.p, eps, s());

@@ -103,6 +103,10 @@ struct conv_geom {
     int           act   = 0;
     float         slope = 0.0f;
     const float * res   = nullptr;    // NCW modes: y ← act(·) + res (res may be y itself)
+    // SKINNY_CONV_COL: where ncol is given, y's im2col for the next conv (kernel nk, dilation
+    // ndil, of relu(y) where nrelu) is written too, so that conv needs no im2col kernel
+    float *       ncol  = nullptr;
+    int           nk = 1, ndil = 1, nrelu = 0;
 };
 
 // how the skinny kernel reads x and writes y
@@ -247,12 +251,7 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
             for (int r = 0; r < R; ++r) {
                 if (r < nr) {    // the same for the whole block
                     const float4 xq = *reinterpret_cast<const float4 *>(xs + r * k_seg_pad + lane * k_slice_pad + 4 * i);
-                    float        a  = s[r];
-                    a               = fmaf(xq.x, wq.x, a);
-                    a               = fmaf(xq.y, wq.y, a);
-                    a               = fmaf(xq.z, wq.z, a);
-                    a               = fmaf(xq.w, wq.w, a);
-                    s[r]            = a;
+                    s[r] = fma4(xq, wq, s[r]);
                 }
             }
         }
@@ -278,7 +277,9 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
         const float  v  = tot + bias;
         const float  a  = g.act ? leaky(v, g.slope) : v;
         // the add kernel's sum (the product's value first), read before y[at] is written
-        y[at]           = MODE != SKINNY_LINEAR && g.res ? a + g.res[at] : a;
+        const float  v2 = MODE != SKINNY_LINEAR && g.res ? a + g.res[at] : a;
+        y[at]           = v2;
+        if (MODE == SKINNY_CONV_COL && g.ncol) store_next_col(g.ncol, g.nk, g.ndil, g.nrelu, g.t, N, ln, r - ln * g.t, o, v2);
     }
 }
 
@@ -311,7 +312,10 @@ void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b
     // F32 weights on row-major x (linear, conv1d on its im2col), 5–64 rows: cuda-gemv.cu where
     // MB_CUDA_GEMV asks for it
     if constexpr (std::is_same_v<WT, float> && MODE != SKINNY_CONV) {
-        if (!forced && !g.res && gemv_rows(x, n, K, w, b, N, y, MODE == SKINNY_CONV_COL ? g.t : 0, g.act, g.slope, s)) {
+        const int      t_ncw = MODE == SKINNY_CONV_COL ? g.t : 0;
+        gemv_epilogue  e{t_ncw, g.act, g.slope, t_ncw ? g.res : nullptr, t_ncw ? g.ncol : nullptr, g.nk, g.ndil, g.nrelu};
+        if (!forced && gemv_split(x, n, K, w, b, N, y, e, s)) return;
+        if (!forced && !g.res && !g.ncol && gemv_rows(x, n, K, w, b, N, y, MODE == SKINNY_CONV_COL ? g.t : 0, g.act, g.slope, s)) {
             return;
         }
     }
@@ -939,7 +943,14 @@ void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
                 int act, float slope, int relu_in, const float * res) {
     im2col(x, c_in, t, k, dilation, col, n_batch, s, relu_in);
-    const conv_geom g{(int) t, (int) k, (int) dilation, act, slope, res};
+    conv1d_on_col(col, c_in, t, k, w, w_bf16, b, c_out, y, n_batch, s, act, slope, res);
+}
+
+void conv1d_on_col(const float * col, int64_t c_in, int64_t t, int64_t k, const float * w, const void * w_bf16,
+                   const float * b, int64_t c_out, float * y, int64_t n_batch, cudaStream_t s, int act, float slope,
+                   const float * res, float * ncol, int64_t nk, int64_t ndil, int nrelu) {
+    conv_geom g{(int) t, (int) k, 1, act, slope, res};
+    g.ncol = ncol, g.nk = (int) nk, g.ndil = (int) ndil, g.nrelu = nrelu;
     if (w_bf16) {
         skinny<SKINNY_CONV_COL>(col, n_batch * t, c_in * k, static_cast<const __nv_bfloat16 *>(w_bf16), b, c_out, y,
                                 g, s);

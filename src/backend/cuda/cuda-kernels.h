@@ -28,6 +28,24 @@ constexpr int k_sum_slice = 32;
 __device__ __forceinline__ float leaky(float v, float slope) {
     return v < 0.0f ? (slope == 0.0f ? 0.0f : v * slope) : v;
 }
+// a + x·w over a float4 of a slice, in ascending k: the products' one fmaf chain
+__device__ __forceinline__ float fma4(float4 x, float4 w, float a) {
+    return fmaf(x.w, w.w, fmaf(x.z, w.z, fmaf(x.y, w.y, fmaf(x.x, w.x, a))));
+}
+// a conv's output v at position i of lane ln (t positions, N outputs; this one o) into the next
+// conv's im2col (kernel nk, dilation ndil, relu(v) where nrelu), as the im2col kernel would write
+// it: at every row whose tap reads it, and 0 at this row's taps that fall outside the lane, so
+// that the outputs of a product write every entry of the next im2col once
+__device__ __forceinline__ void store_next_col(float * ncol, int nk, int ndil, int nrelu, int t, int N, int ln, int i,
+                                               int o, float v) {
+    const size_t K2 = (size_t) N * nk;
+    const float  cv = nrelu ? leaky(v, 0.0f) : v;
+    for (int kk = 0; kk < nk; ++kk) {
+        const int off = (kk - (nk - 1) / 2) * ndil;
+        if (i - off >= 0 && i - off < t) ncol[((size_t) ln * t + i - off) * K2 + (size_t) o * nk + kk] = cv;
+        if (i + off < 0 || i + off >= t) ncol[((size_t) ln * t + i) * K2 + (size_t) o * nk + kk] = 0.0f;
+    }
+}
 #endif
 
 // y[n, n_out] = x[n, n_in]·w[n_out, n_in]ᵀ + b (b may be null); any n (a GEMV: weights
@@ -43,6 +61,24 @@ void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, co
 constexpr int64_t k_gemv_rows_min = 5;
 bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y, int t_ncw,
                int act, float slope, cudaStream_t s);
+
+// what a batch-one GEMV writes besides y = x·wᵀ + b (gemv_split): t_ncw > 0, y is NCW per lane
+// of t_ncw positions (conv1d on its im2col); act 1, leaky_relu(slope) on the biased total; res,
+// y ← act(·) + res (NCW only; res may be y); ncol, y's im2col for the next conv too (kernel nk,
+// dilation ndil, of relu(y) where nrelu: what im2col would write)
+struct gemv_epilogue {
+    int           t_ncw = 0, act = 0;
+    float         slope = 0.0f;
+    const float * res   = nullptr;
+    float *       ncol  = nullptr;
+    int           nk = 1, ndil = 1, nrelu = 0;
+};
+// an F32 GEMV of 1…k_skinny_max_rows rows and K of 2–8 segments of 1,024 (cuda-gemv.cu): a warp
+// for each (output, segment) pair, all of x staged at once, the same bits as linear_skinny. False
+// where it does not run (K, rows, alignment, MB_CUDA_SPLIT=0 or MB_CUDA_GEMV naming a kernel):
+// the caller runs another kernel
+bool gemv_split(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
+                const gemv_epilogue & e, cudaStream_t s);
 
 // the F32 product of many rows (fused batches): a tiled SGEMM in the same order, so each
 // output gets the bits linear_skinny gives it. Where linear_tiled_fits (n above
@@ -114,6 +150,13 @@ void im2col_bf16(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t di
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
                 int act = 0, float slope = 0.0f, int relu_in = 0, const float * res = nullptr);
+// conv1d_col's product on an im2col already in col; where ncol is given, it also writes the im2col
+// of y for the next conv (kernel nk, dilation ndil, of relu(y) where nrelu: what im2col would
+// write), so a chain of convs needs the im2col kernel only for its first input
+void conv1d_on_col(const float * col, int64_t c_in, int64_t t, int64_t k, const float * w, const void * w_bf16,
+                   const float * b, int64_t c_out, float * y, int64_t n_batch, cudaStream_t s, int act = 0,
+                   float slope = 0.0f, const float * res = nullptr, float * ncol = nullptr, int64_t nk = 1,
+                   int64_t ndil = 1, int nrelu = 0);
 void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w, const float * b, int64_t c_out,
                         int64_t k, int64_t dilation, float * y, int64_t n_batch, cudaStream_t s);
 
