@@ -5,7 +5,13 @@
 # and ncu kernel durations of a plan; steps that would start late are skipped. Fixtures from
 # .gpu/shared and, when there, the programs from .gpu/build.tgz (bench/cuda-pack.sh; configure that
 # build with -DMB_MUJOCO=OFF), else it builds them.
-# usage: [QUICK_BUDGET=s] [QUICK_TESTS='backend-ops|predict'] OUT=DIR bench/cuda-quick.sh
+# Switches under test: QUICK_TEST_ENV (assignments, e.g. 'MB_CUDA_SPLIT=1 MB_CUDA_CHAIN=1') is set
+# for the suites, whose failures are then rerun without it; QUICK_VARIANTS ('label:A=1 B=2;label2:C=0')
+# are timed at B = 1 in alternation with the defaults, QUICK_ROUNDS times (default 2), and with
+# QUICK_SPEED set the GEMV timings (cuda_speed.gemv_at_batch_one, MB_CUDA_GEMV_SPEED=$QUICK_SPEED) run.
+# usage: [QUICK_BUDGET=s] [QUICK_TESTS='backend-ops|predict'] [QUICK_TEST_ENV=..] [QUICK_VARIANTS=..]
+#        [QUICK_ROUNDS=n] [QUICK_SPEED=hows] [QUICK_BACKENDS=gtest filter of test-cuda-backend, with
+#        QUICK_TEST_ENV; default *concurrent*] OUT=DIR bench/cuda-quick.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/out}; mkdir -p "$out" /tmp/nopc
@@ -32,8 +38,15 @@ if [ -z "$b" ]; then
 fi
 wait $bundle_pid; echo "== built or unpacked: $b ($(el) s)"     # (a bare wait would wait for the tee too)
 tests=${QUICK_TESTS:-backend-ops|predict|predict-batch|agent|root-planner|pose-planner|vq-decoder}
-(cd $b && timeout 150 ctest -R "cuda\.test-($tests)\$" -j4 --timeout 120 -V) > "$out/ctest.log" 2>&1
+[ -n "${QUICK_TEST_ENV:-}" ] && echo "== suites with $QUICK_TEST_ENV"
+(cd $b && env ${QUICK_TEST_ENV:-} timeout 150 ctest -R "cuda\.test-($tests)\$" -j4 --timeout 120 -V) > "$out/ctest.log" 2>&1
 grep -E "tests passed|tests failed|\*\*\*Failed|FAILED|Failure|Expected|Which is|lanes vs alone|untraced|motion_finish, " "$out/ctest.log" | grep -v "OK \]\|RUN" | sort | uniq -c | sort -rn | head -40
+if [ -n "${QUICK_TEST_ENV:-}" ] && grep -q "tests failed" "$out/ctest.log"; then     # do the failures follow the switches?
+    (cd $b && timeout 150 ctest -R "cuda\.test-($tests)\$" --rerun-failed -j4 --timeout 120 -V) > "$out/ctest-rerun.log" 2>&1
+    echo "== the failed suites rerun without $QUICK_TEST_ENV: $(grep -E "tests passed|tests failed" "$out/ctest-rerun.log")"
+fi
+[ -n "${QUICK_SPEED:-}" ] && MB_CUDA_SPEED=1 MB_CUDA_GEMV_SPEED="$QUICK_SPEED" timeout 60 $b/tests/backend/test-cuda-backend \
+    --gtest_filter='cuda_speed.gemv*' 2>&1 | grep -E "^gemv|FAIL" | tee "$out/speed.txt"
 echo "== tested ($(el) s)"
 bench() {   # label precision batch env... motionbricks
     local label=$1 p=$2 batch=$3; shift 3
@@ -51,10 +64,13 @@ PY
 N=$b/motionbricks
 # batch one alternated with, where packed (.gpu/base.xz), a baseline build, twice
 B0=""; [ -f .gpu/base.xz ] && xz -dc .gpu/base.xz > /tmp/base-mb && chmod +x /tmp/base-mb && B0=/tmp/base-mb
-for round in 1 2; do
+for round in $(seq ${QUICK_ROUNDS:-2}); do
     bench main f32 1 $N; [ -n "$B0" ] && bench base f32 1 $B0
+    IFS=';' read -ra vs <<< "${QUICK_VARIANTS:-}"
+    for v in "${vs[@]}"; do bench "${v%%:*}" f32 1 ${v#*:} $N; done
 done
-timeout 60 $b/tests/backend/test-cuda-backend --gtest_filter='*concurrent*' 2>&1 | grep -E "PASSED|FAILED|Failure|error" | head -5
+env ${QUICK_TEST_ENV:-} timeout 90 $b/tests/backend/test-cuda-backend --gtest_filter="${QUICK_BACKENDS:-*concurrent*}" 2>&1 |
+    grep -E "PASSED|FAILED|Failure|error|Expected|Which is" | head -20
 # the same-run upstream comparison where an upstream checkout's motionbricks/ folder is at .gpu/upstream
 if [ -d .gpu/upstream/motionbricks/motionbricks ] && [ $(el) -lt $((T - 30)) ]; then
     MOTIONBRICKS_LIBRARY=$PWD/$b/src/capi/libmotionbricks.so PYTHONUNBUFFERED=1 timeout 150 python3 bench/upstream-torch.py \

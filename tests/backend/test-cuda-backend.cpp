@@ -180,12 +180,12 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
     // then the older GEMV with its 16-row tiles forced (MB_CUDA_SKINNY_ROWS; it takes 8 above 4 rows)
     // and as it is, and the 5–64-row GEMV of cuda-gemv.cu (MB_CUDA_GEMV) by its choice and with
     // each shape forced
-    // (K of 2–8 segments: the split GEMV, unless MB_CUDA_SPLIT=0 or MB_CUDA_GEMV names a kernel)
-    for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8", "split=0"}) tiles.emplace_back(g);
+    // and the split GEMV (MB_CUDA_SPLIT=1: K of 2–8 segments, convs with their im2col built in it)
+    for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8", "split=1"}) tiles.emplace_back(g);
     for (const std::string & tile : tiles) {
-        const bool gemv = tile == "rows=16" || tile == "split=0" || tile.rfind("gemv=", 0) == 0;
+        const bool gemv = tile == "rows=16" || tile == "split=1" || tile.rfind("gemv=", 0) == 0;
         if (tile == "rows=16") setenv("MB_CUDA_SKINNY_ROWS", "16", 1), setenv("MB_CUDA_GEMV", "old", 1);
-        else if (tile == "split=0") setenv("MB_CUDA_SPLIT", "0", 1);
+        else if (tile == "split=1") setenv("MB_CUDA_SPLIT", "1", 1);
         else if (gemv) setenv("MB_CUDA_GEMV", tile.c_str() + 5, 1);
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         uint32_t seed = 900;
@@ -216,7 +216,8 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
         }
         // conv1d at batch one (1–64 rows: lanes × frames) is the product of its im2col: the same order
         struct conv { int64_t c_in, t, c_out, k, dil, lanes; };
-        for (const conv & c : {conv{512, 40, 64, 3, 3, 1}, conv{512, 10, 70, 3, 27, 2}, conv{96, 10, 77, 3, 9, 2}, conv{64, 16, 40, 1, 1, 1},
+        for (const conv & c : {conv{512, 40, 64, 3, 3, 1}, conv{512, 10, 70, 3, 27, 2}, conv{512, 6, 40, 3, 1, 3},
+                               conv{96, 10, 77, 3, 9, 2}, conv{64, 16, 40, 1, 1, 1},
                                conv{6, 7, 5, 3, 1, 3}}) {
             if (!tile.empty() && !gemv) break;
             const int64_t K = c.c_in * c.k, rows = c.lanes * c.t;
@@ -379,8 +380,8 @@ TEST(cuda_speed, gemv_at_batch_one) {
     // the default GEMV, then on L2-resident weights, the older kernel in 16-row tiles and the
     // 5–64-row GEMV's two shapes forced; MB_CUDA_GEMV_SPEED (comma-separated: these names or MB_CUDA_GEMV's values)
     // picks some
-    // ("split0": the default with MB_CUDA_SPLIT=0, the K-segment-at-a-time kernels)
-    std::vector<std::string> hows = {"", "split0", "hot", "old16", "1x8", "2x8"};
+    // ("split": the default with MB_CUDA_SPLIT=1, the split GEMV where K has 2–8 segments)
+    std::vector<std::string> hows = {"", "split", "hot", "old16", "1x8", "2x8"};
     if (const char * v = std::getenv("MB_CUDA_GEMV_SPEED")) {
         hows.clear();
         for (std::string l = v; !l.empty();) {
@@ -394,8 +395,8 @@ TEST(cuda_speed, gemv_at_batch_one) {
     for (const std::string & how : hows) {
         const bool hot = how == "hot";
         setenv("MB_CUDA_SKINNY_ROWS", how == "old16" ? "16" : "", 1);
-        setenv("MB_CUDA_GEMV", how == "old16" ? "old" : hot || how == "split0" ? "" : how.c_str(), 1);
-        setenv("MB_CUDA_SPLIT", how == "split0" ? "0" : "", 1);
+        setenv("MB_CUDA_GEMV", how == "old16" ? "old" : hot || how == "split" ? "" : how.c_str(), 1);
+        setenv("MB_CUDA_SPLIT", how == "split" ? "1" : "", 1);
         device d(mb::backend_device::BACKEND_DEVICE_CUDA);
         uint64_t key = 1;
         for (const shape & s : shapes) {
@@ -582,6 +583,47 @@ TEST_F(backends, act_epilogues_match_the_composed_ops) {
             }
         }
     }
+}
+
+// the split GEMV (MB_CUDA_SPLIT=1) builds a conv's im2col itself (cuda-gemv.cu, stage_im2col): the
+// same bits as the im2col kernel followed by the product (MB_CUDA_IMPLICIT=0), for the three ops of a residual
+// block: relu on the input, an activation, a residual; tiles of one lane, of part of a lane and
+// across lanes; 2 and 3 segments; dilations past the lane
+TEST_F(backends, implicit_im2col_gives_the_same_bits) {
+    struct conv { int64_t c_in, t, c_out, k, dil, lanes; };
+    const conv convs[] = {{512, 10, 512, 3, 27, 1}, {512, 6, 40, 3, 1, 3}, {512, 40, 64, 3, 9, 1},
+                          {1024, 10, 100, 3, 1, 2}, {512, 20, 50, 3, 3, 3}, {344, 7, 33, 3, 2, 5}};
+    uint32_t seed = 700;
+    setenv("MB_CUDA_SPLIT", "1", 1);
+    for (const conv & c : convs) {
+        device d(mb::backend_device::BACKEND_DEVICE_CUDA);
+        d.be->reserve_conv1d(c.c_in, c.lanes * c.t, c.c_out, c.k);
+        const int64_t nx = c.lanes * c.c_in * c.t, ny = c.lanes * c.c_out * c.t;
+        auto x = random_vec(nx, seed++), w = random_vec(c.c_out * c.c_in * c.k, seed++), b = random_vec(c.c_out, seed++),
+             h0 = random_vec(ny, seed++);
+        d.bufs.push_back(d.be->alloc_from_host(w.data(), w.size() * sizeof(float)));
+        const mb::bweight wd(d.bufs.back()->as<const float>());
+        auto xd = d.in(x), bd = d.in(b);
+        std::vector<float> got[2][3];
+        for (int way = 0; way < 2; ++way) {
+            if (way == 1) setenv("MB_CUDA_IMPLICIT", "0", 1);
+            auto xr = d.in(poisoned(nx)), y = d.in(poisoned(ny)), tmp = d.in(poisoned(ny)), h = d.in(h0);
+            d.be->relu_conv1d_act(xd, xr, c.c_in, c.t, wd, bd, c.c_out, c.k, c.dil, 0.0f, y, c.lanes);
+            got[way][0] = d.get(y, ny);
+            d.be->conv1d_residual(xd, c.c_in, c.t, wd, bd, c.c_out, c.k, c.dil, tmp, h, c.lanes);
+            got[way][1] = d.get(h, ny);
+            d.be->conv1d_act(xd, c.c_in, c.t, wd, bd, c.c_out, c.k, c.dil, 0.2f, y, c.lanes);
+            got[way][2] = d.get(y, ny);
+            unsetenv("MB_CUDA_IMPLICIT");
+        }
+        for (int op = 0; op < 3; ++op) {
+            EXPECT_EQ(std::memcmp(got[0][op].data(), got[1][op].data(), (size_t) ny * sizeof(float)), 0)
+                << "conv " << c.c_in << "→" << c.c_out << " t " << c.t << " k " << c.k << " dilation " << c.dil << " lanes "
+                << c.lanes << ", op " << op << ": the implicit im2col differs from the im2col kernel";
+            EXPECT_LT(rel_err(got[0][op], got[1][op]), 1e-30) << "NaN or a difference, op " << op;
+        }
+    }
+    unsetenv("MB_CUDA_SPLIT");
 }
 
 TEST_F(backends, attention_200_rows_and_conv_above_64_frames) {

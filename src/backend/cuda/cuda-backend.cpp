@@ -636,7 +636,7 @@ public:
     // every position valid (the masks change nothing)
     static bool chains(int64_t t, int64_t n_valid, int64_t n, int64_t n_batch) {
         return n_valid == t && n > 0 && t > 0 && n_batch > 0 && n_batch * t < k_conv_gemm_rows &&
-               !env_is("MB_CUDA_CHAIN", "0");
+               env_is("MB_CUDA_CHAIN", "1");    // not yet run on a GPU: off unless asked for
     }
     // a product of the chain: F32 weights, its im2col in half the scratch
     static bool chain_fits(bweight w, int64_t c_in, int64_t t, int64_t k, int64_t n_batch) {

@@ -217,14 +217,58 @@ constexpr int k_split_warps  = 8;     // warps a block: outputs a block = 8 / se
 constexpr int k_split_segs   = 8;     // segments at most (K ≤ 8,192)
 constexpr int k_split_x_segs = 40;    // rows × segments of x a block stages at most (160 KiB)
 
+// in_k > 0: the rows [r0, r0 + nr) of conv1d's im2col (what the im2col kernel would write) built
+// in shared memory from x [lanes][in_c][t] itself. A thread reads the x of one position i in
+// coalesced order (consecutive threads, consecutive positions) and stores it at every row whose
+// tap reads it, and 0 at this row's taps that fall outside the lane, so every entry is written
+// once; k past K is 0 (its weights are 0 too, but x·0 must not meet an Inf or NaN left there)
+__device__ __forceinline__ void stage_im2col(const float * __restrict__ x, float * xs, int xrs, int K, int r0, int nr,
+                                             const gemv_io & e) {
+    const int t = e.t_ncw, ks = e.in_k, half = (ks - 1) / 2, dil = e.in_dil;
+    const int pad = xrs - 4 - K;    // k from K to the end of the last segment
+    for (int i = threadIdx.x; i < nr * pad; i += 32 * k_split_warps) {
+        const int r = i / pad, k = K + i % pad;
+        xs[(size_t) r * xrs + (k & ~(k_gseg - 1)) + swz((k & (k_gseg - 1)) >> 2) + (k & 3)] = 0.0f;
+    }
+    const int per = 32 * k_split_warps / t;    // channels a pass; threads past per·t idle
+    if (threadIdx.x >= per * t) return;
+    const int i = threadIdx.x % t, c0 = threadIdx.x / t;
+    const int l0 = r0 / t, l1 = (r0 + nr - 1) / t;
+    for (int ln = l0; ln <= l1; ++ln) {
+        const float * xl  = x + (size_t) ln * e.in_c * t + i;
+        const int     row = ln * t + i - r0;    // this position's row in the tile (may be outside it)
+        for (int c = c0; c < e.in_c; c += 4 * per) {
+            float v[4];    // four loads in flight before the stores
+#pragma unroll
+            for (int q = 0; q < 4; ++q) v[q] = c + q * per < e.in_c ? xl[(size_t) (c + q * per) * t] : 0.0f;
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int cq = c + q * per;
+                if (cq >= e.in_c) break;
+                const float val = e.in_relu ? leaky(v[q], 0.0f) : v[q];
+                for (int kk = 0; kk < ks; ++kk) {
+                    const int off = (kk - half) * dil, k = cq * ks + kk;
+                    const int at  = (k & ~(k_gseg - 1)) + swz((k & (k_gseg - 1)) >> 2) + (k & 3);
+                    const int rr  = row - off;    // the row whose tap kk reads position i
+                    if (i - off >= 0 && i - off < t && rr >= 0 && rr < nr) xs[(size_t) rr * xrs + at] = val;
+                    if ((i + off < 0 || i + off >= t) && row >= 0 && row < nr) xs[(size_t) row * xrs + at] = 0.0f;
+                }
+            }
+        }
+    }
+}
+
 template <int R>
 __global__ void __launch_bounds__(32 * k_split_warps)
     gemv_split_kernel(const float * __restrict__ x, int n, int K, const float * __restrict__ w,
-                      const float * __restrict__ b, int N, float * __restrict__ y, int rows, gemv_epilogue e) {
+                      const float * __restrict__ b, int N, float * __restrict__ y, int rows, gemv_io e) {
     extern __shared__ float4 gemv_split_smem[];
     const int nseg = (K + k_gseg - 1) / k_gseg, ob = k_split_warps / nseg;
-    float *   xs   = reinterpret_cast<float *>(gemv_split_smem);    // [rows][nseg][k_gseg], swizzled segments
-    float *   ws   = xs + (size_t) rows * nseg * k_gseg;             // [warps][k_gseg]: weights, then slice sums
+    // x's rows, each nseg swizzled segments and 4 floats of padding (the im2col's scattered stores
+    // to several rows at one k then fall in different banks)
+    const int xrs  = nseg * k_gseg + 4;
+    float *   xs   = reinterpret_cast<float *>(gemv_split_smem);    // [rows][xrs]
+    float *   ws   = xs + (size_t) rows * xrs;                       // [warps][k_gseg]: weights, then slice sums
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int u = warp / nseg, sg = warp % nseg;                    // this warp's output and segment
     const bool pair = u < ob;                                        // (warps past ob·nseg only stage)
@@ -246,10 +290,14 @@ __global__ void __launch_bounds__(32 * k_split_warps)
     const bool chain = cu < ob && cr < nr && co < N;
     const float bias = chain && b ? __ldg(b + co) : 0.0f;
     pdl_wait();    // x is the previous kernel's output
-    const int per_row = nseg * (k_gseg / 4);
-    for (int i = threadIdx.x; i < nr * per_row; i += 32 * k_split_warps) {
-        const int r = i / per_row, sx = (i % per_row) / (k_gseg / 4), c = i % (k_gseg / 4), k = sx * k_gseg + 4 * c;
-        cp_async16(xs + ((size_t) r * nseg + sx) * k_gseg + swz(c), x + (size_t) (r0 + r) * K + (k < K ? k : 0), k < K);
+    if (e.in_k) {
+        stage_im2col(x, xs, xrs, K, r0, nr, e);
+    } else {
+        const int per_row = nseg * (k_gseg / 4);
+        for (int i = threadIdx.x; i < nr * per_row; i += 32 * k_split_warps) {
+            const int r = i / per_row, sx = (i % per_row) / (k_gseg / 4), c = i % (k_gseg / 4), k = sx * k_gseg + 4 * c;
+            cp_async16(xs + (size_t) r * xrs + sx * k_gseg + swz(c), x + (size_t) (r0 + r) * K + (k < K ? k : 0), k < K);
+        }
     }
     cp_async_commit();
     cp_async_wait<0>();
@@ -266,7 +314,7 @@ __global__ void __launch_bounds__(32 * k_split_warps)
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 if (r < nr) {    // the same for the whole block
-                    const float4 xq = *reinterpret_cast<const float4 *>(xs + ((size_t) r * nseg + sg) * k_gseg + at);
+                    const float4 xq = *reinterpret_cast<const float4 *>(xs + (size_t) r * xrs + sg * k_gseg + at);
                     s[r] = fma4(xq, wq, s[r]);
                 }
             }
@@ -331,22 +379,24 @@ bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const flo
 }
 
 bool gemv_split(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
-                const gemv_epilogue & e, cudaStream_t s) {
-    const char * off = std::getenv("MB_CUDA_SPLIT"), * g = std::getenv("MB_CUDA_GEMV");
-    if ((off && std::strcmp(off, "0") == 0) || (g && *g && std::strcmp(g, "new") != 0)) return false;
+                const gemv_io & e, cudaStream_t s) {
+    // not yet measured on a GPU: off unless MB_CUDA_SPLIT=1 (docs/BACKEND.md, eighteenth session)
+    const char * on = std::getenv("MB_CUDA_SPLIT"), * g = std::getenv("MB_CUDA_GEMV");
+    if (!on || std::strcmp(on, "1") != 0 || (g && *g && std::strcmp(g, "new") != 0)) return false;
     if (n < 1 || n > k_skinny_max_rows || K <= k_gseg || K > (int64_t) k_split_segs * k_gseg || K % 4 != 0 ||
         reinterpret_cast<uintptr_t>(x) % 16 != 0 || reinterpret_cast<uintptr_t>(w) % 16 != 0 || N < 1 ||
-        N > (int64_t) 1 << 30 || (e.t_ncw && n % e.t_ncw != 0)) {
+        N > (int64_t) 1 << 30 || (e.t_ncw && n % e.t_ncw != 0) ||
+        (e.in_k && (!e.t_ncw || e.t_ncw > 32 * k_split_warps || (int64_t) e.in_c * e.in_k != K))) {
         return false;
     }
     const int nseg  = (int) ((K + k_gseg - 1) / k_gseg), ob = k_split_warps / nseg;
     const int most  = std::min(k_rows_tile, k_split_x_segs / nseg);    // rows a tile holds at most
     const int tiles = (int) ((n + most - 1) / most), rows = (int) ((n + tiles - 1) / tiles);
     auto      kernel = rows <= 8 ? gemv_split_kernel<8> : gemv_split_kernel<k_rows_tile>;
-    const size_t smem = size_t(rows * nseg + k_split_warps) * k_gseg * sizeof(float);
+    const size_t smem = (size_t(rows) * (nseg * k_gseg + 4) + k_split_warps * k_gseg) * sizeof(float);
     // one size for every launch (the largest any takes), so that a profiler replaying an earlier
     // launch finds it still fits; the setting is per device, so set on every launch
-    const size_t      largest = size_t(k_split_x_segs + k_split_warps) * k_gseg * sizeof(float);
+    const size_t      largest = (size_t(k_split_x_segs + k_split_warps) * k_gseg + 4 * k_rows_tile) * sizeof(float);
     const cudaError_t a       = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) largest);
     if (a != cudaSuccess) fail("gemv_split (shared memory size)", a);
     const dim3 grid((unsigned) ((N + ob - 1) / ob), (unsigned) tiles);

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -313,7 +314,7 @@ void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b
     // MB_CUDA_GEMV asks for it
     if constexpr (std::is_same_v<WT, float> && MODE != SKINNY_CONV) {
         const int      t_ncw = MODE == SKINNY_CONV_COL ? g.t : 0;
-        gemv_epilogue  e{t_ncw, g.act, g.slope, t_ncw ? g.res : nullptr, t_ncw ? g.ncol : nullptr, g.nk, g.ndil, g.nrelu};
+        const gemv_io  e{t_ncw, g.act, g.slope, t_ncw ? g.res : nullptr, t_ncw ? g.ncol : nullptr, g.nk, g.ndil, g.nrelu};
         if (!forced && gemv_split(x, n, K, w, b, N, y, e, s)) return;
         if (!forced && !g.res && !g.ncol && gemv_rows(x, n, K, w, b, N, y, MODE == SKINNY_CONV_COL ? g.t : 0, g.act, g.slope, s)) {
             return;
@@ -942,6 +943,13 @@ void im2col_bf16(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t di
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
                 int act, float slope, int relu_in, const float * res) {
+    // F32 weights: the split GEMV builds the im2col itself where it runs (MB_CUDA_IMPLICIT=0: never)
+    gemv_io e{(int) t, act, slope, res};
+    e.in_k = (int) k, e.in_dil = (int) dilation, e.in_relu = relu_in, e.in_c = (int) c_in;
+    const char * imp = std::getenv("MB_CUDA_IMPLICIT");
+    if (!w_bf16 && !(imp && std::strcmp(imp, "0") == 0) && gemv_split(x, n_batch * t, c_in * k, w, b, c_out, y, e, s)) {
+        return;
+    }
     im2col(x, c_in, t, k, dilation, col, n_batch, s, relu_in);
     conv1d_on_col(col, c_in, t, k, w, w_bf16, b, c_out, y, n_batch, s, act, slope, res);
 }

@@ -62,23 +62,26 @@ constexpr int64_t k_gemv_rows_min = 5;
 bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y, int t_ncw,
                int act, float slope, cudaStream_t s);
 
-// what a batch-one GEMV writes besides y = x·wᵀ + b (gemv_split): t_ncw > 0, y is NCW per lane
-// of t_ncw positions (conv1d on its im2col); act 1, leaky_relu(slope) on the biased total; res,
+// how a batch-one GEMV (gemv_split) reads x and writes y besides y = x·wᵀ + b: in_k > 0, x is
+// conv1d's input [lanes][in_c][t_ncw] and the product's rows its im2col (kernel in_k, dilation
+// in_dil, of relu(x) where in_relu), built by the GEMV itself; t_ncw > 0, y is NCW per lane of
+// t_ncw positions (conv1d on its im2col); act 1, leaky_relu(slope) on the biased total; res,
 // y ← act(·) + res (NCW only; res may be y); ncol, y's im2col for the next conv too (kernel nk,
 // dilation ndil, of relu(y) where nrelu: what im2col would write)
-struct gemv_epilogue {
+struct gemv_io {
     int           t_ncw = 0, act = 0;
     float         slope = 0.0f;
     const float * res   = nullptr;
     float *       ncol  = nullptr;
     int           nk = 1, ndil = 1, nrelu = 0;
+    int           in_k = 0, in_dil = 1, in_relu = 0, in_c = 0;
 };
 // an F32 GEMV of 1…k_skinny_max_rows rows and K of 2–8 segments of 1,024 (cuda-gemv.cu): a warp
 // for each (output, segment) pair, all of x staged at once, the same bits as linear_skinny. False
-// where it does not run (K, rows, alignment, MB_CUDA_SPLIT=0 or MB_CUDA_GEMV naming a kernel):
-// the caller runs another kernel
+// where it does not run (K, rows, alignment, MB_CUDA_GEMV naming a kernel, and, until it has been
+// measured on a GPU, MB_CUDA_SPLIT other than 1): the caller runs another kernel
 bool gemv_split(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
-                const gemv_epilogue & e, cudaStream_t s);
+                const gemv_io & e, cudaStream_t s);
 
 // the F32 product of many rows (fused batches): a tiled SGEMM in the same order, so each
 // output gets the bits linear_skinny gives it. Where linear_tiled_fits (n above
