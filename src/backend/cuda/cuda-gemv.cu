@@ -222,13 +222,30 @@ constexpr int k_split_x_segs = 40;    // rows × segments of x a block stages at
 // coalesced order (consecutive threads, consecutive positions) and stores it at every row whose
 // tap reads it, and 0 at this row's taps that fall outside the lane, so every entry is written
 // once; k past K is 0 (its weights are 0 too, but x·0 must not meet an Inf or NaN left there)
+// where k of a staged row lies: swizzled segments (SWZ, gemv_split) or in order (gemv_bcast)
+template <bool SWZ>
+__device__ __forceinline__ int col_at(int k) {
+    return SWZ ? (k & ~(k_gseg - 1)) + swz((k & (k_gseg - 1)) >> 2) + (k & 3) : k;
+}
+
+// the biased total v of row r, output o, through gemv_io's epilogue (the older kernel's arithmetic)
+__device__ __forceinline__ void store_output(float * __restrict__ y, int N, int r, int o, float v, const gemv_io & e) {
+    const int    ln = e.t_ncw ? r / e.t_ncw : 0;    // lane of the row (NCW per lane)
+    const size_t at = e.t_ncw ? ((size_t) ln * N + o) * e.t_ncw + (r - ln * e.t_ncw) : (size_t) r * N + o;
+    const float  a  = e.act ? leaky(v, e.slope) : v;
+    const float  v2 = e.res ? a + e.res[at] : a;    // read before y[at] is written (res may be y)
+    y[at]           = v2;
+    if (e.ncol) store_next_col(e.ncol, e.nk, e.ndil, e.nrelu, e.t_ncw, N, ln, r - ln * e.t_ncw, o, v2);
+}
+
+template <bool SWZ>
 __device__ __forceinline__ void stage_im2col(const float * __restrict__ x, float * xs, int xrs, int K, int r0, int nr,
                                              const gemv_io & e) {
     const int t = e.t_ncw, ks = e.in_k, half = (ks - 1) / 2, dil = e.in_dil;
-    const int pad = xrs - 4 - K;    // k from K to the end of the last segment
+    const int pad = xrs - 4 - K;    // k from K to the end of the last segment (SWZ) or slice
     for (int i = threadIdx.x; i < nr * pad; i += 32 * k_split_warps) {
         const int r = i / pad, k = K + i % pad;
-        xs[(size_t) r * xrs + (k & ~(k_gseg - 1)) + swz((k & (k_gseg - 1)) >> 2) + (k & 3)] = 0.0f;
+        xs[(size_t) r * xrs + col_at<SWZ>(k)] = 0.0f;
     }
     const int per = 32 * k_split_warps / t;    // channels a pass; threads past per·t idle
     if (threadIdx.x >= per * t) return;
@@ -248,7 +265,7 @@ __device__ __forceinline__ void stage_im2col(const float * __restrict__ x, float
                 const float val = e.in_relu ? leaky(v[q], 0.0f) : v[q];
                 for (int kk = 0; kk < ks; ++kk) {
                     const int off = (kk - half) * dil, k = cq * ks + kk;
-                    const int at  = (k & ~(k_gseg - 1)) + swz((k & (k_gseg - 1)) >> 2) + (k & 3);
+                    const int at  = col_at<SWZ>(k);
                     const int rr  = row - off;    // the row whose tap kk reads position i
                     if (i - off >= 0 && i - off < t && rr >= 0 && rr < nr) xs[(size_t) rr * xrs + at] = val;
                     if ((i + off < 0 || i + off >= t) && row >= 0 && row < nr) xs[(size_t) row * xrs + at] = 0.0f;
@@ -291,7 +308,7 @@ __global__ void __launch_bounds__(32 * k_split_warps)
     const float bias = chain && b ? __ldg(b + co) : 0.0f;
     pdl_wait();    // x is the previous kernel's output
     if (e.in_k) {
-        stage_im2col(x, xs, xrs, K, r0, nr, e);
+        stage_im2col<true>(x, xs, xrs, K, r0, nr, e);
     } else {
         const int per_row = nseg * (k_gseg / 4);
         for (int i = threadIdx.x; i < nr * per_row; i += 32 * k_split_warps) {
@@ -338,14 +355,116 @@ __global__ void __launch_bounds__(32 * k_split_warps)
         const float4 q = p[j];
         tot            = (((tot + q.x) + q.y) + q.z) + q.w;
     }
-    const int    r  = r0 + cr;
-    const int    ln = e.t_ncw ? r / e.t_ncw : 0;    // lane of the row (NCW per lane)
-    const size_t at = e.t_ncw ? ((size_t) ln * N + co) * e.t_ncw + (r - ln * e.t_ncw) : (size_t) r * N + co;
-    const float  v  = tot + bias;
-    const float  a  = e.act ? leaky(v, e.slope) : v;
-    const float  v2 = e.res ? a + e.res[at] : a;    // read before y[at] is written (res may be y)
-    y[at]           = v2;
-    if (e.ncol) store_next_col(e.ncol, e.nk, e.ndil, e.nrelu, e.t_ncw, N, ln, r - ln * e.t_ncw, co, v2);
+    store_output(y, N, r0 + cr, co, tot + bias, e);
+}
+
+// The broadcast GEMV (MB_CUDA_BCAST=1). gemv_rows and gemv_split give a warp one or two output rows
+// and a lane one slice, so each warp reads all of x from shared memory, its 32 lanes 32 different
+// float4s an instruction: at 10 rows, 10 such reads (40 cycles of the shared-memory pipe) for each
+// float4 of weights, and the products wait on shared memory rather than on HBM (the ninth session
+// found L2-resident weights no faster). Here a lane owns one output (u = lane mod OB) and a group
+// of rows (g = lane / OB: rows g, g + 32/OB, …), and the 8 warps of a block split the slices: an x
+// read is a broadcast of 32/OB float4s (one cycle), a weight read OB float4s of rows padded apart
+// (one or two). Each warp copies its own slices' weights for the block's OB outputs, a cp.async
+// group a slice, all in flight at once, and sums a slice as soon as it has landed; each slice sum
+// then goes where that slice's weights were, and one thread a (row, output) adds them in order:
+// the same bits as every other F32 product.
+constexpr int k_bcast_warps = 8;
+constexpr int k_bcast_rows  = 16;    // rows a tile holds at most
+
+// cp.async.wait_group n for a run-time n (more than 7: all, which is never wrong)
+__device__ __forceinline__ void cp_async_wait_at_most(int n) {
+    switch (n) {
+    case 0: cp_async_wait<0>(); break;
+    case 1: cp_async_wait<1>(); break;
+    case 2: cp_async_wait<2>(); break;
+    case 3: cp_async_wait<3>(); break;
+    case 4: cp_async_wait<4>(); break;
+    case 5: cp_async_wait<5>(); break;
+    case 6: cp_async_wait<6>(); break;
+    case 7: cp_async_wait<7>(); break;
+    default: cp_async_wait<0>(); break;
+    }
+}
+
+template <int OB>    // outputs a block
+__global__ void __launch_bounds__(32 * k_bcast_warps)
+    gemv_bcast_kernel(const float * __restrict__ x, int n, int K, const float * __restrict__ w,
+                      const float * __restrict__ b, int N, float * __restrict__ y, int rows, gemv_io e) {
+    constexpr int G = 32 / OB, RL = (k_bcast_rows + G - 1) / G;    // row groups, rows a lane at most
+    extern __shared__ float4 gemv_bcast_smem[];
+    const int nsl = (K + k_sum_slice - 1) / k_sum_slice, S = (nsl + k_bcast_warps - 1) / k_bcast_warps;
+    // rows of weights and of x: the slices, 4 floats of padding (rows read together in different banks)
+    const int ld   = nsl * k_sum_slice + 4;
+    float *   ws   = reinterpret_cast<float *>(gemv_bcast_smem);    // [OB][ld]: weights, then slice sums
+    float *   xs   = ws + (size_t) OB * ld;                          // [rows][ld]
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, u = lane % OB, g = lane / OB;
+    const int o0 = blockIdx.x * OB, r0 = blockIdx.y * rows, nr = min(rows, n - r0);
+    const int j0 = warp * S, j1 = min(nsl, j0 + S), nj = max(0, j1 - j0);    // this warp's slices
+
+    auto load_w = [&](int j) {    // slice j of the block's OB weight rows (0 past K): one group
+        for (int i = lane; i < OB * 8; i += 32) {
+            const int uu = i / 8, k = j * k_sum_slice + 4 * (i % 8);
+            cp_async16(ws + (size_t) uu * ld + k, w + (size_t) min(o0 + uu, N - 1) * K + (k < K ? k : 0), k < K);
+        }
+        cp_async_commit();
+    };
+    pdl_trigger();
+    if (nj > 0) load_w(j0);    // weights are constants: in flight while the kernel before finishes
+    pdl_wait();                // x is the previous kernel's output
+    if (e.in_k) {
+        stage_im2col<false>(x, xs, ld, K, r0, nr, e);
+    } else {
+        const int per_row = nsl * (k_sum_slice / 4);
+        for (int i = threadIdx.x; i < nr * per_row; i += 32 * k_bcast_warps) {
+            const int r = i / per_row, k = 4 * (i % per_row);
+            cp_async16(xs + (size_t) r * ld + k, x + (size_t) (r0 + r) * K + (k < K ? k : 0), k < K);
+        }
+    }
+    cp_async_commit();
+    for (int jj = 1; jj < nj; ++jj) load_w(j0 + jj);
+    // groups in order: W(j0), X, W(j0 + 1) … W(j1 − 1); X may be waited for with the later W pending
+    cp_async_wait_at_most(max(0, nj - 1));
+    __syncthreads();    // x (and the first slice) visible to the block
+
+    for (int jj = 0; jj < nj; ++jj) {
+        const int j = j0 + jj;
+        if (jj > 0) {
+            cp_async_wait_at_most(nj - 1 - jj);
+            __syncwarp();    // the warp's copies of slice j visible to its lanes
+        }
+        float sl[RL];
+#pragma unroll
+        for (int i = 0; i < RL; ++i) sl[i] = 0.0f;
+#pragma unroll
+        for (int q = 0; q < 8; ++q) {
+            const float4 wq = *reinterpret_cast<const float4 *>(ws + (size_t) u * ld + j * k_sum_slice + 4 * q);
+#pragma unroll
+            for (int i = 0; i < RL; ++i) {
+                const int r = g + i * G;
+                if (r < nr) {
+                    const float4 xq = *reinterpret_cast<const float4 *>(xs + (size_t) r * ld + j * k_sum_slice + 4 * q);
+                    sl[i]           = fma4(xq, wq, sl[i]);
+                }
+            }
+        }
+        __syncwarp();    // every lane has read slice j's weights: their place takes its sums
+#pragma unroll
+        for (int i = 0; i < RL; ++i) {
+            const int r = g + i * G, f = r * OB + u;    // (row, output) f at cell f of the slice's 32·OB
+            if (r < nr) ws[(size_t) (f / k_sum_slice) * ld + j * k_sum_slice + f % k_sum_slice] = sl[i];
+        }
+    }
+    __syncthreads();
+    // (row, output) chains: the slice sums in order, the bias last
+    for (int f = threadIdx.x; f < nr * OB; f += 32 * k_bcast_warps) {
+        const int o = o0 + f % OB;
+        if (o >= N) continue;
+        const float * p   = ws + (size_t) (f / k_sum_slice) * ld + f % k_sum_slice;
+        float         tot = 0.0f;
+        for (int j = 0; j < nsl; ++j) tot += p[j * k_sum_slice];
+        store_output(y, N, r0 + f / OB, o, tot + (b ? __ldg(b + o) : 0.0f), e);
+    }
 }
 
 // MB_CUDA_GEMV: 0 the older kernel, else the outputs a warp; unset or "new" chooses
@@ -401,6 +520,36 @@ bool gemv_split(const float * x, int64_t n, int64_t K, const float * w, const fl
     if (a != cudaSuccess) fail("gemv_split (shared memory size)", a);
     const dim3 grid((unsigned) ((N + ob - 1) / ob), (unsigned) tiles);
     launch_product("gemv_split", kernel, grid, dim3(32 * k_split_warps), smem, s, x, (int) n, (int) K, w, b, (int) N, y,
+                   rows, e);
+    return true;
+}
+
+bool gemv_bcast(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
+                const gemv_io & e, cudaStream_t s) {
+    // not yet run on a GPU: off unless MB_CUDA_BCAST=1 (docs/BACKEND.md, eighteenth session)
+    const char * on = std::getenv("MB_CUDA_BCAST"), * g = std::getenv("MB_CUDA_GEMV");
+    if (!on || std::strcmp(on, "1") != 0 || (g && *g && std::strcmp(g, "new") != 0)) return false;
+    if (n < 1 || n > k_skinny_max_rows || K < 1 || K % 4 != 0 || K > (int64_t) 1 << 16 ||
+        reinterpret_cast<uintptr_t>(x) % 16 != 0 || reinterpret_cast<uintptr_t>(w) % 16 != 0 || N < 1 ||
+        N > (int64_t) 1 << 30 || (e.t_ncw && n % e.t_ncw != 0) ||
+        (e.in_k && (!e.t_ncw || e.t_ncw > 32 * k_bcast_warps || (int64_t) e.in_c * e.in_k != K))) {
+        return false;
+    }
+    // 128–192 blocks for the networks' 512–3,072 outputs, two an SM where x has 10 rows of 1,024
+    const int    ob    = N >= 2048 ? 16 : N >= 1024 ? 8 : 4;
+    const size_t ld    = size_t((K + k_sum_slice - 1) / k_sum_slice) * k_sum_slice + 4;    // floats a row of w or x takes
+    const size_t limit = 200 * 1024 / sizeof(float);
+    if ((ob + 1) * ld > limit) return false;
+    const int most  = (int) std::min<size_t>(k_bcast_rows, limit / ld - ob);
+    const int tiles = (int) ((n + most - 1) / most), rows = (int) ((n + tiles - 1) / tiles);
+    auto      kernel = ob == 16 ? gemv_bcast_kernel<16> : ob == 8 ? gemv_bcast_kernel<8> : gemv_bcast_kernel<4>;
+    const size_t smem = size_t(ob + rows) * ld * sizeof(float);
+    // one size for every launch (the largest any takes), so that a profiler replaying an earlier
+    // launch finds it still fits; the setting is per device, so set on every launch
+    const cudaError_t a = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024);
+    if (a != cudaSuccess) fail("gemv_bcast (shared memory size)", a);
+    const dim3 grid((unsigned) ((N + ob - 1) / ob), (unsigned) tiles);
+    launch_product("gemv_bcast", kernel, grid, dim3(32 * k_bcast_warps), smem, s, x, (int) n, (int) K, w, b, (int) N, y,
                    rows, e);
     return true;
 }

@@ -315,7 +315,7 @@ void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b
     if constexpr (std::is_same_v<WT, float> && MODE != SKINNY_CONV) {
         const int      t_ncw = MODE == SKINNY_CONV_COL ? g.t : 0;
         const gemv_io  e{t_ncw, g.act, g.slope, t_ncw ? g.res : nullptr, t_ncw ? g.ncol : nullptr, g.nk, g.ndil, g.nrelu};
-        if (!forced && gemv_split(x, n, K, w, b, N, y, e, s)) return;
+        if (!forced && (gemv_bcast(x, n, K, w, b, N, y, e, s) || gemv_split(x, n, K, w, b, N, y, e, s))) return;
         if (!forced && !g.res && !g.ncol && gemv_rows(x, n, K, w, b, N, y, MODE == SKINNY_CONV_COL ? g.t : 0, g.act, g.slope, s)) {
             return;
         }
@@ -439,9 +439,12 @@ __global__ void __launch_bounds__(128) add_layer_norm_warp_kernel(float * x, con
     }
 }
 
-// one block a row (wider rows); the row (x + r) is kept in shared memory
+// one block a row (wider rows); the row (x + r) is kept in shared memory, or, where regs (rows of
+// up to 4 values a thread) in registers, all its loads issued before the first sum: the loop's
+// loads otherwise wait one after another (4 round trips to L2 for the pose planner's 1,024-wide
+// rows). Either way the sums take the values in the same order, so the same bits
 __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, int d, const float * __restrict__ g,
-                                      const float * __restrict__ b, float eps) {
+                                      const float * __restrict__ b, float eps, int regs) {
     pdl_trigger();
     pdl_wait();
     extern __shared__ float row[];
@@ -452,26 +455,43 @@ __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, i
     // beside x's instead of after the two sums
     constexpr int k_held = 4;
     const bool    held   = d <= k_held * (int) blockDim.x;
-    float         gv[k_held], bv[k_held];
+    float         gv[k_held], bv[k_held], v[k_held];
     if (held) {
 #pragma unroll
         for (int i = 0; i < k_held; ++i) {
             const int j = threadIdx.x + i * blockDim.x;
             gv[i]       = j < d ? g[j] : 0.0f;
             bv[i]       = j < d ? b[j] : 0.0f;
+            if (regs) v[i] = j < d ? (rr ? xr[j] + rr[j] : xr[j]) : 0.0f;
         }
     }
+    regs = regs && held;
     double s = 0.0;
-    for (int j = threadIdx.x; j < d; j += blockDim.x) {
-        const float v = rr ? xr[j] + rr[j] : xr[j];
-        row[j]        = v;
-        s += v;
+    if (regs) {
+#pragma unroll
+        for (int i = 0; i < k_held; ++i) {
+            if (threadIdx.x + i * blockDim.x < d) s += v[i];
+        }
+    } else {
+        for (int j = threadIdx.x; j < d; j += blockDim.x) {
+            const float vj = rr ? xr[j] + rr[j] : xr[j];
+            row[j]         = vj;
+            s += vj;
+        }
     }
     const double mean = block_sum_d(s, scratch) / (double) d;
     double q = 0.0;
-    for (int j = threadIdx.x; j < d; j += blockDim.x) {
-        const double c = (double) row[j] - mean;
-        q += c * c;
+    if (regs) {
+#pragma unroll
+        for (int i = 0; i < k_held; ++i) {
+            const double c = (double) v[i] - mean;
+            if (threadIdx.x + i * blockDim.x < d) q += c * c;
+        }
+    } else {
+        for (int j = threadIdx.x; j < d; j += blockDim.x) {
+            const double c = (double) row[j] - mean;
+            q += c * c;
+        }
     }
     const double var = block_sum_d(q, scratch) / (double) d;
     const float  inv = (float) (1.0 / sqrt(var + (double) eps));
@@ -480,7 +500,7 @@ __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, i
 #pragma unroll
         for (int i = 0; i < k_held; ++i) {
             const int j = threadIdx.x + i * blockDim.x;
-            if (j < d) xr[j] = ((row[j] - mf) * inv) * gv[i] + bv[i];
+            if (j < d) xr[j] = (((regs ? v[i] : row[j]) - mf) * inv) * gv[i] + bv[i];
         }
     } else {
         for (int j = threadIdx.x; j < d; j += blockDim.x) xr[j] = ((row[j] - mf) * inv) * g[j] + b[j];
@@ -947,7 +967,8 @@ void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const
     gemv_io e{(int) t, act, slope, res};
     e.in_k = (int) k, e.in_dil = (int) dilation, e.in_relu = relu_in, e.in_c = (int) c_in;
     const char * imp = std::getenv("MB_CUDA_IMPLICIT");
-    if (!w_bf16 && !(imp && std::strcmp(imp, "0") == 0) && gemv_split(x, n_batch * t, c_in * k, w, b, c_out, y, e, s)) {
+    if (!w_bf16 && !(imp && std::strcmp(imp, "0") == 0) &&
+        (gemv_bcast(x, n_batch * t, c_in * k, w, b, c_out, y, e, s) || gemv_split(x, n_batch * t, c_in * k, w, b, c_out, y, e, s))) {
         return;
     }
     im2col(x, c_in, t, k, dilation, col, n_batch, s, relu_in);
@@ -1013,8 +1034,11 @@ void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const floa
         launch("add_layer_norm_warp", add_layer_norm_warp_kernel, dim3((unsigned) ((n + 3) / 4)), dim3(128), 0, s, x,
             r, (int) n, (int) d, g, b, eps);
     } else {
-        launch("add_layer_norm", add_layer_norm_kernel, dim3((unsigned) n), dim3(256), (size_t) d * sizeof(float), s,
-            x, r, (int) d, g, b, eps);
+        // MB_CUDA_LN_REGS=1: rows held in registers (not yet run on a GPU: off unless asked for)
+        const char * regs = std::getenv("MB_CUDA_LN_REGS");
+        const bool   on   = regs && std::strcmp(regs, "1") == 0 && d <= 4 * 256;
+        launch("add_layer_norm", add_layer_norm_kernel, dim3((unsigned) n), dim3(256), on ? 0 : (size_t) d * sizeof(float),
+               s, x, r, (int) d, g, b, eps, on ? 1 : 0);
     }
 }
 

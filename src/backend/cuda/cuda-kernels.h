@@ -82,6 +82,12 @@ struct gemv_io {
 // measured on a GPU, MB_CUDA_SPLIT other than 1): the caller runs another kernel
 bool gemv_split(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
                 const gemv_io & e, cudaStream_t s);
+// an F32 GEMV of 1…k_skinny_max_rows rows, any K (cuda-gemv.cu): a lane an output and some rows, x
+// read from shared memory as a broadcast, the warps of a block splitting the slices; the same bits
+// as linear_skinny. False where it does not run (alignment, K % 4, MB_CUDA_GEMV naming a kernel,
+// and, until it has been measured on a GPU, MB_CUDA_BCAST other than 1)
+bool gemv_bcast(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
+                const gemv_io & e, cudaStream_t s);
 
 // the F32 product of many rows (fused batches): a tiled SGEMM in the same order, so each
 // output gets the bits linear_skinny gives it. Where linear_tiled_fits (n above
