@@ -243,11 +243,11 @@ __device__ __forceinline__ void stage_im2col(const float * __restrict__ x, float
                                              const gemv_io & e) {
     const int t = e.t_ncw, ks = e.in_k, half = (ks - 1) / 2, dil = e.in_dil;
     const int pad = xrs - 4 - K;    // k from K to the end of the last segment (SWZ) or slice
-    for (int i = threadIdx.x; i < nr * pad; i += 32 * k_split_warps) {
+    for (int i = threadIdx.x; i < nr * pad; i += (int) blockDim.x) {
         const int r = i / pad, k = K + i % pad;
         xs[(size_t) r * xrs + col_at<SWZ>(k)] = 0.0f;
     }
-    const int per = 32 * k_split_warps / t;    // channels a pass; threads past per·t idle
+    const int per = (int) blockDim.x / t;    // channels a pass; threads past per·t idle
     if (threadIdx.x >= per * t) return;
     const int i = threadIdx.x % t, c0 = threadIdx.x / t;
     const int l0 = r0 / t, l1 = (r0 + nr - 1) / t;
@@ -272,6 +272,23 @@ __device__ __forceinline__ void stage_im2col(const float * __restrict__ x, float
                 }
             }
         }
+    }
+}
+
+// the rows [r0, r0 + nr) of x into shared memory (rows xrs floats apart, the last 4 padding, 0
+// past K): an im2col built from conv1d's input where in_k, else copied with cp.async (the caller
+// commits the group)
+template <bool SWZ>
+__device__ __forceinline__ void stage_x(const float * __restrict__ x, float * xs, int xrs, int K, int r0, int nr,
+                                        const gemv_io & e) {
+    if (e.in_k) {
+        stage_im2col<SWZ>(x, xs, xrs, K, r0, nr, e);
+        return;
+    }
+    const int per_row = (xrs - 4) / 4;
+    for (int i = threadIdx.x; i < nr * per_row; i += blockDim.x) {
+        const int r = i / per_row, k = 4 * (i % per_row);
+        cp_async16(xs + (size_t) r * xrs + col_at<SWZ>(k), x + (size_t) (r0 + r) * K + (k < K ? k : 0), k < K);
     }
 }
 
@@ -307,15 +324,7 @@ __global__ void __launch_bounds__(32 * k_split_warps)
     const bool chain = cu < ob && cr < nr && co < N;
     const float bias = chain && b ? __ldg(b + co) : 0.0f;
     pdl_wait();    // x is the previous kernel's output
-    if (e.in_k) {
-        stage_im2col<true>(x, xs, xrs, K, r0, nr, e);
-    } else {
-        const int per_row = nseg * (k_gseg / 4);
-        for (int i = threadIdx.x; i < nr * per_row; i += 32 * k_split_warps) {
-            const int r = i / per_row, sx = (i % per_row) / (k_gseg / 4), c = i % (k_gseg / 4), k = sx * k_gseg + 4 * c;
-            cp_async16(xs + (size_t) r * xrs + sx * k_gseg + swz(c), x + (size_t) (r0 + r) * K + (k < K ? k : 0), k < K);
-        }
-    }
+    stage_x<true>(x, xs, xrs, K, r0, nr, e);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
@@ -412,15 +421,7 @@ __global__ void __launch_bounds__(32 * k_bcast_warps)
     pdl_trigger();
     if (nj > 0) load_w(j0);    // weights are constants: in flight while the kernel before finishes
     pdl_wait();                // x is the previous kernel's output
-    if (e.in_k) {
-        stage_im2col<false>(x, xs, ld, K, r0, nr, e);
-    } else {
-        const int per_row = nsl * (k_sum_slice / 4);
-        for (int i = threadIdx.x; i < nr * per_row; i += 32 * k_bcast_warps) {
-            const int r = i / per_row, k = 4 * (i % per_row);
-            cp_async16(xs + (size_t) r * ld + k, x + (size_t) (r0 + r) * K + (k < K ? k : 0), k < K);
-        }
-    }
+    stage_x<false>(x, xs, ld, K, r0, nr, e);
     cp_async_commit();
     for (int jj = 1; jj < nj; ++jj) load_w(j0 + jj);
     // groups in order: W(j0), X, W(j0 + 1) … W(j1 − 1); X may be waited for with the later W pending
