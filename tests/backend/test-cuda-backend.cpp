@@ -853,8 +853,9 @@ TEST_F(device_kernels, sampling_matches_the_host_exactly) {
     }
 }
 
-// the two attention kernels give the same bits (the staged one is the default where it fits),
-// and a lane of a batch the bits it gets alone (one lane splits its queries over more blocks)
+// the attention kernels give the same bits (the staged one is the default where it fits; kernel 3
+// stages the queries too), and a lane of a batch the bits it gets alone (one lane splits its
+// queries over more blocks)
 TEST_F(device_kernels, attention_kernels_agree_bitwise_alone_and_in_a_batch) {
     struct shape { int64_t n, d, n_head, lanes; bool mask; };
     for (const shape & sh : {shape{1, 64, 2, 3, false}, shape{9, 512, 16, 5, false}, shape{10, 1024, 16, 7, false},
@@ -869,16 +870,18 @@ TEST_F(device_kernels, attention_kernels_agree_bitwise_alone_and_in_a_batch) {
         }
         dev_vec<float>   dq(qkv);
         dev_vec<uint8_t> dm(mask);
-        std::vector<float> out[2];
-        for (int kernel : {1, 2}) {
+        std::vector<float> out[3];
+        for (int kernel : {1, 2, 3}) {
             dev_vec<float> o(poisoned(L * n * d));
             mb::cuda::attention(dq.p, n, d, sh.n_head, sh.mask ? dm.p : nullptr, o.p, L, s, kernel);
             out[kernel - 1] = o.get();
         }
         ASSERT_EQ(std::memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(float)), 0)
             << "kernels differ at n " << n << " d " << d;
+        ASSERT_EQ(std::memcmp(out[0].data(), out[2].data(), out[0].size() * sizeof(float)), 0)
+            << "staged queries differ at n " << n << " d " << d;
         for (int64_t l = 0; l < L; ++l) {
-            for (int kernel : {1, 2}) {
+            for (int kernel : {1, 2, 3}) {
                 dev_vec<float> o(poisoned(n * d));
                 mb::cuda::attention(dq.p + l * n * 3 * d, n, d, sh.n_head, sh.mask ? dm.p + l * n : nullptr, o.p, 1, s,
                                     kernel);

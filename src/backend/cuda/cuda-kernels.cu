@@ -603,10 +603,14 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const floa
 // 16-byte aligned qkv
 constexpr int k_attn_pad = 4;
 
+// stage_q (where the block has one query a warp: gridDim.z · k_attn_warps ≥ n): the block's query
+// rows staged with the keys and values, and every staging load issued four at a time before the
+// stores (a load, its store, then the next load: a round trip to L2 each), so that the whole
+// kernel waits on memory once. The same values reach the same arithmetic: the same bits
 __global__ void __launch_bounds__(32 * k_attn_warps) attention_staged_kernel(const float * __restrict__ qkv, int n,
                                                                              int d, int dh,
                                                                              const uint8_t * __restrict__ key_mask,
-                                                                             float * __restrict__ out) {
+                                                                             float * __restrict__ out, int stage_q) {
     pdl_trigger();
     extern __shared__ float4 attn_smem[];
     const int h = blockIdx.x;
@@ -614,11 +618,46 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_staged_kernel(con
     const int ld = dh + k_attn_pad;
     float *   ks = reinterpret_cast<float *>(attn_smem);     // [n, ld]
     float *   vs = ks + (size_t) n * ld;                      // [n, ld]
-    const int q4 = dh / 4;
-    for (int e = threadIdx.x; e < 2 * n * q4; e += blockDim.x) {
-        const int    which = e / (n * q4), r = e - which * n * q4, j = r / q4, c = (r - j * q4) * 4;
-        const float4 v     = __ldg(reinterpret_cast<const float4 *>(qkv + (size_t) j * 3 * d + (1 + which) * d + h * dh + c));
-        *reinterpret_cast<float4 *>((which ? vs : ks) + j * ld + c) = v;
+    float *   qs = vs + (size_t) n * ld + k_attn_warps * n;   // stage_q: [k_attn_warps, ld], query z·warps + w
+    const int q4 = dh / 4, i0 = blockIdx.z * k_attn_warps;
+    const int nq = stage_q ? min(k_attn_warps, n - i0) : 0, kv = 2 * n * q4;
+    // element e: keys and values (e < kv), then the block's queries
+    auto src = [&](int e) {
+        if (e < kv) {
+            const int which = e / (n * q4), r = e - which * n * q4, j = r / q4, c = (r - j * q4) * 4;
+            return qkv + (size_t) j * 3 * d + (1 + which) * d + h * dh + c;
+        }
+        const int r = (e - kv) / q4, c = (e - kv - r * q4) * 4;
+        return qkv + (size_t) (i0 + r) * 3 * d + h * dh + c;
+    };
+    auto dst = [&](int e) {
+        if (e < kv) {
+            const int which = e / (n * q4), r = e - which * n * q4, j = r / q4, c = (r - j * q4) * 4;
+            return (which ? vs : ks) + j * ld + c;
+        }
+        const int r = (e - kv) / q4, c = (e - kv - r * q4) * 4;
+        return qs + r * ld + c;
+    };
+    const int total = kv + nq * q4;
+    if (stage_q) {
+        constexpr int B = 4;
+        for (int e0 = threadIdx.x; e0 < total; e0 += B * blockDim.x) {
+            float4 v[B];
+#pragma unroll
+            for (int b = 0; b < B; ++b) {
+                const int e = e0 + b * blockDim.x;
+                if (e < total) v[b] = __ldg(reinterpret_cast<const float4 *>(src(e)));
+            }
+#pragma unroll
+            for (int b = 0; b < B; ++b) {
+                const int e = e0 + b * blockDim.x;
+                if (e < total) *reinterpret_cast<float4 *>(dst(e)) = v[b];
+            }
+        }
+    } else {
+        for (int e = threadIdx.x; e < kv; e += blockDim.x) {
+            *reinterpret_cast<float4 *>(dst(e)) = __ldg(reinterpret_cast<const float4 *>(src(e)));
+        }
     }
     __syncthreads();
     const int   lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -631,10 +670,18 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_staged_kernel(con
             if (!(key_mask && key_mask[j])) {
                 const float * k = ks + j * ld;
                 float         a = 0.0f;
+                if (stage_q) {
+                    const float * qw = qs + (i - i0) * ld;
 #pragma unroll 4
-                for (int c = 0; c < dh; c += 4) {
-                    a = attn_dot4(a, __ldg(reinterpret_cast<const float4 *>(q + c)),
-                                  *reinterpret_cast<const float4 *>(k + c));
+                    for (int c = 0; c < dh; c += 4) {
+                        a = attn_dot4(a, *reinterpret_cast<const float4 *>(qw + c), *reinterpret_cast<const float4 *>(k + c));
+                    }
+                } else {
+#pragma unroll 4
+                    for (int c = 0; c < dh; c += 4) {
+                        a = attn_dot4(a, __ldg(reinterpret_cast<const float4 *>(q + c)),
+                                      *reinterpret_cast<const float4 *>(k + c));
+                    }
                 }
                 acc = a * scale;
             }
@@ -1049,11 +1096,17 @@ void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const ui
     const dim3    grid((unsigned) n_head, (unsigned) n_batch, (unsigned) groups);
     const int64_t dh = d / n_head;
     // the staged kernel where its keys and values fit 48 KB of shared memory (n ≤ 88 at dh = 64)
-    const size_t staged_bytes = (size_t) (2 * n * (dh + k_attn_pad) + k_attn_warps * n) * sizeof(float);
+    // kernel 3 (or MB_CUDA_ATTN_STAGE_Q=1, not yet run on a GPU: off unless asked for): the staged
+    // kernel with its query rows staged too, where a block has one query a warp
+    const char *  env     = std::getenv("MB_CUDA_ATTN_STAGE_Q");
+    const int     stage_q = (kernel == 3 || (kernel == 0 && env && std::strcmp(env, "1") == 0)) &&
+                            groups * k_attn_warps >= n ? 1 : 0;
+    const size_t staged_bytes =
+        (size_t) (2 * n * (dh + k_attn_pad) + k_attn_warps * n + stage_q * k_attn_warps * (dh + k_attn_pad)) * sizeof(float);
     if (kernel != 1 && dh % 4 == 0 && d % 4 == 0 && reinterpret_cast<uintptr_t>(qkv) % 16 == 0 &&
         staged_bytes <= 48 * 1024) {
         attention_staged_kernel<<<grid, 32 * k_attn_warps, staged_bytes, s>>>(qkv, (int) n, (int) d, (int) dh, key_mask,
-                                                                               out);
+                                                                               out, stage_q);
     } else {
         attention_kernel<<<grid, 32 * k_attn_warps, (size_t) k_attn_warps * n * sizeof(float), s>>>(
             qkv, (int) n, (int) d, (int) dh, key_mask, out);

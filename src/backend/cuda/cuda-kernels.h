@@ -127,7 +127,8 @@ void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const floa
 // attention core of backend::attention: qkv[n_batch, n, 3d] → out[n_batch, n, d], keys within a
 // lane; key_mask[n_batch, n] may be null. Two kernels with the same arithmetic per query (so the
 // same bits, whatever the lane count): kernel 1 the one reading keys from global memory, 0 and 2
-// the staged one where the head's keys and values fit shared memory (else 1); tests compare them
+// the staged one where the head's keys and values fit shared memory (else 1), 3 the staged one with
+// the queries staged too where a block has one query a warp (batch one; else as 2); tests compare them
 void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask, float * out,
                int64_t n_batch, cudaStream_t s, int kernel = 0);
 
