@@ -11,7 +11,8 @@
 # QUICK_SPEED set the GEMV timings (cuda_speed.gemv_at_batch_one, MB_CUDA_GEMV_SPEED=$QUICK_SPEED) run.
 # usage: [QUICK_BUDGET=s] [QUICK_TESTS='backend-ops|predict'] [QUICK_TEST_ENV=..] [QUICK_VARIANTS=..]
 #        [QUICK_ROUNDS=n] [QUICK_SPEED=hows] [QUICK_BACKENDS=gtest filter of test-cuda-backend, with
-#        QUICK_TEST_ENV; default *concurrent*] OUT=DIR bench/cuda-quick.sh
+#        QUICK_TEST_ENV; default *concurrent*] [QUICK_AFTER_ENV=switches for the steps after the timings]
+#        [QUICK_RACECHECK=gtest filter of test-cuda-backend] OUT=DIR bench/cuda-quick.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/out}; mkdir -p "$out" /tmp/nopc
@@ -71,6 +72,8 @@ for round in $(seq ${QUICK_ROUNDS:-2}); do
 done
 env ${QUICK_TEST_ENV:-} timeout 90 $b/tests/backend/test-cuda-backend --gtest_filter="${QUICK_BACKENDS:-*concurrent*}" 2>&1 |
     grep -E "PASSED|FAILED|Failure|error|Expected|Which is" | head -20
+# what follows (upstream beside ours, sanitizers, batched runs, profile, ncu) with QUICK_AFTER_ENV's switches
+[ -n "${QUICK_AFTER_ENV:-}" ] && { export ${QUICK_AFTER_ENV}; echo "== from here on: $QUICK_AFTER_ENV"; }
 # the same-run upstream comparison where an upstream checkout's motionbricks/ folder is at .gpu/upstream
 if [ -d .gpu/upstream/motionbricks/motionbricks ] && [ $(el) -lt $((T - 30)) ]; then
     MOTIONBRICKS_LIBRARY=$PWD/$b/src/capi/libmotionbricks.so PYTHONUNBUFFERED=1 timeout 150 python3 bench/upstream-torch.py \
@@ -90,6 +93,10 @@ ops='*motion_finish*:*root_conditions*:*scatter_rows*'
 [ $(el) -lt $((T - 5)) ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 timeout 30 $N bench --model /tmp/mb-full \
     --device cuda --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof.txt"; echo "-- profile"; tail -n 4 "$out/prof.txt"; }
 [ $(el) -lt $T ] && { timeout 30 compute-sanitizer --tool racecheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-racecheck.log" 2>&1; echo "racecheck ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-racecheck.log)"; }
+# QUICK_RACECHECK: a gtest filter of test-cuda-backend to run under racecheck too (new kernels' shared memory)
+[ -n "${QUICK_RACECHECK:-}" ] && [ $(el) -lt $T ] && { timeout 60 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    $b/tests/backend/test-cuda-backend --gtest_filter="$QUICK_RACECHECK" > "$out/cs-racecheck2.log" 2>&1
+    echo "racecheck $QUICK_RACECHECK: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-racecheck2.log)"; }
 # kernel by kernel (ncu serialises them: durations without overlap), second of two plans
 [ $(el) -lt $((T - 20)) ] && command -v ncu > /dev/null && { timeout 100 ncu --cache-control none --clock-control none \
     --metrics gpu__time_duration.sum,launch__grid_size --csv --page raw $N bench --model /tmp/mb-full --device cuda --precision f32 \
