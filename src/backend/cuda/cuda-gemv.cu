@@ -525,6 +525,25 @@ bool gemv_split(const float * x, int64_t n, int64_t K, const float * w, const fl
     return true;
 }
 
+// the current device's multiprocessors (looked up once a device)
+static int multiprocessors() {
+    static int count[64] = {};
+    int        dev       = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
+        cudaGetLastError();
+        return 1;
+    }
+    if (count[dev] == 0) {
+        int c = 0;
+        if (cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || c < 1) {
+            cudaGetLastError();
+            return 1;
+        }
+        count[dev] = c;
+    }
+    return count[dev];
+}
+
 bool gemv_bcast(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
                 const gemv_io & e, cudaStream_t s) {
     // not yet run on a GPU: off unless MB_CUDA_BCAST=1 (docs/BACKEND.md, eighteenth session)
@@ -536,19 +555,33 @@ bool gemv_bcast(const float * x, int64_t n, int64_t K, const float * w, const fl
         (e.in_k && (!e.t_ncw || e.t_ncw > 32 * k_bcast_warps || (int64_t) e.in_c * e.in_k != K))) {
         return false;
     }
-    // 128–192 blocks for the networks' 512–3,072 outputs, two an SM where x has 10 rows of 1,024
-    const int    ob    = N >= 2048 ? 16 : N >= 1024 ? 8 : 4;
+    // outputs a block: the smaller of two that still runs in one wave (so the SMs share the outputs
+    // evenly: in_proj's 3,072 at 8 a block, three blocks an SM), else the larger (fewer blocks)
     const size_t ld    = size_t((K + k_sum_slice - 1) / k_sum_slice) * k_sum_slice + 4;    // floats a row of w or x takes
     const size_t limit = 200 * 1024 / sizeof(float);
-    if ((ob + 1) * ld > limit) return false;
-    const int most  = (int) std::min<size_t>(k_bcast_rows, limit / ld - ob);
-    const int tiles = (int) ((n + most - 1) / most), rows = (int) ((n + tiles - 1) / tiles);
-    auto      kernel = ob == 16 ? gemv_bcast_kernel<16> : ob == 8 ? gemv_bcast_kernel<8> : gemv_bcast_kernel<4>;
-    const size_t smem = size_t(ob + rows) * ld * sizeof(float);
-    // one size for every launch (the largest any takes), so that a profiler replaying an earlier
-    // launch finds it still fits; the setting is per device, so set on every launch
-    const cudaError_t a = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024);
-    if (a != cudaSuccess) fail("gemv_bcast (shared memory size)", a);
+    const int    sms   = multiprocessors();
+    int          ob = 0, rows = 0, tiles = 0;
+    void (*kernel)(const float *, int, int, const float *, const float *, int, float *, int, gemv_io) = nullptr;
+    size_t smem = 0;
+    for (const int o : {N >= 1024 ? 8 : 4, N >= 1024 ? 16 : 8}) {
+        if ((o + 1) * ld > limit) break;
+        const int most = (int) std::min<size_t>(k_bcast_rows, limit / ld - o);
+        auto      kern = o == 16 ? gemv_bcast_kernel<16> : o == 8 ? gemv_bcast_kernel<8> : gemv_bcast_kernel<4>;
+        // one size for every launch (the largest any takes), so that a profiler replaying an earlier
+        // launch finds it still fits; the setting is per device, so set on every launch
+        const cudaError_t a = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024);
+        if (a != cudaSuccess) fail("gemv_bcast (shared memory size)", a);
+        ob = o, kernel = kern;
+        tiles = (int) ((n + most - 1) / most), rows = (int) ((n + tiles - 1) / tiles);
+        smem  = size_t(o + rows) * ld * sizeof(float);
+        int per_sm = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * k_bcast_warps, smem) != cudaSuccess) {
+            cudaGetLastError();
+            per_sm = 1;
+        }
+        if ((int64_t) ((N + o - 1) / o) * tiles <= (int64_t) per_sm * sms) break;
+    }
+    if (!kernel) return false;
     const dim3 grid((unsigned) ((N + ob - 1) / ob), (unsigned) tiles);
     launch_product("gemv_bcast", kernel, grid, dim3(32 * k_bcast_warps), smem, s, x, (int) n, (int) K, w, b, (int) N, y,
                    rows, e);
