@@ -182,12 +182,15 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
     // each shape forced
     // and the split GEMV (MB_CUDA_SPLIT=1: K of 2–8 segments, convs with their im2col built in it)
     // and the broadcast GEMV (MB_CUDA_BCAST=1: any K)
-    for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8", "split=1", "bcast=1"}) tiles.emplace_back(g);
+    for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8", "split=1", "bcast=1", "bcast=16"}) {
+        tiles.emplace_back(g);
+    }
     for (const std::string & tile : tiles) {
-        const bool gemv = tile == "rows=16" || tile == "split=1" || tile == "bcast=1" || tile.rfind("gemv=", 0) == 0;
+        const bool gemv = tile == "rows=16" || tile == "split=1" || tile.rfind("bcast=", 0) == 0 || tile.rfind("gemv=", 0) == 0;
         if (tile == "rows=16") setenv("MB_CUDA_SKINNY_ROWS", "16", 1), setenv("MB_CUDA_GEMV", "old", 1);
         else if (tile == "split=1") setenv("MB_CUDA_SPLIT", "1", 1);
         else if (tile == "bcast=1") setenv("MB_CUDA_BCAST", "1", 1);
+        else if (tile == "bcast=16") setenv("MB_CUDA_BCAST", "1", 1), setenv("MB_CUDA_BCAST_OB", "16", 1);
         else if (gemv) setenv("MB_CUDA_GEMV", tile.c_str() + 5, 1);
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         uint32_t seed = 900;
@@ -259,6 +262,7 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
         unsetenv("MB_CUDA_GEMV");
         unsetenv("MB_CUDA_SPLIT");
         unsetenv("MB_CUDA_BCAST");
+        unsetenv("MB_CUDA_BCAST_OB");
     }
 }
 
@@ -384,8 +388,9 @@ TEST(cuda_speed, gemv_at_batch_one) {
     // 5–64-row GEMV's two shapes forced; MB_CUDA_GEMV_SPEED (comma-separated: these names or MB_CUDA_GEMV's values)
     // picks some
     // ("split": the default with MB_CUDA_SPLIT=1, the split GEMV where K has 2–8 segments; "bcast",
-    // with MB_CUDA_BCAST=1, the broadcast GEMV)
-    std::vector<std::string> hows = {"", "split", "bcast", "hot", "old16", "1x8", "2x8"};
+    // with MB_CUDA_BCAST=1, the broadcast GEMV; "bcast4" / "bcast8" / "bcast16" with its outputs a
+    // block forced, MB_CUDA_BCAST_OB)
+    std::vector<std::string> hows = {"", "split", "bcast", "bcast4", "bcast8", "bcast16", "hot", "old16", "1x8", "2x8"};
     if (const char * v = std::getenv("MB_CUDA_GEMV_SPEED")) {
         hows.clear();
         for (std::string l = v; !l.empty();) {
@@ -399,9 +404,11 @@ TEST(cuda_speed, gemv_at_batch_one) {
     for (const std::string & how : hows) {
         const bool hot = how == "hot";
         setenv("MB_CUDA_SKINNY_ROWS", how == "old16" ? "16" : "", 1);
-        setenv("MB_CUDA_GEMV", how == "old16" ? "old" : hot || how == "split" || how == "bcast" ? "" : how.c_str(), 1);
+        const bool bcast = how.rfind("bcast", 0) == 0;
+        setenv("MB_CUDA_GEMV", how == "old16" ? "old" : hot || how == "split" || bcast ? "" : how.c_str(), 1);
         setenv("MB_CUDA_SPLIT", how == "split" ? "1" : "", 1);
-        setenv("MB_CUDA_BCAST", how == "bcast" ? "1" : "", 1);
+        setenv("MB_CUDA_BCAST", bcast ? "1" : "", 1);
+        setenv("MB_CUDA_BCAST_OB", bcast ? how.c_str() + 5 : "", 1);
         device d(mb::backend_device::BACKEND_DEVICE_CUDA);
         uint64_t key = 1;
         for (const shape & s : shapes) {
@@ -440,6 +447,7 @@ TEST(cuda_speed, gemv_at_batch_one) {
     unsetenv("MB_CUDA_GEMV");
     unsetenv("MB_CUDA_SPLIT");
     unsetenv("MB_CUDA_BCAST");
+    unsetenv("MB_CUDA_BCAST_OB");
 }
 
 // MB_PRECISION_TF32 / BF16: the reduced-precision kernels run (their results differ from the
@@ -600,7 +608,8 @@ TEST_F(backends, new_gemvs_give_the_same_bits_on_convs) {
     struct conv { int64_t c_in, t, c_out, k, dil, lanes; };
     const conv convs[] = {{512, 10, 512, 3, 27, 1}, {512, 6, 40, 3, 1, 3}, {512, 40, 64, 3, 9, 1},
                           {1024, 10, 100, 3, 1, 2}, {512, 20, 50, 3, 3, 3}, {344, 7, 33, 3, 2, 5}, {256, 12, 1030, 3, 1, 1}};
-    const char * ways[] = {"", "MB_CUDA_SPLIT", "MB_CUDA_BCAST", "MB_CUDA_SPLIT MB_CUDA_IMPLICIT=0"};
+    const char * ways[] = {"", "MB_CUDA_SPLIT", "MB_CUDA_BCAST", "MB_CUDA_SPLIT MB_CUDA_IMPLICIT=0", "MB_CUDA_BCAST MB_CUDA_BCAST_OB=16"};
+    constexpr int n_ways = sizeof ways / sizeof ways[0];
     uint32_t seed = 700;
     for (const conv & c : convs) {
         device d(mb::backend_device::BACKEND_DEVICE_CUDA);
@@ -611,15 +620,17 @@ TEST_F(backends, new_gemvs_give_the_same_bits_on_convs) {
         d.bufs.push_back(d.be->alloc_from_host(w.data(), w.size() * sizeof(float)));
         const mb::bweight wd(d.bufs.back()->as<const float>());
         auto xd = d.in(x), bd = d.in(b);
-        std::vector<float> got[4][3];
-        for (int way = 0; way < 4; ++way) {
+        std::vector<float> got[n_ways][3];
+        for (int way = 0; way < n_ways; ++way) {
             const std::string sw = ways[way];
             unsetenv("MB_CUDA_SPLIT");    // (whatever the caller's environment says)
             unsetenv("MB_CUDA_BCAST");
             unsetenv("MB_CUDA_IMPLICIT");
+            unsetenv("MB_CUDA_BCAST_OB");
             if (sw.find("MB_CUDA_SPLIT") != std::string::npos) setenv("MB_CUDA_SPLIT", "1", 1);
             if (sw.find("MB_CUDA_BCAST") != std::string::npos) setenv("MB_CUDA_BCAST", "1", 1);
             if (sw.find("MB_CUDA_IMPLICIT=0") != std::string::npos) setenv("MB_CUDA_IMPLICIT", "0", 1);
+            if (sw.find("MB_CUDA_BCAST_OB=16") != std::string::npos) setenv("MB_CUDA_BCAST_OB", "16", 1);
             auto xr = d.in(poisoned(nx)), y = d.in(poisoned(ny)), tmp = d.in(poisoned(ny)), h = d.in(h0);
             d.be->relu_conv1d_act(xd, xr, c.c_in, c.t, wd, bd, c.c_out, c.k, c.dil, 0.0f, y, c.lanes);
             got[way][0] = d.get(y, ny);
@@ -630,8 +641,9 @@ TEST_F(backends, new_gemvs_give_the_same_bits_on_convs) {
             unsetenv("MB_CUDA_SPLIT");
             unsetenv("MB_CUDA_BCAST");
             unsetenv("MB_CUDA_IMPLICIT");
+            unsetenv("MB_CUDA_BCAST_OB");
         }
-        for (int way = 1; way < 4; ++way) {
+        for (int way = 1; way < n_ways; ++way) {
             for (int op = 0; op < 3; ++op) {
                 EXPECT_EQ(std::memcmp(got[0][op].data(), got[way][op].data(), (size_t) ny * sizeof(float)), 0)
                     << "conv " << c.c_in << "→" << c.c_out << " t " << c.t << " k " << c.k << " dilation " << c.dil

@@ -563,7 +563,11 @@ bool gemv_bcast(const float * x, int64_t n, int64_t K, const float * w, const fl
     int          ob = 0, rows = 0, tiles = 0;
     void (*kernel)(const float *, int, int, const float *, const float *, int, float *, int, gemv_io) = nullptr;
     size_t smem = 0;
-    for (const int o : {N >= 1024 ? 8 : 4, N >= 1024 ? 16 : 8}) {
+    // MB_CUDA_BCAST_OB=4|8|16: that many outputs a block, to compare (the bits are the same)
+    const char * fo     = std::getenv("MB_CUDA_BCAST_OB");
+    const int    forced = fo ? std::atoi(fo) : 0;
+    const bool   force  = forced == 4 || forced == 8 || forced == 16;
+    for (const int o : {force ? forced : N >= 1024 ? 8 : 4, force ? forced : N >= 1024 ? 16 : 8}) {
         if ((o + 1) * ld > limit) break;
         const int most = (int) std::min<size_t>(k_bcast_rows, limit / ld - o);
         auto      kern = o == 16 ? gemv_bcast_kernel<16> : o == 8 ? gemv_bcast_kernel<8> : gemv_bcast_kernel<4>;
@@ -579,7 +583,7 @@ bool gemv_bcast(const float * x, int64_t n, int64_t K, const float * w, const fl
             cudaGetLastError();
             per_sm = 1;
         }
-        if ((int64_t) ((N + o - 1) / o) * tiles <= (int64_t) per_sm * sms) break;
+        if (force || (int64_t) ((N + o - 1) / o) * tiles <= (int64_t) per_sm * sms) break;
     }
     if (!kernel) return false;
     const dim3 grid((unsigned) ((N + ob - 1) / ob), (unsigned) tiles);
