@@ -1010,11 +1010,14 @@ void im2col_bf16(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t di
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
                 int act, float slope, int relu_in, const float * res) {
-    // F32 weights: the split GEMV builds the im2col itself where it runs (MB_CUDA_IMPLICIT=0: never)
+    // F32 weights: the split or broadcast GEMV builds the im2col itself where it runs
+    // (MB_CUDA_IMPLICIT=0: never), unless y overlaps x: its blocks read x while others write y
     gemv_io e{(int) t, act, slope, res};
     e.in_k = (int) k, e.in_dil = (int) dilation, e.in_relu = relu_in, e.in_c = (int) c_in;
-    const char * imp = std::getenv("MB_CUDA_IMPLICIT");
-    if (!w_bf16 && !(imp && std::strcmp(imp, "0") == 0) &&
+    const char * imp     = std::getenv("MB_CUDA_IMPLICIT");
+    const auto   xa = reinterpret_cast<uintptr_t>(x), ya = reinterpret_cast<uintptr_t>(y);
+    const bool   overlap = xa < ya + sizeof(float) * n_batch * c_out * t && ya < xa + sizeof(float) * n_batch * c_in * t;
+    if (!w_bf16 && !overlap && !(imp && std::strcmp(imp, "0") == 0) &&
         (gemv_bcast(x, n_batch * t, c_in * k, w, b, c_out, y, e, s) || gemv_split(x, n_batch * t, c_in * k, w, b, c_out, y, e, s))) {
         return;
     }
