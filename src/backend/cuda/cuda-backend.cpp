@@ -109,17 +109,12 @@ int compute_major(int ordinal) {
     return major;
 }
 
-bool env_is(const char * name, const char * value) {
-    const char * v = std::getenv(name);
-    return v && std::string(v) == value;
-}
-
 // MB_CUDA_PROFILE=1: the GPU time of every replayed recording by network (events around each
 // launch, read at the next wait) and the host time of copies and waits, summed over every object
 // of the process and printed to stderr at exit: how busy fused batches keep the GPU
 struct gpu_profile {
     static constexpr int k_kinds = 6;     // recordings by the key's top byte: other, root a, root b, pose, vq, root stage 1
-    const bool  on = env_is("MB_CUDA_PROFILE", "1");
+    const bool  on = cuda::env_is("MB_CUDA_PROFILE", "1");
     std::mutex  mu;
     double      graph_ms[k_kinds] = {};
     int64_t     graphs[k_kinds]   = {};
@@ -636,7 +631,7 @@ public:
     // every position valid (the masks change nothing)
     static bool chains(int64_t t, int64_t n_valid, int64_t n, int64_t n_batch) {
         return n_valid == t && n > 0 && t > 0 && n_batch > 0 && n_batch * t < k_conv_gemm_rows &&
-               env_is("MB_CUDA_CHAIN", "1");    // not yet run on a GPU: off unless asked for
+               cuda::env_is("MB_CUDA_CHAIN", "1");    // not yet run on a GPU: off unless asked for
     }
     // a product of the chain: F32 weights, its im2col in half the scratch
     static bool chain_fits(bweight w, int64_t c_in, int64_t t, int64_t k, int64_t n_batch) {
@@ -892,10 +887,10 @@ private:
 
     int                               ordinal_;
     backend_precision                 precision_;
-    bool                              graphs_on_ = !env_is("MB_CUDA_GRAPHS", "0");
+    bool                              graphs_on_ = !cuda::env_is("MB_CUDA_GRAPHS", "0");
     // MB_CUDA_F32_CUBLAS=1: F32 products of many rows on cuBLAS (pedantic FP32), to compare speed;
     // lanes then differ from requests alone in the last bits
-    bool                              f32_blas_  = env_is("MB_CUDA_F32_CUBLAS", "1");
+    bool                              f32_blas_  = cuda::env_is("MB_CUDA_F32_CUBLAS", "1");
     bool                              tf32_ok_   = compute_major(ordinal_) >= 8;    // TF32 tensor cores
     std::map<uint64_t, cudaGraphExec_t> graphs_;
     std::unique_ptr<cuda::device_ops> ops_;

@@ -197,11 +197,7 @@ void launch_rows(const float * x, int n, int K, const float * w, const float * b
     static_assert(R * k_sums_pad <= k_gseg, "a warp's buffer holds its chains' slice sums");
     auto         kernel = gemv_rows_kernel<R, O>;
     const size_t smem   = size_t(rows + nbuf * O * k_rows_warps) * k_gseg * sizeof(float);
-    // one size for every launch (the largest this instance takes), so that a profiler replaying
-    // an earlier launch finds it still fits; the setting is per device, so set on every launch
-    const size_t most = size_t(R + 2 * O * k_rows_warps) * k_gseg * sizeof(float);
-    const cudaError_t a = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) most);
-    if (a != cudaSuccess) fail("gemv_rows (shared memory size)", a);
+    allow_shared("gemv_rows (shared memory size)", kernel, size_t(R + 2 * O * k_rows_warps) * k_gseg * sizeof(float));
     const dim3 grid((unsigned) ((N + O * k_rows_warps - 1) / (O * k_rows_warps)), (unsigned) tiles);
     launch_product("gemv_rows", kernel, grid, dim3(32 * k_rows_warps), smem, s, x, n, K, w, b, N, y, rows, nbuf, t_ncw,
                    act, slope);
@@ -498,27 +494,19 @@ bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const flo
     return true;
 }
 
+namespace {
+
+// the split GEMV where K has 2–8 segments (gemv_batch_one has checked the rest)
 bool gemv_split(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
                 const gemv_io & e, cudaStream_t s) {
-    // not yet measured on a GPU: off unless MB_CUDA_SPLIT=1 (docs/BACKEND.md, eighteenth session)
-    const char * on = std::getenv("MB_CUDA_SPLIT"), * g = std::getenv("MB_CUDA_GEMV");
-    if (!on || std::strcmp(on, "1") != 0 || (g && *g && std::strcmp(g, "new") != 0)) return false;
-    if (n < 1 || n > k_skinny_max_rows || K <= k_gseg || K > (int64_t) k_split_segs * k_gseg || K % 4 != 0 ||
-        reinterpret_cast<uintptr_t>(x) % 16 != 0 || reinterpret_cast<uintptr_t>(w) % 16 != 0 || N < 1 ||
-        N > (int64_t) 1 << 30 || (e.t_ncw && n % e.t_ncw != 0) ||
-        (e.in_k && (!e.t_ncw || e.t_ncw > 32 * k_split_warps || (int64_t) e.in_c * e.in_k != K))) {
-        return false;
-    }
+    if (K <= k_gseg || K > (int64_t) k_split_segs * k_gseg) return false;
     const int nseg  = (int) ((K + k_gseg - 1) / k_gseg), ob = k_split_warps / nseg;
     const int most  = std::min(k_rows_tile, k_split_x_segs / nseg);    // rows a tile holds at most
     const int tiles = (int) ((n + most - 1) / most), rows = (int) ((n + tiles - 1) / tiles);
     auto      kernel = rows <= 8 ? gemv_split_kernel<8> : gemv_split_kernel<k_rows_tile>;
     const size_t smem = (size_t(rows) * (nseg * k_gseg + 4) + k_split_warps * k_gseg) * sizeof(float);
-    // one size for every launch (the largest any takes), so that a profiler replaying an earlier
-    // launch finds it still fits; the setting is per device, so set on every launch
-    const size_t      largest = (size_t(k_split_x_segs + k_split_warps) * k_gseg + 4 * k_rows_tile) * sizeof(float);
-    const cudaError_t a       = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) largest);
-    if (a != cudaSuccess) fail("gemv_split (shared memory size)", a);
+    allow_shared("gemv_split (shared memory size)", kernel,
+                 (size_t(k_split_x_segs + k_split_warps) * k_gseg + 4 * k_rows_tile) * sizeof(float));
     const dim3 grid((unsigned) ((N + ob - 1) / ob), (unsigned) tiles);
     launch_product("gemv_split", kernel, grid, dim3(32 * k_split_warps), smem, s, x, (int) n, (int) K, w, b, (int) N, y,
                    rows, e);
@@ -526,7 +514,7 @@ bool gemv_split(const float * x, int64_t n, int64_t K, const float * w, const fl
 }
 
 // the current device's multiprocessors (looked up once a device)
-static int multiprocessors() {
+int multiprocessors() {
     static int count[64] = {};
     int        dev       = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
@@ -544,17 +532,9 @@ static int multiprocessors() {
     return count[dev];
 }
 
+// the broadcast GEMV (gemv_batch_one has checked its arguments)
 bool gemv_bcast(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
                 const gemv_io & e, cudaStream_t s) {
-    // not yet run on a GPU: off unless MB_CUDA_BCAST=1 (docs/BACKEND.md, eighteenth session)
-    const char * on = std::getenv("MB_CUDA_BCAST"), * g = std::getenv("MB_CUDA_GEMV");
-    if (!on || std::strcmp(on, "1") != 0 || (g && *g && std::strcmp(g, "new") != 0)) return false;
-    if (n < 1 || n > k_skinny_max_rows || K < 1 || K % 4 != 0 || K > (int64_t) 1 << 16 ||
-        reinterpret_cast<uintptr_t>(x) % 16 != 0 || reinterpret_cast<uintptr_t>(w) % 16 != 0 || N < 1 ||
-        N > (int64_t) 1 << 30 || (e.t_ncw && n % e.t_ncw != 0) ||
-        (e.in_k && (!e.t_ncw || e.t_ncw > 32 * k_bcast_warps || (int64_t) e.in_c * e.in_k != K))) {
-        return false;
-    }
     // outputs a block: the smaller of two that still runs in one wave (so the SMs share the outputs
     // evenly: in_proj's 3,072 at 8 a block, three blocks an SM), else the larger (fewer blocks)
     const size_t ld    = size_t((K + k_sum_slice - 1) / k_sum_slice) * k_sum_slice + 4;    // floats a row of w or x takes
@@ -571,10 +551,7 @@ bool gemv_bcast(const float * x, int64_t n, int64_t K, const float * w, const fl
         if ((o + 1) * ld > limit) break;
         const int most = (int) std::min<size_t>(k_bcast_rows, limit / ld - o);
         auto      kern = o == 16 ? gemv_bcast_kernel<16> : o == 8 ? gemv_bcast_kernel<8> : gemv_bcast_kernel<4>;
-        // one size for every launch (the largest any takes), so that a profiler replaying an earlier
-        // launch finds it still fits; the setting is per device, so set on every launch
-        const cudaError_t a = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024);
-        if (a != cudaSuccess) fail("gemv_bcast (shared memory size)", a);
+        allow_shared("gemv_bcast (shared memory size)", kern, limit * sizeof(float));
         ob = o, kernel = kern;
         tiles = (int) ((n + most - 1) / most), rows = (int) ((n + tiles - 1) / tiles);
         smem  = size_t(o + rows) * ld * sizeof(float);
@@ -590,6 +567,24 @@ bool gemv_bcast(const float * x, int64_t n, int64_t K, const float * w, const fl
     launch_product("gemv_bcast", kernel, grid, dim3(32 * k_bcast_warps), smem, s, x, (int) n, (int) K, w, b, (int) N, y,
                    rows, e);
     return true;
+}
+
+} // namespace
+
+bool gemv_batch_one(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
+                    const gemv_io & e, cudaStream_t s) {
+    // not yet run on a GPU: off unless asked for (docs/BACKEND.md, eighteenth session)
+    const bool   bcast = env_is("MB_CUDA_BCAST", "1"), split = env_is("MB_CUDA_SPLIT", "1");
+    const char * g     = std::getenv("MB_CUDA_GEMV");
+    if (!(bcast || split) || (g && *g && std::strcmp(g, "new") != 0)) return false;
+    static_assert(k_bcast_warps == k_split_warps, "an im2col built by a block's threads: the same block size");
+    if (n < 1 || n > k_skinny_max_rows || K < 1 || K % 4 != 0 || K > (int64_t) 1 << 16 ||
+        reinterpret_cast<uintptr_t>(x) % 16 != 0 || reinterpret_cast<uintptr_t>(w) % 16 != 0 || N < 1 ||
+        N > (int64_t) 1 << 30 || (e.t_ncw && n % e.t_ncw != 0) ||
+        (e.in_k && (!e.t_ncw || e.t_ncw > 32 * k_bcast_warps || (int64_t) e.in_c * e.in_k != K))) {
+        return false;
+    }
+    return (bcast && gemv_bcast(x, n, K, w, b, N, y, e, s)) || (split && gemv_split(x, n, K, w, b, N, y, e, s));
 }
 
 } // namespace mb::cuda

@@ -57,6 +57,11 @@ bool pdl_on(bool product) {
     return major[dev] >= 9;
 }
 
+bool env_is(const char * name, const char * value) {
+    const char * v = std::getenv(name);
+    return v && std::strcmp(v, value) == 0;
+}
+
 namespace {
 
 constexpr unsigned k_full = 0xffffffffu;
@@ -292,9 +297,7 @@ void launch_skinny(const float * x, int64_t n, int64_t K, const WT * w, const fl
                      (reinterpret_cast<uintptr_t>(w) % (4 * sizeof(WT))) == 0;
     auto         kernel = vec ? linear_skinny_kernel<R, true, MODE, WT> : linear_skinny_kernel<R, false, MODE, WT>;
     const size_t smem   = gemv_smem_bytes(R);
-    // above the default 48 KiB; set on every launch, since the setting is per device
-    const cudaError_t a = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-    if (a != cudaSuccess) fail("linear_skinny (shared memory size)", a);
+    allow_shared("linear_skinny (shared memory size)", kernel, smem);
     launch_product("linear_skinny", kernel, grid, dim3(256), smem, s, x, (int) n, (int) K, w, b, (int) N, y, g);
 }
 
@@ -315,7 +318,7 @@ void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b
     if constexpr (std::is_same_v<WT, float> && MODE != SKINNY_CONV) {
         const int      t_ncw = MODE == SKINNY_CONV_COL ? g.t : 0;
         const gemv_io  e{t_ncw, g.act, g.slope, t_ncw ? g.res : nullptr, t_ncw ? g.ncol : nullptr, g.nk, g.ndil, g.nrelu};
-        if (!forced && (gemv_bcast(x, n, K, w, b, N, y, e, s) || gemv_split(x, n, K, w, b, N, y, e, s))) return;
+        if (!forced && gemv_batch_one(x, n, K, w, b, N, y, e, s)) return;
         if (!forced && !g.res && !g.ncol && gemv_rows(x, n, K, w, b, N, y, MODE == SKINNY_CONV_COL ? g.t : 0, g.act, g.slope, s)) {
             return;
         }
@@ -621,42 +624,44 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_staged_kernel(con
     float *   qs = vs + (size_t) n * ld + k_attn_warps * n;   // stage_q: [k_attn_warps, ld], query z·warps + w
     const int q4 = dh / 4, i0 = blockIdx.z * k_attn_warps;
     const int nq = stage_q ? min(k_attn_warps, n - i0) : 0, kv = 2 * n * q4;
-    // element e: keys and values (e < kv), then the block's queries
-    auto src = [&](int e) {
-        if (e < kv) {
-            const int which = e / (n * q4), r = e - which * n * q4, j = r / q4, c = (r - j * q4) * 4;
-            return qkv + (size_t) j * 3 * d + (1 + which) * d + h * dh + c;
-        }
-        const int r = (e - kv) / q4, c = (e - kv - r * q4) * 4;
-        return qkv + (size_t) (i0 + r) * 3 * d + h * dh + c;
+    // element e (a float4): keys and values (e < kv), then the block's queries; where it is read
+    // and where it goes
+    struct place {
+        const float * from;
+        float *       to;
     };
-    auto dst = [&](int e) {
+    auto at = [&](int e) {
         if (e < kv) {
             const int which = e / (n * q4), r = e - which * n * q4, j = r / q4, c = (r - j * q4) * 4;
-            return (which ? vs : ks) + j * ld + c;
+            return place{qkv + (size_t) j * 3 * d + (1 + which) * d + h * dh + c, (which ? vs : ks) + j * ld + c};
         }
         const int r = (e - kv) / q4, c = (e - kv - r * q4) * 4;
-        return qs + r * ld + c;
+        return place{qkv + (size_t) (i0 + r) * 3 * d + h * dh + c, qs + r * ld + c};
     };
     const int total = kv + nq * q4;
     if (stage_q) {
         constexpr int B = 4;
         for (int e0 = threadIdx.x; e0 < total; e0 += B * blockDim.x) {
-            float4 v[B];
+            float4  v[B];
+            float * to[B];
 #pragma unroll
             for (int b = 0; b < B; ++b) {
                 const int e = e0 + b * blockDim.x;
-                if (e < total) v[b] = __ldg(reinterpret_cast<const float4 *>(src(e)));
+                if (e < total) {
+                    const place p = at(e);
+                    v[b]          = __ldg(reinterpret_cast<const float4 *>(p.from));
+                    to[b]         = p.to;
+                }
             }
 #pragma unroll
             for (int b = 0; b < B; ++b) {
-                const int e = e0 + b * blockDim.x;
-                if (e < total) *reinterpret_cast<float4 *>(dst(e)) = v[b];
+                if (e0 + b * blockDim.x < total) *reinterpret_cast<float4 *>(to[b]) = v[b];
             }
         }
     } else {
         for (int e = threadIdx.x; e < kv; e += blockDim.x) {
-            *reinterpret_cast<float4 *>(dst(e)) = __ldg(reinterpret_cast<const float4 *>(src(e)));
+            const place p = at(e);
+            *reinterpret_cast<float4 *>(p.to) = __ldg(reinterpret_cast<const float4 *>(p.from));
         }
     }
     __syncthreads();
@@ -1014,11 +1019,9 @@ void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const
     // (MB_CUDA_IMPLICIT=0: never), unless y overlaps x: its blocks read x while others write y
     gemv_io e{(int) t, act, slope, res};
     e.in_k = (int) k, e.in_dil = (int) dilation, e.in_relu = relu_in, e.in_c = (int) c_in;
-    const char * imp     = std::getenv("MB_CUDA_IMPLICIT");
-    const auto   xa = reinterpret_cast<uintptr_t>(x), ya = reinterpret_cast<uintptr_t>(y);
-    const bool   overlap = xa < ya + sizeof(float) * n_batch * c_out * t && ya < xa + sizeof(float) * n_batch * c_in * t;
-    if (!w_bf16 && !overlap && !(imp && std::strcmp(imp, "0") == 0) &&
-        (gemv_bcast(x, n_batch * t, c_in * k, w, b, c_out, y, e, s) || gemv_split(x, n_batch * t, c_in * k, w, b, c_out, y, e, s))) {
+    const auto xa = reinterpret_cast<uintptr_t>(x), ya = reinterpret_cast<uintptr_t>(y);
+    const bool overlap = xa < ya + sizeof(float) * n_batch * c_out * t && ya < xa + sizeof(float) * n_batch * c_in * t;
+    if (!w_bf16 && !overlap && !env_is("MB_CUDA_IMPLICIT", "0") && gemv_batch_one(x, n_batch * t, c_in * k, w, b, c_out, y, e, s)) {
         return;
     }
     im2col(x, c_in, t, k, dilation, col, n_batch, s, relu_in);
@@ -1085,8 +1088,7 @@ void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const floa
             r, (int) n, (int) d, g, b, eps);
     } else {
         // MB_CUDA_LN_REGS=1: rows held in registers (not yet run on a GPU: off unless asked for)
-        const char * regs = std::getenv("MB_CUDA_LN_REGS");
-        const bool   on   = regs && std::strcmp(regs, "1") == 0 && d <= 4 * 256;
+        const bool on = env_is("MB_CUDA_LN_REGS", "1") && d <= 4 * 256;
         launch("add_layer_norm", add_layer_norm_kernel, dim3((unsigned) n), dim3(256), on ? 0 : (size_t) d * sizeof(float),
                s, x, r, (int) d, g, b, eps, on ? 1 : 0);
     }
@@ -1101,9 +1103,8 @@ void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const ui
     // the staged kernel where its keys and values fit 48 KB of shared memory (n ≤ 88 at dh = 64)
     // kernel 3 (or MB_CUDA_ATTN_STAGE_Q=1, not yet run on a GPU: off unless asked for): the staged
     // kernel with its query rows staged too, where a block has one query a warp
-    const char *  env     = std::getenv("MB_CUDA_ATTN_STAGE_Q");
-    const int     stage_q = (kernel == 3 || (kernel == 0 && env && std::strcmp(env, "1") == 0)) &&
-                            groups * k_attn_warps >= n ? 1 : 0;
+    const int stage_q = (kernel == 3 || (kernel == 0 && env_is("MB_CUDA_ATTN_STAGE_Q", "1"))) &&
+                        groups * k_attn_warps >= n ? 1 : 0;
     const size_t staged_bytes =
         (size_t) (2 * n * (dh + k_attn_pad) + k_attn_warps * n + stage_q * k_attn_warps * (dh + k_attn_pad)) * sizeof(float);
     if (kernel != 1 && dh % 4 == 0 && d % 4 == 0 && reinterpret_cast<uintptr_t>(qkv) % 16 == 0 &&

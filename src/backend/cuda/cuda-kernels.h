@@ -16,6 +16,10 @@ namespace mb::cuda {
 // recovered in this process: the model must be freed)
 [[noreturn]] void fail(const char * what, cudaError_t e);
 
+// whether the environment variable `name` is set to exactly `value` (the backend's switches; read
+// on every call, so a test may set one)
+bool env_is(const char * name, const char * value);
+
 // F32 products sum every output in one order, whatever the row count (so lanes of a batch get
 // the bits of their requests alone): k in slices of k_sum_slice, each summed with fmaf from 0
 // in ascending k, the slice sums added in order to a total from 0, the bias last
@@ -76,18 +80,15 @@ struct gemv_io {
     int           nk = 1, ndil = 1, nrelu = 0;
     int           in_k = 0, in_dil = 1, in_relu = 0, in_c = 0;
 };
-// an F32 GEMV of 1…k_skinny_max_rows rows and K of 2–8 segments of 1,024 (cuda-gemv.cu): a warp
-// for each (output, segment) pair, all of x staged at once, the same bits as linear_skinny. False
-// where it does not run (K, rows, alignment, MB_CUDA_GEMV naming a kernel, and, until it has been
-// measured on a GPU, MB_CUDA_SPLIT other than 1): the caller runs another kernel
-bool gemv_split(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
-                const gemv_io & e, cudaStream_t s);
-// an F32 GEMV of 1…k_skinny_max_rows rows, any K (cuda-gemv.cu): a lane an output and some rows, x
-// read from shared memory as a broadcast, the warps of a block splitting the slices; the same bits
-// as linear_skinny. False where it does not run (alignment, K % 4, MB_CUDA_GEMV naming a kernel,
-// and, until it has been measured on a GPU, MB_CUDA_BCAST other than 1)
-bool gemv_bcast(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
-                const gemv_io & e, cudaStream_t s);
+// an F32 GEMV of 1…k_skinny_max_rows rows through a gemv_io (cuda-gemv.cu), the same bits as
+// linear_skinny: the broadcast GEMV (any K; a lane an output and some rows, x read from shared
+// memory as a broadcast, the warps of a block splitting the slices) where MB_CUDA_BCAST=1, else
+// the split GEMV (K of 2–8 segments of 1,024; a warp for each (output, segment) pair, all of x
+// staged at once) where MB_CUDA_SPLIT=1. Until they have been measured on a GPU, both switches
+// are off. False where neither runs (the switches, K, rows, alignment, MB_CUDA_GEMV naming a
+// kernel): the caller runs another kernel
+bool gemv_batch_one(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
+                    const gemv_io & e, cudaStream_t s);
 
 // the F32 product of many rows (fused batches): a tiled SGEMM in the same order, so each
 // output gets the bits linear_skinny gives it. Where linear_tiled_fits (n above

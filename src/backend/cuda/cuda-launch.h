@@ -61,6 +61,16 @@ void launch_as(bool product, const char * what, void (*kernel)(P...), dim3 grid,
     if (e != cudaSuccess) fail(what, e);
 }
 
+// lets `kernel` take up to `bytes` of dynamic shared memory (above the default 48 KiB), or throws
+// (fail) naming `what`. The setting is per device, so it is made before every launch; a kernel
+// whose launches differ in size sets the largest any takes, so that a profiler replaying an
+// earlier launch finds it still fits
+template <class... P>
+void allow_shared(const char * what, void (*kernel)(P...), size_t bytes) {
+    const cudaError_t a = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) bytes);
+    if (a != cudaSuccess) fail(what, a);
+}
+
 // kernel<<<grid, block, smem, s>>>(args…), as a programmatic dependent where pdl_on(false)
 // (MB_CUDA_PDL=all); a failed launch throws (fail) naming `what`
 template <class... P, class... A>
