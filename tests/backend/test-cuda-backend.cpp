@@ -610,6 +610,14 @@ TEST_F(backends, new_gemvs_give_the_same_bits_on_convs) {
                           {1024, 10, 100, 3, 1, 2}, {512, 20, 50, 3, 3, 3}, {344, 7, 33, 3, 2, 5}, {256, 12, 1030, 3, 1, 1}};
     const char * ways[] = {"", "MB_CUDA_SPLIT", "MB_CUDA_BCAST", "MB_CUDA_SPLIT MB_CUDA_IMPLICIT=0", "MB_CUDA_BCAST MB_CUDA_BCAST_OB=16"};
     constexpr int n_ways = sizeof ways / sizeof ways[0];
+    // the switches one way names, the others unset (whatever the caller's environment says)
+    auto set_way = [](const std::string & sw) {
+        for (const char * v : {"MB_CUDA_SPLIT", "MB_CUDA_BCAST", "MB_CUDA_IMPLICIT", "MB_CUDA_BCAST_OB"}) unsetenv(v);
+        if (sw.find("MB_CUDA_SPLIT") != std::string::npos) setenv("MB_CUDA_SPLIT", "1", 1);
+        if (sw.find("MB_CUDA_BCAST") != std::string::npos) setenv("MB_CUDA_BCAST", "1", 1);
+        if (sw.find("MB_CUDA_IMPLICIT=0") != std::string::npos) setenv("MB_CUDA_IMPLICIT", "0", 1);
+        if (sw.find("MB_CUDA_BCAST_OB=16") != std::string::npos) setenv("MB_CUDA_BCAST_OB", "16", 1);
+    };
     uint32_t seed = 700;
     for (const conv & c : convs) {
         device d(mb::backend_device::BACKEND_DEVICE_CUDA);
@@ -622,15 +630,7 @@ TEST_F(backends, new_gemvs_give_the_same_bits_on_convs) {
         auto xd = d.in(x), bd = d.in(b);
         std::vector<float> got[n_ways][3];
         for (int way = 0; way < n_ways; ++way) {
-            const std::string sw = ways[way];
-            unsetenv("MB_CUDA_SPLIT");    // (whatever the caller's environment says)
-            unsetenv("MB_CUDA_BCAST");
-            unsetenv("MB_CUDA_IMPLICIT");
-            unsetenv("MB_CUDA_BCAST_OB");
-            if (sw.find("MB_CUDA_SPLIT") != std::string::npos) setenv("MB_CUDA_SPLIT", "1", 1);
-            if (sw.find("MB_CUDA_BCAST") != std::string::npos) setenv("MB_CUDA_BCAST", "1", 1);
-            if (sw.find("MB_CUDA_IMPLICIT=0") != std::string::npos) setenv("MB_CUDA_IMPLICIT", "0", 1);
-            if (sw.find("MB_CUDA_BCAST_OB=16") != std::string::npos) setenv("MB_CUDA_BCAST_OB", "16", 1);
+            set_way(ways[way]);
             auto xr = d.in(poisoned(nx)), y = d.in(poisoned(ny)), tmp = d.in(poisoned(ny)), h = d.in(h0);
             d.be->relu_conv1d_act(xd, xr, c.c_in, c.t, wd, bd, c.c_out, c.k, c.dil, 0.0f, y, c.lanes);
             got[way][0] = d.get(y, ny);
@@ -638,10 +638,6 @@ TEST_F(backends, new_gemvs_give_the_same_bits_on_convs) {
             got[way][1] = d.get(h, ny);
             d.be->conv1d_act(xd, c.c_in, c.t, wd, bd, c.c_out, c.k, c.dil, 0.2f, y, c.lanes);
             got[way][2] = d.get(y, ny);
-            unsetenv("MB_CUDA_SPLIT");
-            unsetenv("MB_CUDA_BCAST");
-            unsetenv("MB_CUDA_IMPLICIT");
-            unsetenv("MB_CUDA_BCAST_OB");
         }
         for (int way = 1; way < n_ways; ++way) {
             for (int op = 0; op < 3; ++op) {
@@ -652,6 +648,7 @@ TEST_F(backends, new_gemvs_give_the_same_bits_on_convs) {
             }
         }
     }
+    set_way("");
 }
 
 // the LayerNorm's block kernel with its rows in registers (MB_CUDA_LN_REGS=1) gives the bits of
