@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 mkdir -p /tmp/nopc .gpu
 PKG_CONFIG_LIBDIR=/tmp/nopc cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DMB_CUDA=ON \
     -DMB_SHARED_DIR="$PWD/.gpu/shared" -DMB_MUJOCO=OFF -DMB_ZMQ=OFF -DMB_PYTHON=python3 > /tmp/cuda-prepare-cfg.log
-cmake --build build/gpu -j"$(nproc)" --target motionbricks cuda-run test-cuda-backend test-backend-ops test-root-planner \
+cmake --build build/gpu -j"$(nproc)" --target motionbricks motionbricks_shared cuda-run test-cuda-backend test-backend-ops test-root-planner \
     test-pose-planner test-vq-decoder test-predict test-predict-batch test-agent
 PACK_FIXTURES='agent-small reference-small' bash bench/cuda-pack.sh build/gpu "${2:-$PWD/../shared}"
 if [ -n "${1:-}" ]; then

@@ -5,14 +5,14 @@
 # and ncu kernel durations of a plan; steps that would start late are skipped. Fixtures from
 # .gpu/shared and, when there, the programs from .gpu/build.tgz (bench/cuda-pack.sh; configure that
 # build with -DMB_MUJOCO=OFF), else it builds them.
-# Switches under test: QUICK_TEST_ENV (assignments, e.g. 'MB_CUDA_SPLIT=1 MB_CUDA_CHAIN=1') is set
+# Switches under test: QUICK_TEST_ENV (assignments, e.g. 'MB_CUDA_GEMV=old MB_CUDA_PDL=all') is set
 # for the suites, whose failures are then rerun without it; QUICK_VARIANTS ('label:A=1 B=2;label2:C=0')
 # are timed at B = 1 in alternation with the defaults, QUICK_ROUNDS times (default 2), and with
 # QUICK_SPEED set the GEMV timings (cuda_speed.gemv_at_batch_one, MB_CUDA_GEMV_SPEED=$QUICK_SPEED) run.
 # usage: [QUICK_BUDGET=s] [QUICK_TESTS='backend-ops|predict'] [QUICK_TEST_ENV=..] [QUICK_VARIANTS=..]
 #        [QUICK_ROUNDS=n] [QUICK_SPEED=hows] [QUICK_BACKENDS=gtest filter of test-cuda-backend, with
 #        QUICK_TEST_ENV; default *concurrent*] [QUICK_AFTER_ENV=switches for the steps after the timings]
-#        [QUICK_RACECHECK=gtest filter of test-cuda-backend] OUT=DIR bench/cuda-quick.sh
+#        [QUICK_RACECHECK=gtest filter of test-cuda-backend] [QUICK_TIMELINE=1] OUT=DIR bench/cuda-quick.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/out}; mkdir -p "$out" /tmp/nopc
@@ -93,6 +93,11 @@ ops='*motion_finish*:*root_conditions*:*scatter_rows*'
 [ $(el) -lt $((T - 5)) ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 timeout 30 $N bench --model /tmp/mb-full \
     --device cuda --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof.txt"; echo "-- profile"; tail -n 4 "$out/prof.txt"; }
 [ $(el) -lt $T ] && { timeout 30 compute-sanitizer --tool racecheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-racecheck.log" 2>&1; echo "racecheck ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-racecheck.log)"; }
+# QUICK_TIMELINE=1: every recording's GPU span and every host step of twenty 10-token plans at B = 1
+# ($out/tl.gpu, $out/tl.host: where the GPU idles between and inside plans)
+[ -n "${QUICK_TIMELINE:-}" ] && [ $(el) -lt $T ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 MB_PROFILE_TIMELINE=$out/tl \
+    timeout 30 $N bench --model /tmp/mb-full --device cuda --precision f32 --batch 1 --tokens 10 --iterations 20 --warmup 2 \
+    > /dev/null 2> "$out/tl.txt"; tail -n 3 "$out/tl.txt"; }
 # QUICK_RACECHECK: a gtest filter of test-cuda-backend to run under racecheck too (new kernels' shared memory)
 [ -n "${QUICK_RACECHECK:-}" ] && [ $(el) -lt $T ] && { timeout 60 compute-sanitizer --tool racecheck --error-exitcode 9 \
     $b/tests/backend/test-cuda-backend --gtest_filter="$QUICK_RACECHECK" > "$out/cs-racecheck2.log" 2>&1

@@ -132,6 +132,11 @@ public:
     // backend → host: host[0..bytes) ← src[0..bytes) once every op issued before has finished
     virtual void get_bytes(const void * src, void * host, size_t bytes) = 0;
 
+    // get() without its wait: the copy is issued after the ops issued before it and has landed at
+    // the next get() or synchronize(), until when host must stay valid and unread (page-locked,
+    // from alloc_host, so that the copy needs no wait of its own). The default is get_bytes
+    virtual void get_bytes_later(const void * src, void * host, size_t bytes) { get_bytes(src, host, bytes); }
+
     // waits until every op issued so far has finished. Optional: the default does nothing
     // (for backends whose ops complete before they return)
     virtual void synchronize() {}
@@ -170,6 +175,9 @@ public:
     }
     template <class T> void get(bptr<const T> src, T * host, int64_t n) {
         get_bytes(src.p, host, size_t(n) * sizeof(T));
+    }
+    template <class T> void get_later(bptr<const T> src, T * host, int64_t n) {
+        get_bytes_later(src.p, host, size_t(n) * sizeof(T));
     }
 
     // ---- scratch (optional; the defaults do nothing) --------------------------------------------

@@ -246,11 +246,14 @@ struct predict_state::impl {
     bptr<float>                     f_rot;       // [lanes·64, 34, 4] local rotations x y z w
     std::vector<float>              h_ref;       // [lanes, 3] f_ref's host side
     std::vector<int64_t>            f_at;        // [lanes] the lane's first frame in the outputs
-    // the outputs downloaded in bulk (k_pool_min_lanes+ lanes): in the backend's page-locked host
-    // memory where it has some (a 256-lane chunk's 42 MB come down several times faster), else plain
+    // the outputs and tokens as they come down, each bucket's copied without a wait of its own (one
+    // wait a plan): in the backend's page-locked host memory where it has some (a 256-lane chunk's
+    // 42 MB also come down several times faster), else plain
     std::shared_ptr<void>           h_out_pinned;
     std::vector<float>              h_out_plain;
+    std::vector<int32_t>            h_tok_plain;
     float *                         h_global = nullptr, * h_pos = nullptr, * h_rot = nullptr;
+    int32_t *                       h_tok    = nullptr;     // [lanes·16, 8] the buckets' tokens
 };
 
 predict_state::predict_state() = default;
@@ -316,13 +319,19 @@ std::unique_ptr<predict_state> motion_model::create_state(int64_t lanes) const {
         s.f_rot        = s.f_pos + int64_t(P);
         s.h_ref.assign(L * 3, 0.0f);
         s.f_at.assign(L, 0);
-        if (lanes > 1) {
-            s.h_out_pinned = s.be->alloc_host((G + P + R) * sizeof(float));
-            if (!s.h_out_pinned) s.h_out_plain.assign(G + P + R, 0.0f);
-            s.h_global = s.h_out_pinned ? static_cast<float *>(s.h_out_pinned.get()) : s.h_out_plain.data();
-            s.h_pos    = s.h_global + G;
-            s.h_rot    = s.h_pos + P;
+        const size_t T = L * k_max_tokens * k_token_heads;
+        s.h_out_pinned = s.be->alloc_host((G + P + R) * sizeof(float) + T * sizeof(int32_t));
+        if (s.h_out_pinned) {
+            s.h_global = static_cast<float *>(s.h_out_pinned.get());
+            s.h_tok    = reinterpret_cast<int32_t *>(s.h_global + G + P + R);
+        } else {
+            s.h_out_plain.assign(G + P + R, 0.0f);
+            s.h_tok_plain.assign(T, 0);
+            s.h_global = s.h_out_plain.data();
+            s.h_tok    = s.h_tok_plain.data();
         }
+        s.h_pos = s.h_global + G;
+        s.h_rot = s.h_pos + P;
     }
     if (lanes > 1 && std::string(s.be->name()) != "cpu") {
         const unsigned hw = std::thread::hardware_concurrency();
@@ -675,7 +684,9 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
     };
     // steps 2–5 on the backend where it has the motion ops (traced runs keep the host's glue and
     // step 5, whose intermediates the taps show): each bucket is finished right after its decode
-    // (the decoder state holds one bucket's output), its outputs after the buckets' before it
+    // (the decoder state holds one bucket's output), its outputs after the buckets' before it, and
+    // they and its tokens (the pose planner's state holds them until the next bucket) are copied
+    // down behind it, read once the plan is done
     const bool plan_here = st.plan_on_backend && !trace;
     int64_t    f_lanes = 0, f_frames = 0;     // lanes and frames finished on the backend so far
     const auto finish_bucket = [&](int64_t F) {
@@ -690,6 +701,13 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         st.be->motion_finish(st.vq_st.y, Bk, F, m.finish_scale, m.finish_mean, ref, m.finish_parents, m.finish_offsets,
                              st.f_global + f_frames * k_global_dim, st.f_pos + f_frames * k_n_joints * 3,
                              st.f_rot + f_frames * k_n_joints * 4);
+        constexpr int64_t JP = k_n_joints * 3, JR = k_n_joints * 4;
+        st.be->get_later(bptr<const float>(st.f_global + f_frames * k_global_dim), st.h_global + f_frames * k_global_dim,
+                         Bk * F * k_global_dim);
+        st.be->get_later(bptr<const float>(st.f_pos + f_frames * JP), st.h_pos + f_frames * JP, Bk * F * JP);
+        st.be->get_later(bptr<const float>(st.f_rot + f_frames * JR), st.h_rot + f_frames * JR, Bk * F * JR);
+        st.be->get_later(bptr<const int32_t>(st.pose_st.tokens), st.h_tok + f_frames / k_frames_per_token * H,
+                         Bk * F / k_frames_per_token * H);
         f_lanes += Bk;
         f_frames += Bk * F;
     };
@@ -743,14 +761,6 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
             tb = clock_type::now();
             m.vq.decode(*st.be, st.vq_st, st.pose_st.tokens, n, nullptr, pin.pose_cond, ht, nullptr, Bk);
             finish_bucket(F);
-            // the bucket's tokens: the one wait of the bucket (the pose planner's state holds them
-            // until the next bucket)
-            int32_t * tok = alone ? st.tokens.data() + l0 * k_max_tokens * H : st.b_tokens.data();
-            st.be->get(bptr<const int32_t>(st.pose_st.tokens), tok, Bk * n * H);
-            each_lane(st.host.get(), Bk, &none, [&](int64_t i) {
-                const int32_t * t = tok + i * n * H;
-                res[st.bucket[size_t(i)]].tokens.assign(t, t + n * H);
-            });
             *failed = -1;
             dec_ms += ms_since(tb);
         };
@@ -760,6 +770,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
             if (st.root_st.failed_lane >= 0) *failed = st.root_st.failed_lane;
             throw;
         }
+        st.be->synchronize();    // the buckets' copies (where every count was forced, the logits' read did it)
         for (int64_t l = 0; l < B; ++l) {    // read back last where every count was forced
             std::copy_n(st.rr[size_t(l)].logits.begin(), 12, res[l].num_token_logits.begin());
         }
@@ -965,11 +976,9 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         }
     };
     constexpr int64_t JP = k_n_joints * 3, JR = k_n_joints * 4;
-    if (plan_here && B >= k_pool_min_lanes) {
-        // in bulk into the staging arrays, then copied into the results on the host pool
-        st.be->get(bptr<const float>(st.f_global), st.h_global, f_frames * k_global_dim);
-        st.be->get(bptr<const float>(st.f_pos), st.h_pos, f_frames * JP);
-        st.be->get(bptr<const float>(st.f_rot), st.h_rot, f_frames * JR);
+    if (plan_here) {
+        // the copies landed at the plan's wait: into the results (on the host pool from
+        // k_pool_min_lanes lanes)
         each_lane(st.host.get(), B, failed, [&](int64_t l) {
             const int64_t    F  = st.rr[size_t(l)].n * k_frames_per_token;
             const int64_t    at = st.f_at[size_t(l)];
@@ -977,27 +986,13 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
             const float *    g  = st.h_global + at * k_global_dim;
             const float *    jp = st.h_pos + at * JP;
             const float *    jr = st.h_rot + at * JR;
+            const int32_t *  tk = st.h_tok + at / k_frames_per_token * H;
+            o.tokens.assign(tk, tk + F / k_frames_per_token * H);
             o.global_features.assign(g, g + F * k_global_dim);
             o.joint_positions.assign(jp, jp + F * JP);
             o.local_rotations_xyzw.assign(jr, jr + F * JR);
             finish_lane(l, F);
         });
-    } else if (plan_here) {
-        // a few lanes: straight into each result
-        for (int64_t l = 0; l < B; ++l) {
-            const int64_t    F  = st.rr[size_t(l)].n * k_frames_per_token;
-            const int64_t    at = st.f_at[size_t(l)];
-            predict_result & o  = res[l];
-            o.global_features.resize(size_t(F * k_global_dim));
-            o.joint_positions.resize(size_t(F * JP));
-            o.local_rotations_xyzw.resize(size_t(F * JR));
-            *failed = l;
-            st.be->get(bptr<const float>(st.f_global + at * k_global_dim), o.global_features.data(), F * k_global_dim);
-            st.be->get(bptr<const float>(st.f_pos + at * JP), o.joint_positions.data(), F * JP);
-            st.be->get(bptr<const float>(st.f_rot + at * JR), o.local_rotations_xyzw.data(), F * JR);
-            finish_lane(l, F);
-        }
-        *failed = -1;
     } else {
         each_lane(st.host.get(), B, failed, [&](int64_t l) {
             const int64_t    F  = st.rr[size_t(l)].n * k_frames_per_token;

@@ -180,17 +180,10 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
     // then the older GEMV with its 16-row tiles forced (MB_CUDA_SKINNY_ROWS; it takes 8 above 4 rows)
     // and as it is, and the 5–64-row GEMV of cuda-gemv.cu (MB_CUDA_GEMV) by its choice and with
     // each shape forced
-    // and the split GEMV (MB_CUDA_SPLIT=1: K of 2–8 segments, convs with their im2col built in it)
-    // and the broadcast GEMV (MB_CUDA_BCAST=1: any K)
-    for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8", "split=1", "bcast=1", "bcast=16"}) {
-        tiles.emplace_back(g);
-    }
+    for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8"}) tiles.emplace_back(g);
     for (const std::string & tile : tiles) {
-        const bool gemv = tile == "rows=16" || tile == "split=1" || tile.rfind("bcast=", 0) == 0 || tile.rfind("gemv=", 0) == 0;
+        const bool gemv = tile == "rows=16" || tile.rfind("gemv=", 0) == 0;
         if (tile == "rows=16") setenv("MB_CUDA_SKINNY_ROWS", "16", 1), setenv("MB_CUDA_GEMV", "old", 1);
-        else if (tile == "split=1") setenv("MB_CUDA_SPLIT", "1", 1);
-        else if (tile == "bcast=1") setenv("MB_CUDA_BCAST", "1", 1);
-        else if (tile == "bcast=16") setenv("MB_CUDA_BCAST", "1", 1), setenv("MB_CUDA_BCAST_OB", "16", 1);
         else if (gemv) setenv("MB_CUDA_GEMV", tile.c_str() + 5, 1);
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         uint32_t seed = 900;
@@ -260,9 +253,6 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
         unsetenv("MB_CUDA_TILED_TILE");
         unsetenv("MB_CUDA_SKINNY_ROWS");
         unsetenv("MB_CUDA_GEMV");
-        unsetenv("MB_CUDA_SPLIT");
-        unsetenv("MB_CUDA_BCAST");
-        unsetenv("MB_CUDA_BCAST_OB");
     }
 }
 
@@ -387,10 +377,7 @@ TEST(cuda_speed, gemv_at_batch_one) {
     // the default GEMV, then on L2-resident weights, the older kernel in 16-row tiles and the
     // 5–64-row GEMV's two shapes forced; MB_CUDA_GEMV_SPEED (comma-separated: these names or MB_CUDA_GEMV's values)
     // picks some
-    // ("split": the default with MB_CUDA_SPLIT=1, the split GEMV where K has 2–8 segments; "bcast",
-    // with MB_CUDA_BCAST=1, the broadcast GEMV; "bcast4" / "bcast8" / "bcast16" with its outputs a
-    // block forced, MB_CUDA_BCAST_OB)
-    std::vector<std::string> hows = {"", "split", "bcast", "bcast4", "bcast8", "bcast16", "hot", "old16", "1x8", "2x8"};
+    std::vector<std::string> hows = {"", "hot", "old16", "1x8", "2x8"};
     if (const char * v = std::getenv("MB_CUDA_GEMV_SPEED")) {
         hows.clear();
         for (std::string l = v; !l.empty();) {
@@ -404,11 +391,7 @@ TEST(cuda_speed, gemv_at_batch_one) {
     for (const std::string & how : hows) {
         const bool hot = how == "hot";
         setenv("MB_CUDA_SKINNY_ROWS", how == "old16" ? "16" : "", 1);
-        const bool bcast = how.rfind("bcast", 0) == 0;
-        setenv("MB_CUDA_GEMV", how == "old16" ? "old" : hot || how == "split" || bcast ? "" : how.c_str(), 1);
-        setenv("MB_CUDA_SPLIT", how == "split" ? "1" : "", 1);
-        setenv("MB_CUDA_BCAST", bcast ? "1" : "", 1);
-        setenv("MB_CUDA_BCAST_OB", bcast ? how.c_str() + 5 : "", 1);
+        setenv("MB_CUDA_GEMV", how == "old16" ? "old" : hot ? "" : how.c_str(), 1);
         device d(mb::backend_device::BACKEND_DEVICE_CUDA);
         uint64_t key = 1;
         for (const shape & s : shapes) {
@@ -445,9 +428,6 @@ TEST(cuda_speed, gemv_at_batch_one) {
     }
     unsetenv("MB_CUDA_SKINNY_ROWS");
     unsetenv("MB_CUDA_GEMV");
-    unsetenv("MB_CUDA_SPLIT");
-    unsetenv("MB_CUDA_BCAST");
-    unsetenv("MB_CUDA_BCAST_OB");
 }
 
 // MB_PRECISION_TF32 / BF16: the reduced-precision kernels run (their results differ from the
@@ -595,84 +575,6 @@ TEST_F(backends, act_epilogues_match_the_composed_ops) {
                     << slope << ": fused differs from conv1d + activation";
                 EXPECT_LT(rel_err(yf, ya), 1e-30) << name << " conv: NaN or a difference";
             }
-        }
-    }
-}
-
-// the split and broadcast GEMVs (MB_CUDA_SPLIT=1, MB_CUDA_BCAST=1) build a conv's im2col
-// themselves (cuda-gemv.cu, stage_im2col): the same bits as the im2col kernel followed by the
-// older product, for the three ops of a residual block (relu on the input, an activation, a
-// residual); also the split GEMV on the im2col kernel's output (MB_CUDA_IMPLICIT=0). Tiles of one
-// lane, of part of a lane and across lanes; 2 and 3 segments; dilations past the lane
-TEST_F(backends, new_gemvs_give_the_same_bits_on_convs) {
-    struct conv { int64_t c_in, t, c_out, k, dil, lanes; };
-    const conv convs[] = {{512, 10, 512, 3, 27, 1}, {512, 6, 40, 3, 1, 3}, {512, 40, 64, 3, 9, 1},
-                          {1024, 10, 100, 3, 1, 2}, {512, 20, 50, 3, 3, 3}, {344, 7, 33, 3, 2, 5}, {256, 12, 1030, 3, 1, 1}};
-    const char * ways[] = {"", "MB_CUDA_SPLIT", "MB_CUDA_BCAST", "MB_CUDA_SPLIT MB_CUDA_IMPLICIT=0", "MB_CUDA_BCAST MB_CUDA_BCAST_OB=16"};
-    constexpr int n_ways = sizeof ways / sizeof ways[0];
-    // the switches one way names, the others unset (whatever the caller's environment says)
-    auto set_way = [](const std::string & sw) {
-        for (const char * v : {"MB_CUDA_SPLIT", "MB_CUDA_BCAST", "MB_CUDA_IMPLICIT", "MB_CUDA_BCAST_OB"}) unsetenv(v);
-        if (sw.find("MB_CUDA_SPLIT") != std::string::npos) setenv("MB_CUDA_SPLIT", "1", 1);
-        if (sw.find("MB_CUDA_BCAST") != std::string::npos) setenv("MB_CUDA_BCAST", "1", 1);
-        if (sw.find("MB_CUDA_IMPLICIT=0") != std::string::npos) setenv("MB_CUDA_IMPLICIT", "0", 1);
-        if (sw.find("MB_CUDA_BCAST_OB=16") != std::string::npos) setenv("MB_CUDA_BCAST_OB", "16", 1);
-    };
-    uint32_t seed = 700;
-    for (const conv & c : convs) {
-        device d(mb::backend_device::BACKEND_DEVICE_CUDA);
-        d.be->reserve_conv1d(c.c_in, c.lanes * c.t, c.c_out, c.k);
-        const int64_t nx = c.lanes * c.c_in * c.t, ny = c.lanes * c.c_out * c.t;
-        auto x = random_vec(nx, seed++), w = random_vec(c.c_out * c.c_in * c.k, seed++), b = random_vec(c.c_out, seed++),
-             h0 = random_vec(ny, seed++);
-        d.bufs.push_back(d.be->alloc_from_host(w.data(), w.size() * sizeof(float)));
-        const mb::bweight wd(d.bufs.back()->as<const float>());
-        auto xd = d.in(x), bd = d.in(b);
-        std::vector<float> got[n_ways][3];
-        for (int way = 0; way < n_ways; ++way) {
-            set_way(ways[way]);
-            auto xr = d.in(poisoned(nx)), y = d.in(poisoned(ny)), tmp = d.in(poisoned(ny)), h = d.in(h0);
-            d.be->relu_conv1d_act(xd, xr, c.c_in, c.t, wd, bd, c.c_out, c.k, c.dil, 0.0f, y, c.lanes);
-            got[way][0] = d.get(y, ny);
-            d.be->conv1d_residual(xd, c.c_in, c.t, wd, bd, c.c_out, c.k, c.dil, tmp, h, c.lanes);
-            got[way][1] = d.get(h, ny);
-            d.be->conv1d_act(xd, c.c_in, c.t, wd, bd, c.c_out, c.k, c.dil, 0.2f, y, c.lanes);
-            got[way][2] = d.get(y, ny);
-        }
-        for (int way = 1; way < n_ways; ++way) {
-            for (int op = 0; op < 3; ++op) {
-                EXPECT_EQ(std::memcmp(got[0][op].data(), got[way][op].data(), (size_t) ny * sizeof(float)), 0)
-                    << "conv " << c.c_in << "→" << c.c_out << " t " << c.t << " k " << c.k << " dilation " << c.dil
-                    << " lanes " << c.lanes << ", op " << op << ", " << ways[way] << ": differs from the im2col kernel and the older product";
-                EXPECT_LT(rel_err(got[0][op], got[way][op]), 1e-30) << "NaN or a difference, op " << op << ", " << ways[way];
-            }
-        }
-    }
-    set_way("");
-}
-
-// the LayerNorm's block kernel with its rows in registers (MB_CUDA_LN_REGS=1) gives the bits of
-// the one that keeps them in shared memory: rows of 513 to 1,024, with and without a residual
-TEST_F(backends, layer_norm_rows_in_registers_give_the_same_bits) {
-    uint32_t seed = 800;
-    for (int64_t d : {513, 768, 1000, 1024}) {
-        for (bool res : {true, false}) {
-            const int64_t n = 10;
-            auto x = random_vec(n * d, seed++), r = random_vec(n * d, seed++), g = random_vec(d, seed++),
-                 b = random_vec(d, seed++);
-            std::vector<float> got[2];
-            for (int way = 0; way < 2; ++way) {
-                if (way == 1) setenv("MB_CUDA_LN_REGS", "1", 1);
-                else unsetenv("MB_CUDA_LN_REGS");    // (whatever the caller's environment says)
-                auto xd = gpu->in(x);
-                gpu->be->add_layer_norm(xd, res ? mb::bptr<const float>(gpu->in(r)) : mb::bptr<const float>(), n, d,
-                                        gpu->in(g), gpu->in(b), 1e-5f);
-                got[way] = gpu->get(xd, n * d);
-                unsetenv("MB_CUDA_LN_REGS");
-            }
-            EXPECT_EQ(std::memcmp(got[0].data(), got[1].data(), got[0].size() * sizeof(float)), 0)
-                << "d " << d << " residual " << res << ": rows in registers differ";
-            EXPECT_LT(rel_err(got[0], got[1]), 1e-30) << "NaN or a difference";
         }
     }
 }
@@ -862,9 +764,9 @@ TEST_F(device_kernels, sampling_matches_the_host_exactly) {
     }
 }
 
-// the attention kernels give the same bits (the staged one is the default where it fits; kernel 3
-// stages the queries too), and a lane of a batch the bits it gets alone (one lane splits its
-// queries over more blocks)
+// the attention kernels give the same bits (the staged one is the default where it fits, its
+// queries staged too at one query a warp; kernel 2 leaves them unstaged), and a lane of a batch
+// the bits it gets alone (one lane splits its queries over more blocks)
 TEST_F(device_kernels, attention_kernels_agree_bitwise_alone_and_in_a_batch) {
     struct shape { int64_t n, d, n_head, lanes; bool mask; };
     for (const shape & sh : {shape{1, 64, 2, 3, false}, shape{9, 512, 16, 5, false}, shape{10, 1024, 16, 7, false},
@@ -880,17 +782,17 @@ TEST_F(device_kernels, attention_kernels_agree_bitwise_alone_and_in_a_batch) {
         dev_vec<float>   dq(qkv);
         dev_vec<uint8_t> dm(mask);
         std::vector<float> out[3];
-        for (int kernel : {1, 2, 3}) {
+        for (int kernel : {1, 2, 0}) {
             dev_vec<float> o(poisoned(L * n * d));
             mb::cuda::attention(dq.p, n, d, sh.n_head, sh.mask ? dm.p : nullptr, o.p, L, s, kernel);
-            out[kernel - 1] = o.get();
+            out[(kernel + 2) % 3] = o.get();
         }
         ASSERT_EQ(std::memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(float)), 0)
             << "kernels differ at n " << n << " d " << d;
         ASSERT_EQ(std::memcmp(out[0].data(), out[2].data(), out[0].size() * sizeof(float)), 0)
             << "staged queries differ at n " << n << " d " << d;
         for (int64_t l = 0; l < L; ++l) {
-            for (int kernel : {1, 2, 3}) {
+            for (int kernel : {1, 2, 0}) {
                 dev_vec<float> o(poisoned(n * d));
                 mb::cuda::attention(dq.p + l * n * 3 * d, n, d, sh.n_head, sh.mask ? dm.p + l * n : nullptr, o.p, 1, s,
                                     kernel);

@@ -316,9 +316,6 @@ void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b
     // F32 weights on row-major x (linear, conv1d on its im2col), 5–64 rows: cuda-gemv.cu where
     // MB_CUDA_GEMV asks for it
     if constexpr (std::is_same_v<WT, float> && MODE != SKINNY_CONV) {
-        const int      t_ncw = MODE == SKINNY_CONV_COL ? g.t : 0;
-        const gemv_io  e{t_ncw, g.act, g.slope, t_ncw ? g.res : nullptr, t_ncw ? g.ncol : nullptr, g.nk, g.ndil, g.nrelu};
-        if (!forced && gemv_batch_one(x, n, K, w, b, N, y, e, s)) return;
         if (!forced && !g.res && !g.ncol && gemv_rows(x, n, K, w, b, N, y, MODE == SKINNY_CONV_COL ? g.t : 0, g.act, g.slope, s)) {
             return;
         }
@@ -442,12 +439,9 @@ __global__ void __launch_bounds__(128) add_layer_norm_warp_kernel(float * x, con
     }
 }
 
-// one block a row (wider rows); the row (x + r) is kept in shared memory, or, where regs (rows of
-// up to 4 values a thread) in registers, all its loads issued before the first sum: the loop's
-// loads otherwise wait one after another (4 round trips to L2 for the pose planner's 1,024-wide
-// rows). Either way the sums take the values in the same order, so the same bits
+// one block a row (wider rows); the row (x + r) is kept in shared memory
 __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, int d, const float * __restrict__ g,
-                                      const float * __restrict__ b, float eps, int regs) {
+                                      const float * __restrict__ b, float eps) {
     pdl_trigger();
     pdl_wait();
     extern __shared__ float row[];
@@ -458,43 +452,26 @@ __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, i
     // beside x's instead of after the two sums
     constexpr int k_held = 4;
     const bool    held   = d <= k_held * (int) blockDim.x;
-    float         gv[k_held], bv[k_held], v[k_held];
+    float         gv[k_held], bv[k_held];
     if (held) {
 #pragma unroll
         for (int i = 0; i < k_held; ++i) {
             const int j = threadIdx.x + i * blockDim.x;
             gv[i]       = j < d ? g[j] : 0.0f;
             bv[i]       = j < d ? b[j] : 0.0f;
-            if (regs) v[i] = j < d ? (rr ? xr[j] + rr[j] : xr[j]) : 0.0f;
         }
     }
-    regs = regs && held;
     double s = 0.0;
-    if (regs) {
-#pragma unroll
-        for (int i = 0; i < k_held; ++i) {
-            if (threadIdx.x + i * blockDim.x < d) s += v[i];
-        }
-    } else {
-        for (int j = threadIdx.x; j < d; j += blockDim.x) {
-            const float vj = rr ? xr[j] + rr[j] : xr[j];
-            row[j]         = vj;
-            s += vj;
-        }
+    for (int j = threadIdx.x; j < d; j += blockDim.x) {
+        const float v = rr ? xr[j] + rr[j] : xr[j];
+        row[j]        = v;
+        s += v;
     }
     const double mean = block_sum_d(s, scratch) / (double) d;
     double q = 0.0;
-    if (regs) {
-#pragma unroll
-        for (int i = 0; i < k_held; ++i) {
-            const double c = (double) v[i] - mean;
-            if (threadIdx.x + i * blockDim.x < d) q += c * c;
-        }
-    } else {
-        for (int j = threadIdx.x; j < d; j += blockDim.x) {
-            const double c = (double) row[j] - mean;
-            q += c * c;
-        }
+    for (int j = threadIdx.x; j < d; j += blockDim.x) {
+        const double c = (double) row[j] - mean;
+        q += c * c;
     }
     const double var = block_sum_d(q, scratch) / (double) d;
     const float  inv = (float) (1.0 / sqrt(var + (double) eps));
@@ -503,7 +480,7 @@ __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, i
 #pragma unroll
         for (int i = 0; i < k_held; ++i) {
             const int j = threadIdx.x + i * blockDim.x;
-            if (j < d) xr[j] = (((regs ? v[i] : row[j]) - mf) * inv) * gv[i] + bv[i];
+            if (j < d) xr[j] = ((row[j] - mf) * inv) * gv[i] + bv[i];
         }
     } else {
         for (int j = threadIdx.x; j < d; j += blockDim.x) xr[j] = ((row[j] - mf) * inv) * g[j] + b[j];
@@ -1015,15 +992,6 @@ void im2col_bf16(const float * x, int64_t c_in, int64_t t, int64_t k, int64_t di
 void conv1d_col(const float * x, int64_t c_in, int64_t t, const float * w, const void * w_bf16, const float * b,
                 int64_t c_out, int64_t k, int64_t dilation, float * y, float * col, int64_t n_batch, cudaStream_t s,
                 int act, float slope, int relu_in, const float * res) {
-    // F32 weights: the split or broadcast GEMV builds the im2col itself where it runs
-    // (MB_CUDA_IMPLICIT=0: never), unless y overlaps x: its blocks read x while others write y
-    gemv_io e{(int) t, act, slope, res};
-    e.in_k = (int) k, e.in_dil = (int) dilation, e.in_relu = relu_in, e.in_c = (int) c_in;
-    const auto xa = reinterpret_cast<uintptr_t>(x), ya = reinterpret_cast<uintptr_t>(y);
-    const bool overlap = xa < ya + sizeof(float) * n_batch * c_out * t && ya < xa + sizeof(float) * n_batch * c_in * t;
-    if (!w_bf16 && !overlap && !env_is("MB_CUDA_IMPLICIT", "0") && gemv_batch_one(x, n_batch * t, c_in * k, w, b, c_out, y, e, s)) {
-        return;
-    }
     im2col(x, c_in, t, k, dilation, col, n_batch, s, relu_in);
     conv1d_on_col(col, c_in, t, k, w, w_bf16, b, c_out, y, n_batch, s, act, slope, res);
 }
@@ -1087,10 +1055,8 @@ void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const floa
         launch("add_layer_norm_warp", add_layer_norm_warp_kernel, dim3((unsigned) ((n + 3) / 4)), dim3(128), 0, s, x,
             r, (int) n, (int) d, g, b, eps);
     } else {
-        // MB_CUDA_LN_REGS=1: rows held in registers (not yet run on a GPU: off unless asked for)
-        const bool on = env_is("MB_CUDA_LN_REGS", "1") && d <= 4 * 256;
-        launch("add_layer_norm", add_layer_norm_kernel, dim3((unsigned) n), dim3(256), on ? 0 : (size_t) d * sizeof(float),
-               s, x, r, (int) d, g, b, eps, on ? 1 : 0);
+        launch("add_layer_norm", add_layer_norm_kernel, dim3((unsigned) n), dim3(256), (size_t) d * sizeof(float), s,
+            x, r, (int) d, g, b, eps);
     }
 }
 
@@ -1101,10 +1067,9 @@ void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const ui
     const dim3    grid((unsigned) n_head, (unsigned) n_batch, (unsigned) groups);
     const int64_t dh = d / n_head;
     // the staged kernel where its keys and values fit 48 KB of shared memory (n ≤ 88 at dh = 64)
-    // kernel 3 (or MB_CUDA_ATTN_STAGE_Q=1, not yet run on a GPU: off unless asked for): the staged
-    // kernel with its query rows staged too, where a block has one query a warp
-    const int stage_q = (kernel == 3 || (kernel == 0 && env_is("MB_CUDA_ATTN_STAGE_Q", "1"))) &&
-                        groups * k_attn_warps >= n ? 1 : 0;
+    // its query rows staged too where a block has one query a warp (batch one), but with kernel 2:
+    // a 10-token plan 1.710 / 1.717 ms against 1.753 / 1.735 (H100, nineteenth session)
+    const int stage_q = kernel != 2 && groups * k_attn_warps >= n ? 1 : 0;
     const size_t staged_bytes =
         (size_t) (2 * n * (dh + k_attn_pad) + k_attn_warps * n + stage_q * k_attn_warps * (dh + k_attn_pad)) * sizeof(float);
     if (kernel != 1 && dh % 4 == 0 && d % 4 == 0 && reinterpret_cast<uintptr_t>(qkv) % 16 == 0 &&

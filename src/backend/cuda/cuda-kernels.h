@@ -66,30 +66,6 @@ constexpr int64_t k_gemv_rows_min = 5;
 bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y, int t_ncw,
                int act, float slope, cudaStream_t s);
 
-// how a batch-one GEMV (gemv_split) reads x and writes y besides y = x·wᵀ + b: in_k > 0, x is
-// conv1d's input [lanes][in_c][t_ncw] and the product's rows its im2col (kernel in_k, dilation
-// in_dil, of relu(x) where in_relu), built by the GEMV itself; t_ncw > 0, y is NCW per lane of
-// t_ncw positions (conv1d on its im2col); act 1, leaky_relu(slope) on the biased total; res,
-// y ← act(·) + res (NCW only; res may be y); ncol, y's im2col for the next conv too (kernel nk,
-// dilation ndil, of relu(y) where nrelu: what im2col would write)
-struct gemv_io {
-    int           t_ncw = 0, act = 0;
-    float         slope = 0.0f;
-    const float * res   = nullptr;
-    float *       ncol  = nullptr;
-    int           nk = 1, ndil = 1, nrelu = 0;
-    int           in_k = 0, in_dil = 1, in_relu = 0, in_c = 0;
-};
-// an F32 GEMV of 1…k_skinny_max_rows rows through a gemv_io (cuda-gemv.cu), the same bits as
-// linear_skinny: the broadcast GEMV (any K; a lane an output and some rows, x read from shared
-// memory as a broadcast, the warps of a block splitting the slices) where MB_CUDA_BCAST=1, else
-// the split GEMV (K of 2–8 segments of 1,024; a warp for each (output, segment) pair, all of x
-// staged at once) where MB_CUDA_SPLIT=1. Until they have been measured on a GPU, both switches
-// are off. False where neither runs (the switches, K, rows, alignment, MB_CUDA_GEMV naming a
-// kernel): the caller runs another kernel
-bool gemv_batch_one(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
-                    const gemv_io & e, cudaStream_t s);
-
 // the F32 product of many rows (fused batches): a tiled SGEMM in the same order, so each
 // output gets the bits linear_skinny gives it. Where linear_tiled_fits (n above
 // k_skinny_max_rows, or from MB_CUDA_TILED_ROWS). conv1d keeps the GEMV where its products
@@ -128,8 +104,8 @@ void add_layer_norm(float * x, const float * r, int64_t n, int64_t d, const floa
 // attention core of backend::attention: qkv[n_batch, n, 3d] → out[n_batch, n, d], keys within a
 // lane; key_mask[n_batch, n] may be null. Two kernels with the same arithmetic per query (so the
 // same bits, whatever the lane count): kernel 1 the one reading keys from global memory, 0 and 2
-// the staged one where the head's keys and values fit shared memory (else 1), 3 the staged one with
-// the queries staged too where a block has one query a warp (batch one; else as 2); tests compare them
+// the staged one where the head's keys and values fit shared memory (else 1), its queries staged
+// too where a block has one query a warp (batch one) unless kernel 2; tests compare them
 void attention(const float * qkv, int64_t n, int64_t d, int64_t n_head, const uint8_t * key_mask, float * out,
                int64_t n_batch, cudaStream_t s, int kernel = 0);
 
