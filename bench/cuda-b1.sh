@@ -5,9 +5,8 @@
 # baseline and of this tree (default, activations apart, 16-row GEMV tiles) in one call, and, time
 # left, ncu kernel durations of a 10-token plan. Logs under $OUT; a short table last.
 # usage: bench/cuda-b1.sh [BASE_DIR] [SHARED_DIR]   (MB_B1_STEPS="build test speed bench ncu";
-#        MB_B1_BENCH="label:ENV=V,ENV=V …" benches those settings of this tree instead, e.g. the
-#        eighth session's "main:MB_CUDA_PDL=0 default:MB_CUDA_PDL= pdl-all:MB_CUDA_PDL=all
-#        gemv-new:MB_CUDA_GEMV=new")
+#        MB_B1_BENCH="label:ENV=V,ENV=V …" benches those settings of this tree instead, e.g.
+#        "old:MB_CUDA_GEMV=old new:MB_CUDA_GEMV=new")
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-cuda-out}

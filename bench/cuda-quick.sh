@@ -5,14 +5,15 @@
 # and ncu kernel durations of a plan; steps that would start late are skipped. Fixtures from
 # .gpu/shared and, when there, the programs from .gpu/build.tgz (bench/cuda-pack.sh; configure that
 # build with -DMB_MUJOCO=OFF), else it builds them.
-# Switches under test: QUICK_TEST_ENV (assignments, e.g. 'MB_CUDA_GEMV=old MB_CUDA_PDL=all') is set
+# Switches under test: QUICK_TEST_ENV (assignments, e.g. 'MB_CUDA_GEMV=old MB_CUDA_GRAPHS=0') is set
 # for the suites, whose failures are then rerun without it; QUICK_VARIANTS ('label:A=1 B=2;label2:C=0')
 # are timed at B = 1 in alternation with the defaults, QUICK_ROUNDS times (default 2), and with
 # QUICK_SPEED set the GEMV timings (cuda_speed.gemv_at_batch_one, MB_CUDA_GEMV_SPEED=$QUICK_SPEED) run.
 # usage: [QUICK_BUDGET=s] [QUICK_TESTS='backend-ops|predict'] [QUICK_TEST_ENV=..] [QUICK_VARIANTS=..]
 #        [QUICK_ROUNDS=n] [QUICK_SPEED=hows] [QUICK_BACKENDS=gtest filter of test-cuda-backend, with
 #        QUICK_TEST_ENV; default *concurrent*] [QUICK_AFTER_ENV=switches for the steps after the timings]
-#        [QUICK_RACECHECK=gtest filter of test-cuda-backend] [QUICK_TIMELINE=1] OUT=DIR bench/cuda-quick.sh
+#        [QUICK_RACECHECK=gtest filter of test-cuda-backend] [QUICK_TIMELINE=1] [QUICK_TABLE=1]
+#        [QUICK_BASE_ENV=switches for the packed baseline's runs] OUT=DIR bench/cuda-quick.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/out}; mkdir -p "$out" /tmp/nopc
@@ -52,7 +53,7 @@ echo "== tested ($(el) s)"
 bench() {   # label precision batch env... motionbricks
     local label=$1 p=$2 batch=$3; shift 3
     local it=""; [ "$batch" != 1 ] && it="--iterations 5 --warmup 1"
-    timeout 40 env "$@" bench --model /tmp/mb-full --device cuda --precision $p --batch $batch --tokens 10,0 $it \
+    timeout 100 env "$@" bench --model /tmp/mb-full --device cuda --precision $p --batch $batch --tokens 10,0 $it \
         > /tmp/bench.json 2> /tmp/bench.err || { echo "$label failed: $(tail -2 /tmp/bench.err)"; return; }
     python3 - "$label" /tmp/bench.json <<'PY' | tee -a "$out/bench.txt"
 import json, sys
@@ -66,12 +67,12 @@ N=$b/motionbricks
 # batch one alternated with, where packed (.gpu/base.xz), a baseline build, twice
 B0=""; [ -f .gpu/base.xz ] && xz -dc .gpu/base.xz > /tmp/base-mb && chmod +x /tmp/base-mb && B0=/tmp/base-mb
 for round in $(seq ${QUICK_ROUNDS:-2}); do
-    bench main f32 1 $N; [ -n "$B0" ] && bench base f32 1 $B0
+    bench main f32 1 $N; [ -n "$B0" ] && bench base f32 1 ${QUICK_BASE_ENV:-} $B0
     IFS=';' read -ra vs <<< "${QUICK_VARIANTS:-}"
     for v in "${vs[@]}"; do bench "${v%%:*}" f32 1 ${v#*:} $N; done
 done
 env ${QUICK_TEST_ENV:-} timeout 90 $b/tests/backend/test-cuda-backend --gtest_filter="${QUICK_BACKENDS:-*concurrent*}" 2>&1 |
-    grep -E "PASSED|FAILED|Failure|error|Expected|Which is" | head -20
+    grep -E "PASSED|FAILED|Failure|error|Expected|Which is|full bundle" | head -20
 # what follows (upstream beside ours, sanitizers, batched runs, profile, ncu) with QUICK_AFTER_ENV's switches
 [ -n "${QUICK_AFTER_ENV:-}" ] && { export ${QUICK_AFTER_ENV}; echo "== from here on: $QUICK_AFTER_ENV"; }
 # the same-run upstream comparison where an upstream checkout's motionbricks/ folder is at .gpu/upstream
@@ -89,6 +90,10 @@ ops='*motion_finish*:*root_conditions*:*scatter_rows*'
     echo "memcheck plan: rc $? $(grep -E 'ERROR SUMMARY' $out/cs-memcheck.log)"; }
 [ $(el) -lt $((T - 60)) ] && bench main bf16 1 $N
 [ $(el) -lt $((T - 40)) ] && bench main tf32 1024 $N
+# QUICK_TABLE=1: frames/s at B = 8 … 4,096 in each precision (the issue's table)
+if [ -n "${QUICK_TABLE:-}" ]; then
+    for p in f32 tf32 bf16; do [ $(el) -lt $((T - 60)) ] && bench table $p 8,64,256,1024,4096 $N; done
+fi
 # where batch one's time goes: GPU time by network, the GPU's idle time, host steps
 [ $(el) -lt $((T - 5)) ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 timeout 30 $N bench --model /tmp/mb-full \
     --device cuda --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof.txt"; echo "-- profile"; tail -n 4 "$out/prof.txt"; }

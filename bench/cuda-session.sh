@@ -123,7 +123,6 @@ if [ "$plan" = quick ]; then
                 --batch 1024,4096 --iterations 3 --warmup 1
         done
     done
-    [ -n "${MB_SESSION_PDL:-}" ] && mbb cuda-f32-pdl 8 MB_CUDA_PDL=1 "$mb" bench --model "$full" --device cuda --precision f32 --batch 1
     upstream=${MB_UPSTREAM_DIR:-}
     # the checkout's motionbricks/ folder; given the checkout itself, take its motionbricks/
     if [ -n "$upstream" ] && [ ! -d "$upstream/motionbricks/motion_backbone" ] &&

@@ -100,8 +100,6 @@ __global__ void finish_global_kernel(const float * __restrict__ x, int64_t frame
                                      const float * __restrict__ mean, const float * __restrict__ ref,
                                      float * __restrict__ global) {
     extern __shared__ float s_root[];
-    pdl_trigger();
-    pdl_wait();
     const int64_t l  = blockIdx.x;
     const float * xl = x + l * frames * k_ld;
     float *       gl = global + l * frames * k_gd;
@@ -181,14 +179,12 @@ __global__ void finish_fk_kernel(const float * global, int64_t n, const int32_t 
     __shared__ float   s_off[k_nj * 3];
     __shared__ float   s_lr[k_fk_warps][k_nj][9];     // local rotations
     __shared__ float   s_rg[k_fk_warps][k_nj][12];    // recomposed [R (row-major) | t]
-    // parents and offsets are constants (uploaded with the model): read before the wait
+    // parents and offsets are constants (uploaded with the model): read first
     for (int i = threadIdx.x; i < k_nj * 3; i += blockDim.x) {
         if (i < k_nj) s_par[i] = parents[i];
         s_off[i] = offsets[i];
     }
     __syncthreads();
-    pdl_trigger();
-    pdl_wait();
     const int     w = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int64_t t = blockIdx.x * (int64_t) k_fk_warps + w;
     if (t >= n) return;     // whole warps leave: no block-wide barrier follows
@@ -250,8 +246,6 @@ __global__ void finish_fk_kernel(const float * global, int64_t n, const int32_t 
 // backend::root_conditions
 __global__ void root_conditions_kernel(const float * y, int64_t lanes, int64_t frames, const float * stats,
                                        const float * last, const uint8_t * has_last, float * root_cond, float * ext) {
-    pdl_trigger();
-    pdl_wait();
     const int64_t e = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
     if (e >= lanes * frames) return;
     const int64_t l = e / frames, t = e - l * frames;

@@ -9,7 +9,7 @@
 //   the rows are split into equal tiles);
 // - a warp owns O weight rows (1 or 2), so each x value read from shared memory serves O outputs;
 // - weights go to shared memory with cp.async (16 bytes, coalesced, no registers held), the first
-//   segment before pdl_wait (weights are constants), and for K above 1,024 the next segment's
+//   segment before x is staged, and for K above 1,024 the next segment's
 //   into a second buffer while this one is summed;
 // - staged segments are swizzled (float4 i of slice j at slot i ^ (j mod 8)) instead of padded:
 //   the lanes of a quarter warp read 8 distinct float4 slots.
@@ -93,8 +93,7 @@ __global__ void __launch_bounds__(32 * k_rows_warps, 2)
         }
     };
 
-    pdl_trigger();
-    load_w(0);    // weights are constants: in flight while the kernel before finishes
+    load_w(0);    // weights first: they stream while x is staged
     float bias[2];    // chain c's bias (c = lane, lane + 32), loaded now rather than after the sums
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -102,7 +101,6 @@ __global__ void __launch_bounds__(32 * k_rows_warps, 2)
         bias[h]     = b && o < N ? __ldg(b + o) : 0.0f;
     }
     cp_async_commit();
-    pdl_wait();    // x is the previous kernel's output
 
     float tot[2] = {0.0f, 0.0f};    // chains c = lane and lane + 32 (row c / O, output c mod O)
     for (int seg = 0; seg < nseg; ++seg) {
@@ -199,7 +197,7 @@ void launch_rows(const float * x, int n, int K, const float * w, const float * b
     const size_t smem   = size_t(rows + nbuf * O * k_rows_warps) * k_gseg * sizeof(float);
     allow_shared("gemv_rows (shared memory size)", kernel, size_t(R + 2 * O * k_rows_warps) * k_gseg * sizeof(float));
     const dim3 grid((unsigned) ((N + O * k_rows_warps - 1) / (O * k_rows_warps)), (unsigned) tiles);
-    launch_product("gemv_rows", kernel, grid, dim3(32 * k_rows_warps), smem, s, x, n, K, w, b, N, y, rows, nbuf, t_ncw,
+    launch("gemv_rows", kernel, grid, dim3(32 * k_rows_warps), smem, s, x, n, K, w, b, N, y, rows, nbuf, t_ncw,
                    act, slope);
 }
 

@@ -34,29 +34,6 @@ void fail(const char * what, cudaError_t e) {
                               : " (the model can still be used)"));
 }
 
-bool pdl_on(bool product) {
-    // MB_CUDA_PDL (cuda-launch.h): read on every launch, so a test or a bench can switch it; the
-    // device's compute capability is looked up once per device
-    const char * v   = std::getenv("MB_CUDA_PDL");
-    const bool   all = v && std::string(v) == "all";
-    if (!(all || (product && v && std::string(v) == "1"))) return false;
-    static int major[64] = {};    // 0: not looked up yet
-    int        dev       = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
-        cudaGetLastError();
-        return false;
-    }
-    if (major[dev] == 0) {
-        int m = 0;
-        if (cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
-            cudaGetLastError();
-            return false;
-        }
-        major[dev] = m;
-    }
-    return major[dev] >= 9;
-}
-
 bool env_is(const char * name, const char * value) {
     const char * v = std::getenv(name);
     return v && std::strcmp(v, value) == 0;
@@ -194,10 +171,8 @@ __global__ void __launch_bounds__(256) linear_skinny_kernel(const float * __rest
             wv[i]       = k < K ? load_w4(wr, k) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
     };
-    pdl_trigger();
     if constexpr (VEC) load_seg(0);    // weights are constants: they stream before x is ready
     const float bias = b && o < N ? __ldg(b + o) : 0.0f;    // loaded now rather than after the sums
-    pdl_wait();                        // x is the previous kernel's output
 
     float tot = 0.0f;    // lane r < R: the running total of row r0 + r
     for (int seg0 = 0; seg0 < K; seg0 += k_seg) {
@@ -298,7 +273,7 @@ void launch_skinny(const float * x, int64_t n, int64_t K, const WT * w, const fl
     auto         kernel = vec ? linear_skinny_kernel<R, true, MODE, WT> : linear_skinny_kernel<R, false, MODE, WT>;
     const size_t smem   = gemv_smem_bytes(R);
     allow_shared("linear_skinny (shared memory size)", kernel, smem);
-    launch_product("linear_skinny", kernel, grid, dim3(256), smem, s, x, (int) n, (int) K, w, b, (int) N, y, g);
+    launch("linear_skinny", kernel, grid, dim3(256), smem, s, x, (int) n, (int) K, w, b, (int) N, y, g);
 }
 
 // MB_CUDA_SKINNY_ROWS=4|8|16: that row tile (from 5 rows on), to compare speeds (a tile's
@@ -339,8 +314,6 @@ constexpr int k_tc_rows = 64;
 __global__ void __launch_bounds__(128) linear_tf32_kernel(const float * __restrict__ x, int n, int K,
                                                           const float * __restrict__ w, const float * __restrict__ b,
                                                           int N, float * __restrict__ y) {
-    pdl_trigger();
-    pdl_wait();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
     __trap();    // TF32 tensor cores start with compute capability 8.0; the backend never launches this there
 #else
@@ -405,8 +378,6 @@ constexpr int k_ln_warp_max = 16;    // values per lane
 __global__ void __launch_bounds__(128) add_layer_norm_warp_kernel(float * x, const float * __restrict__ r, int n,
                                                                   int d, const float * __restrict__ g,
                                                                   const float * __restrict__ b, float eps) {
-    pdl_trigger();
-    pdl_wait();
     const int row = blockIdx.x * 4 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     if (row >= n) return;
     float *       xr = x + (size_t) row * d;
@@ -442,8 +413,6 @@ __global__ void __launch_bounds__(128) add_layer_norm_warp_kernel(float * x, con
 // one block a row (wider rows); the row (x + r) is kept in shared memory
 __global__ void add_layer_norm_kernel(float * x, const float * __restrict__ r, int d, const float * __restrict__ g,
                                       const float * __restrict__ b, float eps) {
-    pdl_trigger();
-    pdl_wait();
     extern __shared__ float row[];
     __shared__ double scratch[32];
     float *       xr = x + (size_t) blockIdx.x * d;
@@ -527,7 +496,6 @@ __device__ __forceinline__ float attn_exp_scores(float * sc, int n, int lane) {
 __global__ void __launch_bounds__(32 * k_attn_warps) attention_kernel(const float * __restrict__ qkv, int n, int d,
                                                                       int dh, const uint8_t * __restrict__ key_mask,
                                                                       float * __restrict__ out) {
-    pdl_trigger();
     extern __shared__ float sc_all[];
     const int h = blockIdx.x;
     attn_to_lane(qkv, out, key_mask, n, d);
@@ -591,7 +559,6 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_staged_kernel(con
                                                                              int d, int dh,
                                                                              const uint8_t * __restrict__ key_mask,
                                                                              float * __restrict__ out, int stage_q) {
-    pdl_trigger();
     extern __shared__ float4 attn_smem[];
     const int h = blockIdx.x;
     attn_to_lane(qkv, out, key_mask, n, d);
@@ -685,8 +652,6 @@ __global__ void __launch_bounds__(32 * k_attn_warps) attention_staged_kernel(con
 
 __global__ void transpose_kernel(const float * __restrict__ x, int rows, int cols, int ldx, float * __restrict__ y,
                                  int ldy, int act, float slope) {
-    pdl_trigger();
-    pdl_wait();
     __shared__ float tile[32][33];
     x += (size_t) blockIdx.z * rows * ldx;
     y += (size_t) blockIdx.z * cols * ldy;
@@ -711,32 +676,22 @@ __global__ void transpose_kernel(const float * __restrict__ x, int rows, int col
 
 template <class T>
 __global__ void fill_kernel(int64_t n, T v, T * y) {
-    pdl_trigger();
-    pdl_wait();
     MB_FOR_EACH(i, n) y[i] = v;
 }
 
 __global__ void add_kernel(const float * a, const float * b, int64_t n, int64_t n_b, float * y) {
-    pdl_trigger();
-    pdl_wait();
     MB_FOR_EACH(i, n) y[i] = a[i] + b[i % n_b];
 }
 
 __global__ void silu_kernel(const float * x, int64_t n, float * y) {
-    pdl_trigger();
-    pdl_wait();
     MB_FOR_EACH(i, n) y[i] = x[i] / (1.0f + expf(-x[i]));
 }
 
 __global__ void leaky_relu_kernel(const float * x, int64_t n, float slope, float * y) {
-    pdl_trigger();
-    pdl_wait();
     MB_FOR_EACH(i, n) y[i] = leaky(x[i], slope);
 }
 
 __global__ void copy_rows_kernel(const float * x, int64_t ldx, int64_t n, int64_t d, float * y, int64_t ldy) {
-    pdl_trigger();
-    pdl_wait();
     MB_FOR_EACH(e, n * d) {
         const int64_t i = e / d, j = e % d;
         y[i * ldy + j]  = x[i * ldx + j];
@@ -744,8 +699,6 @@ __global__ void copy_rows_kernel(const float * x, int64_t ldx, int64_t n, int64_
 }
 
 __global__ void scatter_rows_kernel(const float * x, const int32_t * idx, int64_t k, int64_t d, float * y) {
-    pdl_trigger();
-    pdl_wait();
     MB_FOR_EACH(e, k * d) {
         const int64_t i = e / d, j = e % d;
         y[int64_t(idx[i]) * d + j] = x[e];
@@ -754,8 +707,6 @@ __global__ void scatter_rows_kernel(const float * x, const int32_t * idx, int64_
 
 __global__ void where_rows_kernel(const uint8_t * sel, const float * a, int64_t lda, const float * b, int64_t ldb,
                                   int64_t n, int64_t d, float * y, int64_t ldy) {
-    pdl_trigger();
-    pdl_wait();
     MB_FOR_EACH(e, n * d) {
         const int64_t i = e / d, j = e % d;
         y[i * ldy + j]  = sel[i] ? a[i * lda + j] : b[i * ldb + j];
@@ -763,22 +714,16 @@ __global__ void where_rows_kernel(const uint8_t * sel, const float * a, int64_t 
 }
 
 __global__ void mask_cols_kernel(int64_t c, int64_t t, int64_t n_valid, float * x) {
-    pdl_trigger();
-    pdl_wait();
     const int64_t w = t - n_valid;
     MB_FOR_EACH(e, c * w) x[(e / w) * t + n_valid + e % w] = 0.0f;
 }
 
 __global__ void upsample2_kernel(const float * x, int64_t c, int64_t t, float * y) {
-    pdl_trigger();
-    pdl_wait();
     MB_FOR_EACH(e, c * 2 * t) y[e] = x[(e / (2 * t)) * t + (e % (2 * t)) / 2];
 }
 
 __global__ void embed_heads_kernel(const float * table, int64_t n_head, int64_t rows_per_head, int64_t d,
                                    const int32_t * idx, int64_t n, float * y) {
-    pdl_trigger();
-    pdl_wait();
     MB_FOR_EACH(e, n * d) {
         const int64_t i = e / d, k = e % d;
         y[e]            = table[((i % n_head) * rows_per_head + idx[i]) * d + k];
@@ -787,8 +732,6 @@ __global__ void embed_heads_kernel(const float * table, int64_t n_head, int64_t 
 
 __global__ void replace_frames_kernel(const float * src, const uint8_t * sel, int64_t t, int64_t f, int64_t w,
                                       float * h, int64_t n_batch) {
-    pdl_trigger();
-    pdl_wait();
     const int64_t per = t * f * w;      // elements of one lane of h and of src
     MB_FOR_EACH(e, n_batch * per) {
         const int64_t g = e / w, k = e % w;     // frame over all lanes
@@ -810,8 +753,6 @@ __device__ __forceinline__ float exp_f(float v) {
 // one thread per row, the host's loops in the host's order (sampling.cpp, pose-planner.cpp)
 __global__ void sample_codes_kernel(const float * logits, int64_t m, int64_t n_code, const float * u, int32_t * tokens,
                                     float * prob) {
-    pdl_trigger();
-    pdl_wait();
     MB_FOR_EACH(r, m) {
         const float * l  = logits + r * n_code;
         int32_t       t  = 0;
@@ -842,8 +783,6 @@ __global__ void sample_codes_kernel(const float * logits, int64_t m, int64_t n_c
 
 __global__ void remask_lowest_kernel(const float * prob, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens,
                                      int64_t n_batch) {
-    pdl_trigger();
-    pdl_wait();
     MB_FOR_EACH(e, n_batch * m) {
         const int64_t l = e / m, i = e - l * m;     // ranked within lane l
         const float * p    = prob + l * m;
@@ -914,8 +853,6 @@ __device__ __forceinline__ void im2col_store(__nv_bfloat16 * p, float v) { *p = 
 template <class T>
 __global__ void im2col_kernel(const float * __restrict__ x, int c_in, int t, int k, int dilation, T * __restrict__ col,
                               int n_batch, int relu) {
-    pdl_trigger();
-    pdl_wait();
     const int K = c_in * k, total = n_batch * t * K;
     for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
         const int r = e / K, ck = e - r * K, c = ck / k, kk = ck - c * k;
@@ -937,7 +874,6 @@ constexpr int k_im2col_tile = 32;
 template <class T>
 __global__ void im2col_tiled_kernel(const float * __restrict__ x, int c_in, int t, int k, int dilation,
                                     T * __restrict__ col, int relu) {
-    pdl_trigger();
     extern __shared__ float im2col_xs[];
     const int l = blockIdx.y, c0 = blockIdx.x * k_im2col_tile, nc = min(k_im2col_tile, c_in - c0), ts = t | 1;
     const float * xl = x + ((size_t) l * c_in + c0) * t;
@@ -1018,7 +954,6 @@ void conv1d_skinny_bf16(const float * x, int64_t c_in, int64_t t, const void * w
 }
 
 __global__ void f32_to_bf16_kernel(const float * __restrict__ x, int64_t n, __nv_bfloat16 * __restrict__ y) {
-    pdl_trigger();
     for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n; i += (int64_t) gridDim.x * blockDim.x) {
         y[i] = __float2bfloat16_rn(x[i]);
     }
@@ -1026,7 +961,6 @@ __global__ void f32_to_bf16_kernel(const float * __restrict__ x, int64_t n, __nv
 
 // the same four values a thread: 16-byte loads, 8-byte stores (x 16-, y 8-byte aligned, n4 = n / 4)
 __global__ void f32_to_bf16_x4_kernel(const float4 * __restrict__ x, int64_t n4, uint2 * __restrict__ y) {
-    pdl_trigger();
     for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n4; i += (int64_t) gridDim.x * blockDim.x) {
         const float4         v  = __ldg(x + i);
         const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
