@@ -308,6 +308,18 @@ MB_API mb_status mb_model_get_device(const mb_model * value, mb_device * output,
 MB_API mb_status mb_model_get_precision(const mb_model * value, mb_precision * output, char * error,
                                         uint64_t error_capacity);
 
+/* (Not in the reference runtime.) Writes the device memory the model uses: *model_bytes the bytes it
+ * holds on its GPU (weights, with their bfloat16 copies under MB_PRECISION_BF16, and the working
+ * memory pooled for mb_model_infer and mb_model_infer_batch; not agents' working memory, not that of
+ * calls running at that moment, not cuBLAS's or the CUDA context's), *device_used_bytes and
+ * *device_total_bytes the whole GPU's use (total − free, every process) and size. A model on the CPU
+ * writes 0 to all three and returns MB_OK. No argument but error may be NULL; MB_COMPUTE_FAILED
+ * when the GPU cannot be asked. Safe to call while the model runs (a running call's memory may then
+ * be missing from *model_bytes). */
+MB_API mb_status mb_model_get_device_memory(const mb_model * value, uint64_t * model_bytes,
+                                            uint64_t * device_used_bytes, uint64_t * device_total_bytes,
+                                            char * error, uint64_t error_capacity);
+
 /* Writes the number of learned parameters (pose + root + VQ decoder; 183,148,382 for the release
  * bundle) to *output. value and output must not be NULL. */
 MB_API mb_status mb_model_get_parameter_count(const mb_model * value, uint64_t * output, char * error,

@@ -156,6 +156,18 @@ public:
         detail::check([&](char * e, uint64_t n) { return mb_model_get_precision(p_.get(), &v, e, n); });
         return v;
     }
+    // mb_model_get_device_memory: bytes the model holds on its GPU, the GPU's use and size (all 0 on the CPU)
+    struct device_memory_use {
+        uint64_t model_bytes = 0, device_used_bytes = 0, device_total_bytes = 0;
+    };
+    device_memory_use device_memory() const {
+        device_memory_use v;
+        detail::check([&](char * e, uint64_t n) {
+            return mb_model_get_device_memory(p_.get(), &v.model_bytes, &v.device_used_bytes, &v.device_total_bytes,
+                                              e, n);
+        });
+        return v;
+    }
     // batch.h: the largest batch one call takes, and how many of its lanes run fused at once
     uint64_t batch_limit() const {
         uint64_t v = 0;

@@ -93,6 +93,13 @@ public:
     template <class T> bptr<T> as() { return bptr<T>(static_cast<T *>(base())); }
 };
 
+// device memory as a backend object sees it (backend::device_memory)
+struct device_memory_use {
+    uint64_t held_bytes  = 0;    // held by buffers and scratch allocated through this object and not yet freed
+    uint64_t used_bytes  = 0;    // in use on the whole device: total − free (every process, the driver's contexts)
+    uint64_t total_bytes = 0;    // the device's memory
+};
+
 class backend {
 public:
     virtual ~backend() = default;
@@ -123,6 +130,16 @@ public:
     virtual std::shared_ptr<void> alloc_host(size_t bytes) {
         (void) bytes;
         return nullptr;
+    }
+
+    // fills `out` and returns true on a backend with device memory. held_bytes counts every
+    // buffer allocated through this object until it is freed (whichever object of the kind uses it)
+    // and the object's own scratch; memory that libraries keep for themselves (cuBLAS's workspace,
+    // the driver's context) shows only in used_bytes. Throws like an op when the device cannot be
+    // asked. Optional: the default returns false (host memory only; out unchanged)
+    virtual bool device_memory(device_memory_use & out) const {
+        (void) out;
+        return false;
     }
 
     // host → backend: dst[0..bytes) ← host[0..bytes); ordered after the ops issued before;

@@ -563,6 +563,22 @@ MB_API mb_status mb_model_get_precision(const mb_model * value, mb_precision * o
     });
 }
 
+MB_API mb_status mb_model_get_device_memory(const mb_model * value, uint64_t * model_bytes,
+                                            uint64_t * device_used_bytes, uint64_t * device_total_bytes,
+                                            char * error, uint64_t error_capacity) {
+    return guard(error, error_capacity, [&]() -> mb_status {
+        require(value, "model");
+        require(model_bytes, "model_bytes");
+        require(device_used_bytes, "device_used_bytes");
+        require(device_total_bytes, "device_total_bytes");
+        const mb::device_memory_use use = value->net->device_memory();    // all 0 on the CPU
+        *model_bytes        = use.held_bytes;
+        *device_used_bytes  = use.used_bytes;
+        *device_total_bytes = use.total_bytes;
+        return MB_OK;
+    });
+}
+
 MB_API mb_status mb_model_get_parameter_count(const mb_model * value, uint64_t * output, char * error,
                                               uint64_t error_capacity) {
     return guard(error, error_capacity, [&]() -> mb_status {

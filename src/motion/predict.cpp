@@ -510,6 +510,20 @@ backend_precision motion_model::precision() const {
     return p_->precision;
 }
 
+device_memory_use motion_model::device_memory() const {
+    device_memory_use use;
+    if (!p_->loader->device_memory(use)) return {};
+    // idle pooled states only: a running call's state is its own until it returns
+    std::lock_guard<std::mutex> lock(p_->pool_mutex);
+    for (const auto * pool : {&p_->pool, &p_->batch_pool}) {
+        for (const auto & st : *pool) {
+            device_memory_use s;
+            if (st->p->be->device_memory(s)) use.held_bytes += s.held_bytes;
+        }
+    }
+    return use;
+}
+
 std::unique_ptr<motion_model> motion_model::create(std::unique_ptr<model_bundle> bundle, int n_threads,
                                                    backend_device device, int ordinal,
                                                    backend_precision precision) {

@@ -127,6 +127,10 @@ public:
     const char *         backend_name() const;
     // the arithmetic it runs (F32 on the CPU whatever was asked)
     backend_precision    precision() const;
+    // the device memory the model holds (held_bytes: its weights, the states in its pool and their
+    // backends' scratch; states of callers and of running calls are not in it) and its device's
+    // use; all 0 on the CPU. Throws mb::error(compute_failed) when the device cannot be asked
+    device_memory_use    device_memory() const;
 
     // "" when the request is valid, else the first problem found (nothing is computed). Checks:
     // features finite with |v| <= 1e4; masks 0/1; global-root slot 0 enabled; enabled global-root

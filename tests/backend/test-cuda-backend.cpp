@@ -9,6 +9,9 @@
 #include "format/error.h"
 #include "model/sampling.h"
 #include "motion/predict.h"
+#include "support/reference-small.h"
+#include "support/safetensors-source.h"
+#include "support/test-paths.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +22,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <set>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -659,6 +664,58 @@ TEST(cuda_full_bundle, reduced_precision_report) {
         std::printf("full bundle, CUDA %s vs F32: %s\n", p == backend_precision::BACKEND_PRECISION_TF32 ? "TF32" : "BF16",
                     agree.summary().c_str());
     }
+}
+
+// a source that sums the bytes of every distinct tensor the networks look up: each is uploaded
+// whole (probes find only tensors that are then loaded), so the sum is the weights' device bytes
+struct counting_source : mb::tensor_source {
+    const mb::tensor_source &                   src;
+    mutable std::set<std::string, std::less<>> seen;
+    mutable uint64_t                            bytes = 0;
+
+    explicit counting_source(const mb::tensor_source & s) : src(s) {}
+    const mb::tensor_view * find(std::string_view name) const override {
+        const mb::tensor_view * t = src.find(name);
+        if (t && seen.emplace(name).second) bytes += t->n_bytes;
+        return t;
+    }
+    std::string             origin() const override { return src.origin(); }
+    std::optional<uint64_t> meta_uint(std::string_view key) const override { return src.meta_uint(key); }
+};
+
+// device_memory: a CUDA model holds at least its F32 weights, a plan's pooled state adds to it,
+// and the device's use lies within its size
+TEST(cuda_backend, device_memory_counts_the_weights_and_pooled_states) {
+    if (const std::string p = mb::backend_cuda_problem(0); !p.empty()) GTEST_SKIP() << "skipped: " << p;
+    MB_REQUIRE_SHARED(dir, "fixtures/reference-small");
+    using mb::test::safetensors_source;    // reference-small as predict-fixtures.cpp reads it
+    const safetensors_source pose(dir + "/weights/pose.safetensors", "backbone_net.", {{"motionbricks.n_head", 4}});
+    const safetensors_source root(dir + "/weights/root.safetensors", "backbone_net.", {{"motionbricks.n_head", 4}});
+    const safetensors_source vq(dir + "/weights/vqvae.safetensors", "pose_net.", {{"motionbricks.dilation_growth", 3}});
+    const counting_source cp(pose), cr(root), cv(vq);
+    auto model = mb::motion_model::create_from_sources(cp, cr, cv, mb::test::reference_support(dir), 1,
+                                                       mb::backend_device::BACKEND_DEVICE_CUDA);
+    ASSERT_STREQ(model->backend_name(), "cuda");
+    const uint64_t weights = cp.bytes + cr.bytes + cv.bytes;
+    ASSERT_GT(weights, 0u);
+
+    const mb::device_memory_use loaded = model->device_memory();
+    EXPECT_GE(loaded.held_bytes, weights);
+    EXPECT_GT(loaded.total_bytes, 0u);
+    EXPECT_GE(loaded.used_bytes, loaded.held_bytes);    // the device's use includes the model's
+    EXPECT_LE(loaded.used_bytes, loaded.total_bytes);
+
+    mb::predict_request req = mb::test::varied_request(0);
+    req.num_tokens          = 8;
+    ASSERT_EQ(model->validate(req), "");
+    model->predict(req);    // leaves its state, with its activations, in the model's pool
+    const mb::device_memory_use ran = model->device_memory();
+    EXPECT_GT(ran.held_bytes, loaded.held_bytes);
+    EXPECT_LE(ran.used_bytes, ran.total_bytes);
+    std::printf("device memory: weights %llu B, model %llu B after load, %llu B after a plan; device %llu of %llu B\n",
+                (unsigned long long) weights, (unsigned long long) loaded.held_bytes,
+                (unsigned long long) ran.held_bytes, (unsigned long long) ran.used_bytes,
+                (unsigned long long) ran.total_bytes);
 }
 
 // a CUDA failure is MB_COMPUTE_FAILED, and the message says whether the model survives it

@@ -683,6 +683,18 @@ static void test_model_queries(const mb_model * model) {
     CHECK(precision == MB_PRECISION_F32);
     CHECK_STATUS(mb_model_get_precision(NULL, &precision, E), MB_INVALID_ARGUMENT);
     CHECK_STATUS(mb_model_get_precision(model, NULL, E), MB_INVALID_ARGUMENT);
+    /* device memory: 0s on the CPU; on a GPU at least the F32 weights, and used <= total */
+    uint64_t held = 99, used = 99, total = 99;
+    CHECK_STATUS(mb_model_get_device_memory(model, &held, &used, &total, E), MB_OK);
+    if (device == MB_DEVICE_CPU) {
+        CHECK(held == 0 && used == 0 && total == 0);
+    } else {
+        CHECK(held >= params * 4 && used > 0 && used <= total);
+    }
+    CHECK_STATUS(mb_model_get_device_memory(NULL, &held, &used, &total, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_model_get_device_memory(model, NULL, &used, &total, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_model_get_device_memory(model, &held, NULL, &total, E), MB_INVALID_ARGUMENT);
+    CHECK_STATUS(mb_model_get_device_memory(model, &held, &used, NULL, E), MB_INVALID_ARGUMENT);
     CHECK_STATUS(mb_model_get_joint_count(model, &joints, E), MB_OK);
     CHECK(joints == N_JOINTS);
     const char * name = NULL;

@@ -18,6 +18,7 @@ b = json.load(open(sys.argv[1]))
 assert b["bench"] == "motionbricks-bench-v1", b["bench"]
 assert b["model"]["device"] == "cpu" and b["model"]["precision"] == "f32" and b["model"]["threads"] == 1
 assert b["floor"]["read_gb_per_s"] > 0 and b["floor"]["ms_per_plan"] > 0
+assert "device_memory" not in b, b["device_memory"]    # CUDA only
 runs = b["runs"]
 assert [(r["batch"], r["tokens"]) for r in runs] == [(1, 6), (1, "predicted"), (2, 6), (2, "predicted")], runs
 for r in runs:
@@ -49,5 +50,17 @@ expect 1 "precision BF16 runs on MB_DEVICE_CUDA only" "$mb" bench --model "$bund
 if ! "$mb" bench --model "$bundle" --device cuda --iterations 1 --warmup 0 > "$out/o" 2> "$out/e"; then
     grep -q "MB_DEVICE_CUDA" "$out/e" || { echo "FAIL: --device cuda failed without naming CUDA"; cat "$out/e"; exit 1; }
     echo "no usable CUDA here: $(cat "$out/e")"
+else
+    # the device memory: the model's F32 weights at least, the runs' pooled memory on top, used <= total
+    "$py" - "$out/o" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+m = b["device_memory"]
+assert m["model_bytes_after_load"] >= 4 * b["model"]["parameters"], m
+assert m["model_bytes_after_runs"] >= m["model_bytes_after_load"], m
+for k in ("after_load", "after_runs"):
+    assert 0 < m["device_used_bytes_" + k] <= m["device_total_bytes"], m
+print("bench device memory ok")
+PY
 fi
 echo "ok"

@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -84,23 +85,36 @@ bf16_copies & bf16_registry() {
 // weight buffers smaller than this (norms, biases) get no bfloat16 copy
 constexpr size_t k_bf16_min_bytes = 64 * 1024;
 
+// the device bytes held through one backend object (device_memory), shared with its buffers:
+// they belong to the kind and may outlive the object
+using held_counter = std::shared_ptr<std::atomic<uint64_t>>;
+
+// bytes of device memory at p (and bytes / 2 of its bfloat16 copy at bf16, when there is one),
+// counted in `held` until freed
 class cuda_buffer final : public backend_buffer {
 public:
-    cuda_buffer(void * p, size_t bytes, void * bf16 = nullptr) : p_(p), bytes_(bytes), bf16_(bf16) {}
+    cuda_buffer(held_counter held, void * p, size_t bytes, void * bf16 = nullptr)
+        : held_(std::move(held)), p_(p), bytes_(bytes), bf16_(bf16) {
+        *held_ += device_bytes();
+    }
     ~cuda_buffer() override {
         if (bf16_) {
             bf16_registry().remove(p_);
             cudaFree(bf16_);
         }
         cudaFree(p_);
+        *held_ -= device_bytes();
     }
     size_t size() const override { return bytes_; }
     void * base() override { return p_; }
 
 private:
-    void * p_;
-    size_t bytes_;
-    void * bf16_;
+    uint64_t device_bytes() const { return bytes_ + (bf16_ ? bytes_ / 2 : 0); }
+
+    held_counter held_;
+    void *       p_;
+    size_t       bytes_;
+    void *       bf16_;
 };
 
 int compute_major(int ordinal) {
@@ -181,7 +195,7 @@ class cuda_backend final : public backend {
 public:
     cuda_backend(int ordinal, backend_precision precision)
         : ordinal_(ordinal), precision_(precision), ops_(make_ops(ordinal)), s_(ops_->stream()),
-          col_(std::make_unique<cuda_buffer>(device_alloc(k_col_floats * sizeof(float)), k_col_floats * sizeof(float))) {}
+          col_(device_buffer(k_col_floats * sizeof(float))) {}
 
     ~cuda_backend() override {
         cudaSetDevice(ordinal_);
@@ -211,7 +225,7 @@ public:
     std::unique_ptr<backend_buffer> alloc(size_t bytes) override {
         check(cudaSetDevice(ordinal_), "cudaSetDevice");
         void * p = bytes ? device_alloc(bytes) : nullptr;
-        auto   b = std::make_unique<cuda_buffer>(p, bytes);
+        auto   b = std::make_unique<cuda_buffer>(held_, p, bytes);
         if (bytes) {
             // zeroed before any object of this kind (any stream) can use it
             check(cudaMemsetAsync(p, 0, bytes, s_), "cudaMemsetAsync");
@@ -225,7 +239,7 @@ public:
         void * p = bytes ? device_alloc(bytes) : nullptr;
         if (bytes) check(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (weights)");
         if (precision_ != backend_precision::BACKEND_PRECISION_BF16 || bytes < k_bf16_min_bytes || bytes % 4 != 0) {
-            return std::make_unique<cuda_buffer>(p, bytes);
+            return std::make_unique<cuda_buffer>(held_, p, bytes);
         }
         void * h = nullptr;
         try {
@@ -234,11 +248,22 @@ public:
             cudaFree(p);
             throw;
         }
-        auto b = std::make_unique<cuda_buffer>(p, bytes, h);
+        auto b = std::make_unique<cuda_buffer>(held_, p, bytes, h);
         cuda::f32_to_bf16(static_cast<const float *>(p), int64_t(bytes / 4), h, s_);
         check(cudaStreamSynchronize(s_), "bf16 weights");
         bf16_registry().add(p, bytes, h);
         return b;
+    }
+
+    // held: this object's buffers and scratch; used and total: cudaMemGetInfo on its GPU
+    bool device_memory(device_memory_use & out) const override {
+        bind();
+        size_t free_bytes = 0, total_bytes = 0;
+        check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+        out.held_bytes  = held_->load();
+        out.used_bytes  = total_bytes - free_bytes;
+        out.total_bytes = total_bytes;
+        return true;
     }
 
     std::shared_ptr<void> alloc_host(size_t bytes) override {
@@ -678,15 +703,15 @@ public:
         for (auto & kv : graphs_) cudaGraphExecDestroy(kv.second);
         graphs_.clear();
         if (col > col_floats_) {
-            col_        = std::make_unique<cuda_buffer>(device_alloc(size_t(col) * sizeof(float)), size_t(col) * sizeof(float));
+            col_        = device_buffer(size_t(col) * sizeof(float));
             col_floats_ = col;
         }
         if (yt > yt_floats_) {
-            yt_        = std::make_unique<cuda_buffer>(device_alloc(size_t(yt) * sizeof(float)), size_t(yt) * sizeof(float));
+            yt_        = device_buffer(size_t(yt) * sizeof(float));
             yt_floats_ = yt;
         }
         if (precision_ == backend_precision::BACKEND_PRECISION_BF16 && col > xh_floats_) {
-            xh_        = std::make_unique<cuda_buffer>(device_alloc(size_t(col) * 2), size_t(col) * 2);
+            xh_        = device_buffer(size_t(col) * 2);
             xh_floats_ = col;
         }
     }
@@ -849,7 +874,7 @@ private:
         if (!side_) check(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate");
         const auto copy = [&](const void * src, size_t row_bytes) {
             const size_t bytes = size_t(N4) * row_bytes;
-            auto         buf   = std::make_unique<cuda_buffer>(device_alloc(bytes), bytes);
+            auto         buf   = device_buffer(bytes);
             check(cudaMemsetAsync(buf->base(), 0, bytes, side_), "cudaMemsetAsync");
             check(cudaMemcpyAsync(buf->base(), src, size_t(N) * row_bytes, cudaMemcpyDeviceToDevice, side_), "pad");
             return buf;
@@ -887,11 +912,17 @@ private:
         return on_branch_ >= 0 ? branches_[size_t(on_branch_)].s : s_;
     }
 
+    // `bytes` of device memory (not zeroed) counted in held_
+    std::unique_ptr<cuda_buffer> device_buffer(size_t bytes) {
+        return std::make_unique<cuda_buffer>(held_, device_alloc(bytes), bytes);
+    }
+
     static std::unique_ptr<cuda::device_ops> make_ops(int ordinal) {
         check(cudaSetDevice(ordinal), "cudaSetDevice");
         return std::make_unique<cuda::device_ops>();
     }
 
+    held_counter                      held_ = std::make_shared<std::atomic<uint64_t>>(0);   // first: col_ counts in it
     int                               ordinal_;
     backend_precision                 precision_;
     bool                              graphs_on_ = !cuda::env_is("MB_CUDA_GRAPHS", "0");

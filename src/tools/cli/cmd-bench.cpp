@@ -1,7 +1,8 @@
 // `motionbricks bench`: times stateless plans (mb_model_infer / mb_model_infer_batch) on one
 // synthetic request per lane, and measures the machine's floor in the same run: the CPU's
 // streaming read bandwidth with the model's thread count, so that a plan's time reads as a
-// ratio to reading its weights once. Prints one JSON object.
+// ratio to reading its weights once; on CUDA, the device memory after the load and after the runs.
+// Prints one JSON object.
 #include "tools/cli/commands.h"
 #include "tools/cli/int-list.h"
 #include "tools/cli/load-model.h"
@@ -159,6 +160,14 @@ int cmd_bench(int argc, char ** argv) {
 
     nlohmann::ordered_json runs = nlohmann::ordered_json::array();
     try {
+        if (device == MB_DEVICE_CUDA) {
+            const mbx::model::device_memory_use m = model->device_memory();
+            out["device_memory"] = {{"what", "model: its weights and pooled working memory (not cuBLAS's or the CUDA "
+                                             "context's); device: total - free, every process"},
+                                    {"model_bytes_after_load", m.model_bytes},
+                                    {"device_used_bytes_after_load", m.device_used_bytes},
+                                    {"device_total_bytes", m.device_total_bytes}};
+        }
         for (int b : batches) {
             std::vector<std::unique_ptr<mbx::inference_request>> reqs;
             std::vector<const mbx::inference_request *>          ptrs;
@@ -201,6 +210,12 @@ int cmd_bench(int argc, char ** argv) {
                 if (out.contains("floor")) r["ratio_to_floor"] = (med / b) / out["floor"]["ms_per_plan"].get<double>();
                 runs.push_back(r);
             }
+        }
+        if (device == MB_DEVICE_CUDA) {
+            // the runs' working memory stays pooled in the model (pools only grow): their peak
+            const mbx::model::device_memory_use m = model->device_memory();
+            out["device_memory"]["model_bytes_after_runs"]       = m.model_bytes;
+            out["device_memory"]["device_used_bytes_after_runs"] = m.device_used_bytes;
         }
     } catch (const mbx::error & e) {
         std::fprintf(stderr, "motionbricks bench: %s\n", e.what());
