@@ -61,6 +61,10 @@ b = json.load(open(sys.argv[2]))
 for r in b["runs"]:
     s = r["stage_ms_lane0"]
     print(f'{sys.argv[1]:>6} {b["model"]["precision"]:>4} B={r["batch"]:<4} n={str(r["tokens"]):>9}: {r["ms_per_call_median"]:8.3f} ms (p95 {r["ms_per_call_p95"]:.3f}) {r["frames_per_s"]:10.0f} frames/s  root {s["root"]:.3f} pose {s["pose"]:.3f} dec {s["decoder"]:.3f} fin {s["finish"]:.3f}')
+m = b.get("device_memory")
+if m and (b["model"]["precision"] != "f32" or any(r["batch"] > 1 for r in b["runs"])):
+    print(f'{sys.argv[1]:>6} {b["model"]["precision"]:>4} device memory MiB: model {m["model_bytes_after_load"] / 2**20:.1f} after load, '
+          f'{m["model_bytes_after_runs"] / 2**20:.1f} after the runs; device used {m["device_used_bytes_after_runs"] / 2**20:.0f} of {m["device_total_bytes"] / 2**20:.0f}')
 PY
 }
 N=$b/motionbricks
