@@ -782,6 +782,12 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
             m.root.run_batch(*st.be, st.root_st, st.rin.data(), B, st.rr.data(), trace, st.group.data(), on_bucket);
         } catch (...) {
             if (st.root_st.failed_lane >= 0) *failed = st.root_st.failed_lane;
+            // no copy of an earlier bucket may still be landing in the staging when the state is
+            // freed or reused (a failed device throws again here: its error is the first one)
+            try {
+                st.be->synchronize();
+            } catch (...) {
+            }
             throw;
         }
         st.be->synchronize();    // the buckets' copies (where every count was forced, the logits' read did it)
