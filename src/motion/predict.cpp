@@ -618,6 +618,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
                           const std::function<void(size_t)> * lane_done = nullptr, size_t first = 0) {
     constexpr int64_t S = k_constraint_frames, FM = int64_t(k_max_tokens) * k_frames_per_token;
     constexpr int64_t H = k_token_heads, U = int64_t(k_max_infer_steps) * k_max_tokens * k_token_heads * k_token_codes;
+    constexpr int64_t JP = k_n_joints * 3, JR = k_n_joints * 4;     // joint positions, rotations a frame
     predict_timings tm;
     const auto      t_start = clock_type::now();
     auto            t0      = t_start;
@@ -713,9 +714,7 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
         const bptr<float> ref = st.f_ref + f_lanes * 3;
         st.be->set(ref, st.h_ref.data() + f_lanes * 3, Bk * 3);
         st.be->motion_finish(st.vq_st.y, Bk, F, m.finish_scale, m.finish_mean, ref, m.finish_parents, m.finish_offsets,
-                             st.f_global + f_frames * k_global_dim, st.f_pos + f_frames * k_n_joints * 3,
-                             st.f_rot + f_frames * k_n_joints * 4);
-        constexpr int64_t JP = k_n_joints * 3, JR = k_n_joints * 4;
+                             st.f_global + f_frames * k_global_dim, st.f_pos + f_frames * JP, st.f_rot + f_frames * JR);
         st.be->get_later(bptr<const float>(st.f_global + f_frames * k_global_dim), st.h_global + f_frames * k_global_dim,
                          Bk * F * k_global_dim);
         st.be->get_later(bptr<const float>(st.f_pos + f_frames * JP), st.h_pos + f_frames * JP, Bk * F * JP);
@@ -995,7 +994,6 @@ static void predict_chunk(const motion_model::impl & m, predict_state::impl & st
             (*lane_done)(first + size_t(l));
         }
     };
-    constexpr int64_t JP = k_n_joints * 3, JR = k_n_joints * 4;
     if (plan_here) {
         // the copies landed at the plan's wait: into the results (on the host pool from
         // k_pool_min_lanes lanes)
