@@ -47,7 +47,7 @@ if [ -n "${QUICK_TEST_ENV:-}" ] && grep -q "tests failed" "$out/ctest.log"; then
     (cd $b && timeout 150 ctest -R "cuda\.test-($tests)\$" --rerun-failed -j4 --timeout 120 -V) > "$out/ctest-rerun.log" 2>&1
     echo "== the failed suites rerun without $QUICK_TEST_ENV: $(grep -E "tests passed|tests failed" "$out/ctest-rerun.log")"
 fi
-[ -n "${QUICK_SPEED:-}" ] && MB_CUDA_SPEED=1 MB_CUDA_GEMV_SPEED="$QUICK_SPEED" timeout 60 $b/tests/backend/test-cuda-backend \
+[ -n "${QUICK_SPEED:-}" ] && MB_CUDA_SPEED=1 MB_CUDA_GEMV_SPEED="$QUICK_SPEED" timeout 150 $b/tests/backend/test-cuda-backend \
     --gtest_filter='cuda_speed.gemv*' 2>&1 | grep -E "^gemv|FAIL" | tee "$out/speed.txt"
 echo "== tested ($(el) s)"
 bench() {   # label precision batch env... motionbricks

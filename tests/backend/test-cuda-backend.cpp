@@ -185,11 +185,17 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
     // then the older GEMV with its 16-row tiles forced (MB_CUDA_SKINNY_ROWS; it takes 8 above 4 rows)
     // and as it is, and the 5–64-row GEMV of cuda-gemv.cu (MB_CUDA_GEMV) by its choice and with
     // each shape forced
-    for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8"}) tiles.emplace_back(g);
+    // ("+cC": with its copies in C chunks, MB_CUDA_GEMV_CHUNKS)
+    for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8", "gemv=new+c4", "gemv=1x8+c2",
+                           "gemv=2x8+c4", "gemv=1x8+c8"}) {
+        tiles.emplace_back(g);
+    }
     for (const std::string & tile : tiles) {
         const bool gemv = tile == "rows=16" || tile.rfind("gemv=", 0) == 0;
+        const size_t plus = tile.find("+c");
         if (tile == "rows=16") setenv("MB_CUDA_SKINNY_ROWS", "16", 1), setenv("MB_CUDA_GEMV", "old", 1);
-        else if (gemv) setenv("MB_CUDA_GEMV", tile.c_str() + 5, 1);
+        else if (gemv) setenv("MB_CUDA_GEMV", tile.substr(5, plus == std::string::npos ? std::string::npos : plus - 5).c_str(), 1);
+        if (plus != std::string::npos) setenv("MB_CUDA_GEMV_CHUNKS", tile.c_str() + plus + 2, 1);
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         uint32_t seed = 900;
         for (const shape & s : shapes) {
@@ -258,6 +264,7 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
         unsetenv("MB_CUDA_TILED_TILE");
         unsetenv("MB_CUDA_SKINNY_ROWS");
         unsetenv("MB_CUDA_GEMV");
+        unsetenv("MB_CUDA_GEMV_CHUNKS");
     }
 }
 
@@ -367,6 +374,47 @@ TEST(cuda_speed, f32_products_of_many_rows) {
     }
 }
 
+// the floor of a chain of products: 32 kernels recorded in one graph that only stream `n` floats of
+// rotating weight copies (n = 0: empty kernels, the launch alone), at 1, 2, 4 and 8 blocks a
+// multiprocessor; median µs a kernel of 15 replays
+void stream_floor_timings(int64_t n_alloc, int64_t n) {
+    int dev = 0, sms = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    const int64_t bytes  = n_alloc * 4;
+    const int     copies = (int) std::max<int64_t>(2, (128 << 20) / bytes);
+    float *       w      = nullptr;
+    ASSERT_EQ(cudaMalloc(&w, (size_t) (bytes * copies) + 16), cudaSuccess);
+    cudaMemset(w, 0, (size_t) (bytes * copies));
+    cudaStream_t st = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+    for (int per_sm : {1, 2, 4, 8}) {
+        const int calls = 32;
+        cudaGraph_t g = nullptr;
+        cudaGraphExec_t ge = nullptr;
+        cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal);
+        for (int i = 0; i < calls; ++i) mb::cuda::stream_floor(w + (size_t) (i % copies) * n_alloc, n, per_sm * sms, w + n_alloc * copies, st);
+        ASSERT_EQ(cudaStreamEndCapture(st, &g), cudaSuccess);
+        ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+        cudaGraphLaunch(ge, st);
+        cudaStreamSynchronize(st);
+        std::vector<double> t;
+        for (int rep = 0; rep < 15; ++rep) {
+            const auto t0 = std::chrono::steady_clock::now();
+            cudaGraphLaunch(ge, st);
+            cudaStreamSynchronize(st);
+            t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls);
+        }
+        std::sort(t.begin(), t.end());
+        std::printf("gemv stream %8.2f MB  %d blocks/SM %7.2f us %6.2f TB/s\n", n * 4 / 1e6, per_sm, t[7],
+                    n ? n * 4 / t[7] / 1e6 : 0.0);
+        cudaGraphExecDestroy(ge);
+        cudaGraphDestroy(g);
+    }
+    cudaStreamDestroy(st);
+    cudaFree(w);
+}
+
 // MB_CUDA_SPEED=1 (a timing): the batch-one products of a plan (pose planner 10 rows, root
 // planner 9, conv decoders 10–40 frames) on the GEMV's default and 16-row tiles
 // (MB_CUDA_SKINNY_ROWS), weights rotating over ≥ 128 MB (past the L2), 32 calls recorded in one
@@ -381,7 +429,7 @@ TEST(cuda_speed, gemv_at_batch_one) {
                             {10, 1536, 512, 10}, {20, 1536, 512, 20}, {40, 1536, 512, 40}};
     // the default GEMV, then on L2-resident weights, the older kernel in 16-row tiles and the
     // 5–64-row GEMV's two shapes forced; MB_CUDA_GEMV_SPEED (comma-separated: these names or MB_CUDA_GEMV's values)
-    // picks some
+    // picks some; "stream" times stream_floor_timings instead
     std::vector<std::string> hows = {"", "hot", "old16", "1x8", "2x8"};
     if (const char * v = std::getenv("MB_CUDA_GEMV_SPEED")) {
         hows.clear();
@@ -394,9 +442,18 @@ TEST(cuda_speed, gemv_at_batch_one) {
     // "hot": the default on one copy of the weights, L2-resident (what the products cost when
     // HBM is not waited for: on the H100 no less, ninth session)
     for (const std::string & how : hows) {
-        const bool hot = how == "hot";
-        setenv("MB_CUDA_SKINNY_ROWS", how == "old16" ? "16" : "", 1);
-        setenv("MB_CUDA_GEMV", how == "old16" ? "old" : hot ? "" : how.c_str(), 1);
+        if (how == "stream") {
+            stream_floor_timings(shapes[0].n_out * shapes[0].n_in, 0);
+            for (const shape & s : shapes) stream_floor_timings(s.n_out * s.n_in, s.n_out * s.n_in);
+            continue;
+        }
+        // "<how>+c<C>": that GEMV with its copies in C chunks (MB_CUDA_GEMV_CHUNKS)
+        const size_t      plus = how.find("+c");
+        const std::string base = how.substr(0, plus);
+        setenv("MB_CUDA_GEMV_CHUNKS", plus == std::string::npos ? "" : how.substr(plus + 2).c_str(), 1);
+        const bool hot = base == "hot";
+        setenv("MB_CUDA_SKINNY_ROWS", base == "old16" ? "16" : "", 1);
+        setenv("MB_CUDA_GEMV", base == "old16" ? "old" : hot ? "" : base.c_str(), 1);
         device d(mb::backend_device::BACKEND_DEVICE_CUDA);
         uint64_t key = 1;
         for (const shape & s : shapes) {
@@ -433,6 +490,7 @@ TEST(cuda_speed, gemv_at_batch_one) {
     }
     unsetenv("MB_CUDA_SKINNY_ROWS");
     unsetenv("MB_CUDA_GEMV");
+    unsetenv("MB_CUDA_GEMV_CHUNKS");
 }
 
 // MB_PRECISION_TF32 / BF16: the reduced-precision kernels run (their results differ from the

@@ -306,7 +306,7 @@ public:
             profile().get_bytes += double(bytes);
             return;
         }
-        if (bytes) check(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, s()), "get");
+        get_bytes_later(src, host, bytes);
         check(cudaStreamSynchronize(s()), "get");
     }
 

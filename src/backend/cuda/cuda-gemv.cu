@@ -49,11 +49,73 @@ __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// cp_async_wait with a count known once loops are unrolled
+__device__ __forceinline__ void cp_async_wait_n(int n) {
+    switch (n) {
+    case 0: cp_async_wait<0>(); break;
+    case 1: cp_async_wait<1>(); break;
+    case 2: cp_async_wait<2>(); break;
+    case 3: cp_async_wait<3>(); break;
+    case 4: cp_async_wait<4>(); break;
+    case 5: cp_async_wait<5>(); break;
+    case 6: cp_async_wait<6>(); break;
+    default: cp_async_wait<7>(); break;
+    }
+}
+
 // float offset of the float4 c (elements 4c…4c+3) of a staged segment: slice j = c / 8 at 32·j,
 // its float4s at slots (c mod 8) xor (j mod 8)
 __device__ __forceinline__ int swz(int c) {
     const int j = c >> 3;
     return 32 * j + 4 * ((c & 7) ^ (j & 7));
+}
+
+// a segment's slice sums s[r][u] (lane l: slice l) added in order to the totals of chains c = lane
+// and lane + 32 (row c / O, output c mod O), through the warp's buffer wb, whose weights every lane
+// has read (slices past K are +0, which the total, never −0, absorbs)
+template <int R, int O>
+__device__ __forceinline__ void add_slice_sums(const float (&s)[R][O], float * wb, int nr, int lane, float (&tot)[2]) {
+    __syncwarp();
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        if (r < nr) {
+#pragma unroll
+            for (int u = 0; u < O; ++u) wb[(r * O + u) * k_sums_pad + lane] = s[r][u];
+        }
+    }
+    __syncwarp();
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int c = lane + 32 * h;
+        if (c < nr * O) {
+            float4 p[8];
+#pragma unroll
+            for (int q = 0; q < 8; ++q) p[q] = *reinterpret_cast<const float4 *>(wb + c * k_sums_pad + 4 * q);
+            float t = tot[h];
+#pragma unroll
+            for (int q = 0; q < 8; ++q) t = (((t + p[q].x) + p[q].y) + p[q].z) + p[q].w;
+            tot[h] = t;
+        }
+    }
+    __syncwarp();    // the chains have read the sums: the buffer may take weights again
+}
+
+// chains c = lane, lane + 32: y = total + bias (then the activation), NCW per lane where t_ncw
+template <int O>
+__device__ __forceinline__ void store_chains(const float (&tot)[2], const float (&bias)[2], int lane, int nr, int r0,
+                                             int o0, int N, float * y, int t_ncw, int act, float slope) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int c = lane + 32 * h;
+        const int o = o0 + c % O;
+        if (c < nr * O && o < N) {
+            const int    r  = r0 + c / O;
+            const int    ln = t_ncw ? r / t_ncw : 0;
+            const size_t at = t_ncw ? ((size_t) ln * N + o) * t_ncw + (r - ln * t_ncw) : (size_t) r * N + o;
+            const float  v  = tot[h] + bias[h];
+            y[at]           = act ? leaky(v, slope) : v;
+        }
+    }
 }
 
 // y = x·wᵀ + b for the rows [r0, r0 + nr) of this block's tile (blockIdx.y) and the O·8 outputs
@@ -148,45 +210,122 @@ __global__ void __launch_bounds__(32 * k_rows_warps, 2)
                 }
             }
         }
-        // the slice sums in order, as the older kernel adds them (slices past K are +0, which the
-        // total, never −0, absorbs): chain c reads its 32 sums from the warp's buffer
-        __syncwarp();    // every lane has read its weights: the buffer takes the slice sums
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            if (r < nr) {
-#pragma unroll
-                for (int u = 0; u < O; ++u) wb[(r * O + u) * k_sums_pad + lane] = s[r][u];
-            }
-        }
-        __syncwarp();
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int c = lane + 32 * h;
-            if (c < nr * O) {
-                float4 p[8];
-#pragma unroll
-                for (int q = 0; q < 8; ++q) p[q] = *reinterpret_cast<const float4 *>(wb + c * k_sums_pad + 4 * q);
-                float t = tot[h];
-#pragma unroll
-                for (int q = 0; q < 8; ++q) t = (((t + p[q].x) + p[q].y) + p[q].z) + p[q].w;
-                tot[h] = t;
-            }
-        }
-        __syncwarp();    // the chains have read the sums: the buffer takes weights again
+        add_slice_sums<R, O>(s, wb, nr, lane, tot);
     }
 
+    store_chains<O>(tot, bias, lane, nr, r0, o0, N, y, t_ncw, act, slope);
+}
+
+// gemv_rows_kernel for K ≤ S·1,024 (S segments, all staged at once) with each segment's copies
+// in C groups: group q holds float4s [q·8/C, (q + 1)·8/C) of every slice, of the weights and of x,
+// so that a lane sums the first part of its slices while the rest lands. The same fmaf chains and
+// slice sums in the same order as gemv_rows_kernel: the same bits. That kernel waits for a
+// segment's copies before any of its sums, and its sums (x read from shared memory per row) then
+// run with no copy in flight
+template <int R, int O, int C, int S>
+__global__ void __launch_bounds__(32 * k_rows_warps, S == 1 ? 2 : 1)    // one segment: 2 blocks an SM
+    gemv_chunks_kernel(const float * __restrict__ x, int n, int K, const float * __restrict__ w,
+                       const float * __restrict__ b, int N, float * __restrict__ y, int rows, int t_ncw, int act,
+                       float slope) {
+    static_assert((C == 2 || C == 4 || C == 8) && S * C <= 8, "chunks divide a slice's 8 float4s; ≤ 8 groups");
+    constexpr int P = 8 / C;    // float4s of a slice a chunk
+    extern __shared__ float4 gemv_rows_smem[];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    float *   xs   = reinterpret_cast<float *>(gemv_rows_smem);          // [S][rows][k_gseg]
+    float *   ws   = xs + S * rows * k_gseg + warp * S * O * k_gseg;    // the warp's [S][O][k_gseg]
+    const int r0 = blockIdx.y * rows, nr = min(rows, n - r0);
+    const int o0 = (blockIdx.x * k_rows_warps + warp) * O;
+    const float * wr[O];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int c = lane + 32 * h;
-        const int o = o0 + c % O;
-        if (c < nr * O && o < N) {
-            const int    r  = r0 + c / O;
-            const int    ln = t_ncw ? r / t_ncw : 0;
-            const size_t at = t_ncw ? ((size_t) ln * N + o) * t_ncw + (r - ln * t_ncw) : (size_t) r * N + o;
-            const float  v  = tot[h] + bias[h];
-            y[at]           = act ? leaky(v, slope) : v;
+    for (int u = 0; u < O; ++u) wr[u] = w + (size_t) min(o0 + u, N - 1) * K;
+
+#pragma unroll
+    for (int sg = 0; sg < S; ++sg) {
+#pragma unroll
+        for (int q = 0; q < C; ++q) {
+#pragma unroll
+            for (int u = 0; u < O; ++u) {
+#pragma unroll
+                for (int m = 0; m < P; ++m) {
+                    const int e = 32 * m + lane, c = 8 * (e / P) + q * P + e % P, k = sg * k_gseg + 4 * c;
+                    cp_async16(ws + (sg * O + u) * k_gseg + swz(c), wr[u] + (k < K ? k : 0), k < K);
+                }
+            }
+            for (int e = threadIdx.x; e < nr * 32 * P; e += 32 * k_rows_warps) {
+                const int r = e / (32 * P), f = e % (32 * P), c = 8 * (f / P) + q * P + f % P, k = sg * k_gseg + 4 * c;
+                cp_async16(xs + (sg * rows + r) * k_gseg + swz(c), x + (size_t) (r0 + r) * K + (k < K ? k : 0), k < K);
+            }
+            cp_async_commit();
         }
     }
+    float bias[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int o = o0 + (lane + 32 * h) % O;
+        bias[h]     = b && o < N ? __ldg(b + o) : 0.0f;
+    }
+
+    float tot[2] = {0.0f, 0.0f};    // chains c = lane and lane + 32 (row c / O, output c mod O)
+#pragma unroll
+    for (int sg = 0; sg < S; ++sg) {
+        float * wb = ws + sg * O * k_gseg;
+        float * xb = xs + sg * rows * k_gseg;
+        float   s[R][O];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+#pragma unroll
+            for (int u = 0; u < O; ++u) s[r][u] = 0.0f;
+        }
+#pragma unroll
+        for (int q = 0; q < C; ++q) {
+            cp_async_wait_n(S * C - 1 - (sg * C + q));    // groups up to (sg, q) of this thread have landed
+            __syncthreads();                              // and every thread's (x is the block's)
+#pragma unroll
+            for (int i = q * P; i < (q + 1) * P; ++i) {
+                const int at = swz(8 * lane + i);
+                float4    wq[O];
+#pragma unroll
+                for (int u = 0; u < O; ++u) wq[u] = *reinterpret_cast<const float4 *>(wb + u * k_gseg + at);
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    if (r < nr) {
+                        const float4 xq = *reinterpret_cast<const float4 *>(xb + r * k_gseg + at);
+#pragma unroll
+                        for (int u = 0; u < O; ++u) s[r][u] = fma4(xq, wq[u], s[r][u]);
+                    }
+                }
+            }
+        }
+        add_slice_sums<R, O>(s, wb, nr, lane, tot);
+    }
+
+    store_chains<O>(tot, bias, lane, nr, r0, o0, N, y, t_ncw, act, slope);
+}
+
+template <int R, int O, int C, int S>
+void launch_chunks(const float * x, int n, int K, const float * w, const float * b, int N, float * y, int rows,
+                   int tiles, int t_ncw, int act, float slope, cudaStream_t s) {
+    auto         kernel = gemv_chunks_kernel<R, O, C, S>;
+    const size_t smem   = size_t(S * (rows + O * k_rows_warps)) * k_gseg * sizeof(float);
+    allow_shared("gemv_chunks (shared memory size)", kernel, size_t(S * (R + O * k_rows_warps)) * k_gseg * sizeof(float));
+    const dim3 grid((unsigned) ((N + O * k_rows_warps - 1) / (O * k_rows_warps)), (unsigned) tiles);
+    launch("gemv_chunks", kernel, grid, dim3(32 * k_rows_warps), smem, s, x, n, K, w, b, N, y, rows, t_ncw, act, slope);
+}
+
+// MB_CUDA_GEMV_CHUNKS=2|4|8: products of K ≤ 2,048 through gemv_chunks_kernel (being measured;
+// two segments take at most 4 chunks each)
+int gemv_chunks() {
+    const char * v = std::getenv("MB_CUDA_GEMV_CHUNKS");
+    const int    c = v ? std::atoi(v) : 0;
+    return c == 2 || c == 4 || c == 8 ? c : 0;
+}
+
+using chunker = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int, int,
+                         float, cudaStream_t);
+template <int R, int O>
+chunker pick_chunks(int c, int nseg) {
+    if (nseg == 2) return c == 2 ? launch_chunks<R, O, 2, 2> : launch_chunks<R, O, 4, 2>;
+    return c == 2 ? launch_chunks<R, O, 2, 1> : c == 4 ? launch_chunks<R, O, 4, 1> : launch_chunks<R, O, 8, 1>;
 }
 
 template <int R, int O>
@@ -223,6 +362,13 @@ bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const flo
     if (o == 0) return false;
     const int tiles = (int) ((n + k_rows_tile - 1) / k_rows_tile), rows = (int) ((n + tiles - 1) / tiles);
     const int nbuf  = K > k_gseg ? 2 : 1;
+    if (const int c = gemv_chunks(); c && K <= 2 * k_gseg) {
+        const int     nseg = K > k_gseg ? 2 : 1;
+        const chunker go   = rows <= 8 ? (o == 1 ? pick_chunks<8, 1>(c, nseg) : pick_chunks<8, 2>(c, nseg))
+                                       : (o == 1 ? pick_chunks<k_rows_tile, 1>(c, nseg) : pick_chunks<k_rows_tile, 2>(c, nseg));
+        go(x, (int) n, (int) K, w, b, (int) N, y, rows, tiles, t_ncw, act, slope, s);
+        return true;
+    }
     using launcher  = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int, int,
                               int, float, cudaStream_t);
     const launcher go = rows <= 8 ? (o == 1 ? launch_rows<8, 1> : launch_rows<8, 2>)

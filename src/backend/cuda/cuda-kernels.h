@@ -173,6 +173,11 @@ void sample_codes(const float * logits, int64_t m, int64_t n_code, const float *
 void remask_lowest(const float * prob, int64_t m, int64_t n_mask, int32_t mask_id, int32_t * tokens, int64_t n_batch,
                    cudaStream_t s);
 
+// a timing's floor (cuda_speed): reads n floats of w (n % 4 == 0, w 16-byte aligned) over `blocks`
+// blocks of 256 threads, 8 float4 loads in flight a thread, and nothing else: what streaming a
+// product's weights costs in one kernel of a chain. n = 0: an empty kernel (the launch alone)
+void stream_floor(const float * w, int64_t n, int blocks, float * sink, cudaStream_t s);
+
 // backend::root_conditions (cuda-finish.cu): the root planner's output → the pose planner's root
 // condition and the VQ decoder's external condition, the host's arithmetic
 void root_conditions(const float * y, int64_t n_batch, int64_t frames, const float * stats, const float * last,
