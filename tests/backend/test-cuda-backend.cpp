@@ -187,15 +187,17 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
     // each shape forced
     // ("+cC": with its copies in C chunks, MB_CUDA_GEMV_CHUNKS)
     for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8", "gemv=new+c4", "gemv=1x8+c2",
-                           "gemv=2x8+c4", "gemv=1x8+c8"}) {
+                           "gemv=2x8+c4", "gemv=1x8+c8", "gemv=new+u1", "gemv=2x8+u1"}) {
         tiles.emplace_back(g);
     }
     for (const std::string & tile : tiles) {
         const bool gemv = tile == "rows=16" || tile.rfind("gemv=", 0) == 0;
-        const size_t plus = tile.find("+c");
+        const size_t plus = tile.find('+');    // "+cC": MB_CUDA_GEMV_CHUNKS=C, "+u1": MB_CUDA_GEMV_UNROLL=1
         if (tile == "rows=16") setenv("MB_CUDA_SKINNY_ROWS", "16", 1), setenv("MB_CUDA_GEMV", "old", 1);
         else if (gemv) setenv("MB_CUDA_GEMV", tile.substr(5, plus == std::string::npos ? std::string::npos : plus - 5).c_str(), 1);
-        if (plus != std::string::npos) setenv("MB_CUDA_GEMV_CHUNKS", tile.c_str() + plus + 2, 1);
+        if (plus != std::string::npos) {
+            setenv(tile[plus + 1] == 'c' ? "MB_CUDA_GEMV_CHUNKS" : "MB_CUDA_GEMV_UNROLL", tile.c_str() + plus + 2, 1);
+        }
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         uint32_t seed = 900;
         for (const shape & s : shapes) {
@@ -265,6 +267,7 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
         unsetenv("MB_CUDA_SKINNY_ROWS");
         unsetenv("MB_CUDA_GEMV");
         unsetenv("MB_CUDA_GEMV_CHUNKS");
+        unsetenv("MB_CUDA_GEMV_UNROLL");
     }
 }
 
@@ -441,16 +444,19 @@ TEST(cuda_speed, gemv_at_batch_one) {
     }
     // "hot": the default on one copy of the weights, L2-resident (what the products cost when
     // HBM is not waited for: on the H100 no less, ninth session)
+    std::stable_partition(hows.begin(), hows.end(), [](const std::string & h) { return h == "stream"; });
     for (const std::string & how : hows) {
         if (how == "stream") {
             stream_floor_timings(shapes[0].n_out * shapes[0].n_in, 0);
             for (const shape & s : shapes) stream_floor_timings(s.n_out * s.n_in, s.n_out * s.n_in);
             continue;
         }
-        // "<how>+c<C>": that GEMV with its copies in C chunks (MB_CUDA_GEMV_CHUNKS)
-        const size_t      plus = how.find("+c");
-        const std::string base = how.substr(0, plus);
-        setenv("MB_CUDA_GEMV_CHUNKS", plus == std::string::npos ? "" : how.substr(plus + 2).c_str(), 1);
+        // "<how>+c<C>": that GEMV with its copies in C chunks (MB_CUDA_GEMV_CHUNKS); "+u1": its loops
+        // over a slice not unrolled (MB_CUDA_GEMV_UNROLL=1)
+        const size_t      plus = how.find('+');
+        const std::string base = how.substr(0, plus), extra = plus == std::string::npos ? "" : how.substr(plus + 1);
+        setenv("MB_CUDA_GEMV_CHUNKS", extra.rfind('c', 0) == 0 ? extra.c_str() + 1 : "", 1);
+        setenv("MB_CUDA_GEMV_UNROLL", extra == "u1" ? "1" : "", 1);
         const bool hot = base == "hot";
         setenv("MB_CUDA_SKINNY_ROWS", base == "old16" ? "16" : "", 1);
         setenv("MB_CUDA_GEMV", base == "old16" ? "old" : hot ? "" : base.c_str(), 1);
@@ -491,6 +497,7 @@ TEST(cuda_speed, gemv_at_batch_one) {
     unsetenv("MB_CUDA_SKINNY_ROWS");
     unsetenv("MB_CUDA_GEMV");
     unsetenv("MB_CUDA_GEMV_CHUNKS");
+    unsetenv("MB_CUDA_GEMV_UNROLL");
 }
 
 // MB_PRECISION_TF32 / BF16: the reduced-precision kernels run (their results differ from the

@@ -121,7 +121,7 @@ __device__ __forceinline__ void store_chains(const float (&tot)[2], const float 
 // y = x·wᵀ + b for the rows [r0, r0 + nr) of this block's tile (blockIdx.y) and the O·8 outputs
 // of this block (warp w: outputs (blockIdx.x·8 + w)·O + u). t_ncw > 0: y is NCW per lane
 // (conv1d on its im2col: row r is position r mod t of lane r / t); act: leaky_relu(slope)
-template <int R, int O>
+template <int R, int O, int U>    // U: the unrolling of the loops over a slice's 8 float4s (code size)
 __global__ void __launch_bounds__(32 * k_rows_warps, 2)
     gemv_rows_kernel(const float * __restrict__ x, int n, int K, const float * __restrict__ w,
                      const float * __restrict__ b, int N, float * __restrict__ y, int rows, int nbuf, int t_ncw,
@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(32 * k_rows_warps, 2)
         float * buf = ws + (seg % nbuf) * O * k_gseg;
 #pragma unroll
         for (int u = 0; u < O; ++u) {
-#pragma unroll
+#pragma unroll U
             for (int i = 0; i < 8; ++i) {
                 const int c = 32 * i + lane, k = seg * k_gseg + 4 * c;
                 cp_async16(buf + u * k_gseg + swz(c), wr[u] + (k < K ? k : 0), k < K);
@@ -193,7 +193,7 @@ __global__ void __launch_bounds__(32 * k_rows_warps, 2)
 #pragma unroll
             for (int u = 0; u < O; ++u) s[r][u] = 0.0f;
         }
-#pragma unroll
+#pragma unroll U
         for (int i = 0; i < 8; ++i) {
             const int at = swz(8 * lane + i);    // float4 i of slice `lane`
             float4    wq[O];
@@ -328,11 +328,11 @@ chunker pick_chunks(int c, int nseg) {
     return c == 2 ? launch_chunks<R, O, 2, 1> : c == 4 ? launch_chunks<R, O, 4, 1> : launch_chunks<R, O, 8, 1>;
 }
 
-template <int R, int O>
+template <int R, int O, int U = 8>
 void launch_rows(const float * x, int n, int K, const float * w, const float * b, int N, float * y, int rows, int tiles,
                  int nbuf, int t_ncw, int act, float slope, cudaStream_t s) {
     static_assert(R * k_sums_pad <= k_gseg, "a warp's buffer holds its chains' slice sums");
-    auto         kernel = gemv_rows_kernel<R, O>;
+    auto         kernel = gemv_rows_kernel<R, O, U>;
     const size_t smem   = size_t(rows + nbuf * O * k_rows_warps) * k_gseg * sizeof(float);
     allow_shared("gemv_rows (shared memory size)", kernel, size_t(R + 2 * O * k_rows_warps) * k_gseg * sizeof(float));
     const dim3 grid((unsigned) ((N + O * k_rows_warps - 1) / (O * k_rows_warps)), (unsigned) tiles);
@@ -358,12 +358,14 @@ bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const flo
         reinterpret_cast<uintptr_t>(w) % 16 != 0 || K > (int64_t) 1 << 30 || N > (int64_t) 1 << 30) {
         return false;
     }
-    const int o = rows_outputs(N, t_ncw);
+    int o = rows_outputs(N, t_ncw);
     if (o == 0) return false;
     const int tiles = (int) ((n + k_rows_tile - 1) / k_rows_tile), rows = (int) ((n + tiles - 1) / tiles);
     const int nbuf  = K > k_gseg ? 2 : 1;
-    if (const int c = gemv_chunks(); c && K <= 2 * k_gseg) {
-        const int     nseg = K > k_gseg ? 2 : 1;
+    const char * cs   = std::getenv("MB_CUDA_GEMV_CHUNK_SEGS");    // 1 or 2: only products of that many segments
+    const int    nseg = K > k_gseg ? 2 : 1;
+    if (const int c = gemv_chunks(); c && K <= 2 * k_gseg && (!cs || std::atoi(cs) == nseg)) {
+        if (nseg == 2) o = 1;    // two segments of 16 rows and 16 outputs a warp would not fit shared memory
         const chunker go   = rows <= 8 ? (o == 1 ? pick_chunks<8, 1>(c, nseg) : pick_chunks<8, 2>(c, nseg))
                                        : (o == 1 ? pick_chunks<k_rows_tile, 1>(c, nseg) : pick_chunks<k_rows_tile, 2>(c, nseg));
         go(x, (int) n, (int) K, w, b, (int) N, y, rows, tiles, t_ncw, act, slope, s);
@@ -371,8 +373,13 @@ bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const flo
     }
     using launcher  = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int, int,
                               int, float, cudaStream_t);
-    const launcher go = rows <= 8 ? (o == 1 ? launch_rows<8, 1> : launch_rows<8, 2>)
-                                  : (o == 1 ? launch_rows<k_rows_tile, 1> : launch_rows<k_rows_tile, 2>);
+    // MB_CUDA_GEMV_UNROLL=1: the loops over a slice's float4s not unrolled (a kernel's code 8× smaller:
+    // in a plan's chain of different kernels each one's code is fetched anew; being measured)
+    const launcher go = env_is("MB_CUDA_GEMV_UNROLL", "1")
+                            ? (rows <= 8 ? (o == 1 ? launch_rows<8, 1, 1> : launch_rows<8, 2, 1>)
+                                         : (o == 1 ? launch_rows<k_rows_tile, 1, 1> : launch_rows<k_rows_tile, 2, 1>))
+                            : (rows <= 8 ? (o == 1 ? launch_rows<8, 1> : launch_rows<8, 2>)
+                                         : (o == 1 ? launch_rows<k_rows_tile, 1> : launch_rows<k_rows_tile, 2>));
     go(x, (int) n, (int) K, w, b, (int) N, y, rows, tiles, nbuf, t_ncw, act, slope, s);
     return true;
 }

@@ -295,10 +295,9 @@ void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b
             return;
         }
     }
-    // MB_CUDA_CONV_ROWS=16: convs of more than 8 rows (20- and 40-frame chained convs) in 16-row
-    // tiles, so that their weights are read in 2–3 tiles instead of 3–5 (being measured)
-    const bool conv16 = MODE == SKINNY_CONV_COL && n > 8 && env_is("MB_CUDA_CONV_ROWS", "16");
-    const int  rows   = n <= 4 ? 4 : forced ? forced : conv16 ? 16 : 8;
+    // (16-row tiles for the 20- and 40-frame chained convs were slower: 1.655–1.665 against
+    // 1.589–1.640 ms a 10-token plan, H100, twentieth session)
+    const int rows = n <= 4 ? 4 : forced ? forced : 8;
     if (rows == 4) {
         launch_skinny<4, MODE>(x, n, K, w, b, N, y, g, s);
     } else if (rows == 8) {
