@@ -8,9 +8,10 @@
 // - one tile holds up to 16 rows (the 10-row products stream their weights once; above 16 rows
 //   the rows are split into equal tiles);
 // - a warp owns O weight rows (1 or 2), so each x value read from shared memory serves O outputs;
-// - weights go to shared memory with cp.async (16 bytes, coalesced, no registers held), the first
-//   segment before x is staged, and for K above 1,024 the next segment's
-//   into a second buffer while this one is summed;
+// - weights go to shared memory with cp.async (16 bytes, coalesced, no registers held): for K up to
+//   2,048 (gemv_chunks_kernel, the default there) all of x and the weights at once, in two groups a
+//   segment; above (gemv_rows_kernel) the first segment before x is staged and the next segment's into
+//   a second buffer while this one is summed;
 // - staged segments are swizzled (float4 i of slice j at slot i ^ (j mod 8)) instead of padded:
 //   the lanes of a quarter warp read 8 distinct float4 slots.
 //
@@ -49,17 +50,13 @@ __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// cp_async_wait with a count known once loops are unrolled
+// cp_async_wait with a count known once loops are unrolled (≤ 3: two segments of two chunks)
 __device__ __forceinline__ void cp_async_wait_n(int n) {
     switch (n) {
     case 0: cp_async_wait<0>(); break;
     case 1: cp_async_wait<1>(); break;
     case 2: cp_async_wait<2>(); break;
-    case 3: cp_async_wait<3>(); break;
-    case 4: cp_async_wait<4>(); break;
-    case 5: cp_async_wait<5>(); break;
-    case 6: cp_async_wait<6>(); break;
-    default: cp_async_wait<7>(); break;
+    default: cp_async_wait<3>(); break;
     }
 }
 
@@ -121,7 +118,7 @@ __device__ __forceinline__ void store_chains(const float (&tot)[2], const float 
 // y = x·wᵀ + b for the rows [r0, r0 + nr) of this block's tile (blockIdx.y) and the O·8 outputs
 // of this block (warp w: outputs (blockIdx.x·8 + w)·O + u). t_ncw > 0: y is NCW per lane
 // (conv1d on its im2col: row r is position r mod t of lane r / t); act: leaky_relu(slope)
-template <int R, int O, int U>    // U: the unrolling of the loops over a slice's 8 float4s (code size)
+template <int R, int O>
 __global__ void __launch_bounds__(32 * k_rows_warps, 2)
     gemv_rows_kernel(const float * __restrict__ x, int n, int K, const float * __restrict__ w,
                      const float * __restrict__ b, int N, float * __restrict__ y, int rows, int nbuf, int t_ncw,
@@ -141,7 +138,7 @@ __global__ void __launch_bounds__(32 * k_rows_warps, 2)
         float * buf = ws + (seg % nbuf) * O * k_gseg;
 #pragma unroll
         for (int u = 0; u < O; ++u) {
-#pragma unroll U
+#pragma unroll
             for (int i = 0; i < 8; ++i) {
                 const int c = 32 * i + lane, k = seg * k_gseg + 4 * c;
                 cp_async16(buf + u * k_gseg + swz(c), wr[u] + (k < K ? k : 0), k < K);
@@ -193,7 +190,7 @@ __global__ void __launch_bounds__(32 * k_rows_warps, 2)
 #pragma unroll
             for (int u = 0; u < O; ++u) s[r][u] = 0.0f;
         }
-#pragma unroll U
+#pragma unroll
         for (int i = 0; i < 8; ++i) {
             const int at = swz(8 * lane + i);    // float4 i of slice `lane`
             float4    wq[O];
@@ -216,19 +213,21 @@ __global__ void __launch_bounds__(32 * k_rows_warps, 2)
     store_chains<O>(tot, bias, lane, nr, r0, o0, N, y, t_ncw, act, slope);
 }
 
-// gemv_rows_kernel for K ≤ S·1,024 (S segments, all staged at once) with each segment's copies
-// in C groups: group q holds float4s [q·8/C, (q + 1)·8/C) of every slice, of the weights and of x,
-// so that a lane sums the first part of its slices while the rest lands. The same fmaf chains and
-// slice sums in the same order as gemv_rows_kernel: the same bits. That kernel waits for a
-// segment's copies before any of its sums, and its sums (x read from shared memory per row) then
-// run with no copy in flight
-template <int R, int O, int C, int S>
+// the default for K ≤ S·1,024 (S segments, all staged at once): gemv_rows_kernel with each
+// segment's copies in k_chunks groups. Group q holds float4s [q·8/k_chunks, (q + 1)·8/k_chunks) of
+// every slice, of the weights and of x, so a lane sums the first half of its slices while the rest
+// lands. The same fmaf chains and slice sums in the same order as gemv_rows_kernel: the same bits.
+// A 10-token plan: 1.561–1.611 against 1.589–1.640 ms, predicted 1.951–2.049 against 2.054–2.127
+// (H100, three alternated rounds, twentieth session); no shape was faster alone (cuda_speed), and 4
+// or 8 chunks were 0.14 and 0.46 ms slower in a plan (more code: see docs/BACKEND.md)
+constexpr int k_chunks = 2;
+template <int R, int O, int S>
 __global__ void __launch_bounds__(32 * k_rows_warps, S == 1 ? 2 : 1)    // one segment: 2 blocks an SM
     gemv_chunks_kernel(const float * __restrict__ x, int n, int K, const float * __restrict__ w,
                        const float * __restrict__ b, int N, float * __restrict__ y, int rows, int t_ncw, int act,
                        float slope) {
-    static_assert((C == 2 || C == 4 || C == 8) && S * C <= 8, "chunks divide a slice's 8 float4s; ≤ 8 groups");
-    constexpr int P = 8 / C;    // float4s of a slice a chunk
+    constexpr int C = k_chunks, P = 8 / C;    // float4s of a slice a chunk
+    static_assert(8 % C == 0 && S * C <= 4, "chunks divide a slice's 8 float4s; ≤ 4 groups");
     extern __shared__ float4 gemv_rows_smem[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     float *   xs   = reinterpret_cast<float *>(gemv_rows_smem);          // [S][rows][k_gseg]
@@ -302,37 +301,21 @@ __global__ void __launch_bounds__(32 * k_rows_warps, S == 1 ? 2 : 1)    // one s
     store_chains<O>(tot, bias, lane, nr, r0, o0, N, y, t_ncw, act, slope);
 }
 
-template <int R, int O, int C, int S>
+template <int R, int O, int S>
 void launch_chunks(const float * x, int n, int K, const float * w, const float * b, int N, float * y, int rows,
                    int tiles, int t_ncw, int act, float slope, cudaStream_t s) {
-    auto         kernel = gemv_chunks_kernel<R, O, C, S>;
+    auto         kernel = gemv_chunks_kernel<R, O, S>;
     const size_t smem   = size_t(S * (rows + O * k_rows_warps)) * k_gseg * sizeof(float);
     allow_shared("gemv_chunks (shared memory size)", kernel, size_t(S * (R + O * k_rows_warps)) * k_gseg * sizeof(float));
     const dim3 grid((unsigned) ((N + O * k_rows_warps - 1) / (O * k_rows_warps)), (unsigned) tiles);
     launch("gemv_chunks", kernel, grid, dim3(32 * k_rows_warps), smem, s, x, n, K, w, b, N, y, rows, t_ncw, act, slope);
 }
 
-// MB_CUDA_GEMV_CHUNKS=2|4|8: products of K ≤ 2,048 through gemv_chunks_kernel (being measured;
-// two segments take at most 4 chunks each)
-int gemv_chunks() {
-    const char * v = std::getenv("MB_CUDA_GEMV_CHUNKS");
-    const int    c = v ? std::atoi(v) : 0;
-    return c == 2 || c == 4 || c == 8 ? c : 0;
-}
-
-using chunker = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int, int,
-                         float, cudaStream_t);
 template <int R, int O>
-chunker pick_chunks(int c, int nseg) {
-    if (nseg == 2) return c == 2 ? launch_chunks<R, O, 2, 2> : launch_chunks<R, O, 4, 2>;
-    return c == 2 ? launch_chunks<R, O, 2, 1> : c == 4 ? launch_chunks<R, O, 4, 1> : launch_chunks<R, O, 8, 1>;
-}
-
-template <int R, int O, int U = 8>
 void launch_rows(const float * x, int n, int K, const float * w, const float * b, int N, float * y, int rows, int tiles,
                  int nbuf, int t_ncw, int act, float slope, cudaStream_t s) {
     static_assert(R * k_sums_pad <= k_gseg, "a warp's buffer holds its chains' slice sums");
-    auto         kernel = gemv_rows_kernel<R, O, U>;
+    auto         kernel = gemv_rows_kernel<R, O>;
     const size_t smem   = size_t(rows + nbuf * O * k_rows_warps) * k_gseg * sizeof(float);
     allow_shared("gemv_rows (shared memory size)", kernel, size_t(R + 2 * O * k_rows_warps) * k_gseg * sizeof(float));
     const dim3 grid((unsigned) ((N + O * k_rows_warps - 1) / (O * k_rows_warps)), (unsigned) tiles);
@@ -358,28 +341,25 @@ bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const flo
         reinterpret_cast<uintptr_t>(w) % 16 != 0 || K > (int64_t) 1 << 30 || N > (int64_t) 1 << 30) {
         return false;
     }
-    int o = rows_outputs(N, t_ncw);
+    const int o = rows_outputs(N, t_ncw);
     if (o == 0) return false;
     const int tiles = (int) ((n + k_rows_tile - 1) / k_rows_tile), rows = (int) ((n + tiles - 1) / tiles);
     const int nbuf  = K > k_gseg ? 2 : 1;
-    const char * cs   = std::getenv("MB_CUDA_GEMV_CHUNK_SEGS");    // 1 or 2: only products of that many segments
-    const int    nseg = K > k_gseg ? 2 : 1;
-    if (const int c = gemv_chunks(); c && K <= 2 * k_gseg && (!cs || std::atoi(cs) == nseg)) {
-        if (nseg == 2) o = 1;    // two segments of 16 rows and 16 outputs a warp would not fit shared memory
-        const chunker go   = rows <= 8 ? (o == 1 ? pick_chunks<8, 1>(c, nseg) : pick_chunks<8, 2>(c, nseg))
-                                       : (o == 1 ? pick_chunks<k_rows_tile, 1>(c, nseg) : pick_chunks<k_rows_tile, 2>(c, nseg));
+    // MB_CUDA_GEMV_CHUNKS=0: gemv_rows_kernel for these too (to compare)
+    if (K <= 2 * k_gseg && !env_is("MB_CUDA_GEMV_CHUNKS", "0")) {
+        using chunker = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int,
+                                 int, float, cudaStream_t);
+        // two segments take one output a warp: 16 rows and 16 outputs a warp would not fit shared memory
+        const chunker go = K > k_gseg ? (rows <= 8 ? launch_chunks<8, 1, 2> : launch_chunks<k_rows_tile, 1, 2>)
+                           : rows <= 8 ? (o == 1 ? launch_chunks<8, 1, 1> : launch_chunks<8, 2, 1>)
+                                       : (o == 1 ? launch_chunks<k_rows_tile, 1, 1> : launch_chunks<k_rows_tile, 2, 1>);
         go(x, (int) n, (int) K, w, b, (int) N, y, rows, tiles, t_ncw, act, slope, s);
         return true;
     }
     using launcher  = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int, int,
                               int, float, cudaStream_t);
-    // MB_CUDA_GEMV_UNROLL=1: the loops over a slice's float4s not unrolled (a kernel's code 8× smaller:
-    // in a plan's chain of different kernels each one's code is fetched anew; being measured)
-    const launcher go = env_is("MB_CUDA_GEMV_UNROLL", "1")
-                            ? (rows <= 8 ? (o == 1 ? launch_rows<8, 1, 1> : launch_rows<8, 2, 1>)
-                                         : (o == 1 ? launch_rows<k_rows_tile, 1, 1> : launch_rows<k_rows_tile, 2, 1>))
-                            : (rows <= 8 ? (o == 1 ? launch_rows<8, 1> : launch_rows<8, 2>)
-                                         : (o == 1 ? launch_rows<k_rows_tile, 1> : launch_rows<k_rows_tile, 2>));
+    const launcher go = rows <= 8 ? (o == 1 ? launch_rows<8, 1> : launch_rows<8, 2>)
+                                  : (o == 1 ? launch_rows<k_rows_tile, 1> : launch_rows<k_rows_tile, 2>);
     go(x, (int) n, (int) K, w, b, (int) N, y, rows, tiles, nbuf, t_ncw, act, slope, s);
     return true;
 }

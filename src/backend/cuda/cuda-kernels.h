@@ -58,8 +58,8 @@ void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, co
                    float * y, cudaStream_t s);
 
 // an F32 GEMV of k_gemv_rows_min…k_skinny_max_rows rows (cuda-gemv.cu: one tile of up to 16
-// rows, a warp 1 or 2 weight rows, weights through cp.async), the same bits as linear_skinny, where
-// MB_CUDA_GEMV asks for it (not the default: cuda-gemv.cu says why); t_ncw > 0: y is NCW per lane
+// rows, a warp 1 or 2 weight rows, weights through cp.async), the same bits as linear_skinny: the
+// default for linear products (MB_CUDA_GEMV, cuda-gemv.cu says why); t_ncw > 0: y is NCW per lane
 // of t_ncw positions (conv1d on its im2col); act 1: leaky_relu(slope) in the epilogue. False where
 // it does not run (not asked for, K % 4, alignment): the caller runs linear_skinny's kernel
 constexpr int64_t k_gemv_rows_min = 5;
