@@ -185,17 +185,19 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
     // then the older GEMV with its 16-row tiles forced (MB_CUDA_SKINNY_ROWS; it takes 8 above 4 rows)
     // and as it is, and the 5–64-row GEMV of cuda-gemv.cu (MB_CUDA_GEMV) by its choice and with
     // each shape forced
-    // ("+c0": gemv_rows_kernel where gemv_chunks_kernel is the default, K ≤ 2,048; MB_CUDA_GEMV_CHUNKS=0)
+    // ("+c0": gemv_rows_kernel where gemv_chunks_kernel is the default, K ≤ 2,048, MB_CUDA_GEMV_CHUNKS=0;
+    // "+rolled": gemv_chunks_kernel with its loops rolled, MB_CUDA_GEMV_ROLLED=1)
     for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8", "gemv=new+c0", "gemv=1x8+c0",
-                           "gemv=2x8+c0"}) {
+                           "gemv=2x8+c0", "gemv=new+rolled", "gemv=2x8+rolled"}) {
         tiles.emplace_back(g);
     }
     for (const std::string & tile : tiles) {
         const bool gemv = tile == "rows=16" || tile.rfind("gemv=", 0) == 0;
-        const size_t plus = tile.find("+c");
+        const size_t plus = tile.find('+');
         if (tile == "rows=16") setenv("MB_CUDA_SKINNY_ROWS", "16", 1), setenv("MB_CUDA_GEMV", "old", 1);
         else if (gemv) setenv("MB_CUDA_GEMV", tile.substr(5, plus == std::string::npos ? std::string::npos : plus - 5).c_str(), 1);
-        if (plus != std::string::npos) setenv("MB_CUDA_GEMV_CHUNKS", tile.c_str() + plus + 2, 1);
+        if (plus != std::string::npos) setenv(tile.substr(plus) == "+c0" ? "MB_CUDA_GEMV_CHUNKS" : "MB_CUDA_GEMV_ROLLED",
+                                              tile.substr(plus) == "+c0" ? "0" : "1", 1);
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         uint32_t seed = 900;
         for (const shape & s : shapes) {
@@ -265,6 +267,7 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
         unsetenv("MB_CUDA_SKINNY_ROWS");
         unsetenv("MB_CUDA_GEMV");
         unsetenv("MB_CUDA_GEMV_CHUNKS");
+        unsetenv("MB_CUDA_GEMV_ROLLED");
     }
 }
 
@@ -448,10 +451,12 @@ TEST(cuda_speed, gemv_at_batch_one) {
             for (const shape & s : shapes) stream_floor_timings(s.n_out * s.n_in, s.n_out * s.n_in);
             continue;
         }
-        // "<how>+c0": that GEMV without the chunked copies (MB_CUDA_GEMV_CHUNKS=0)
-        const size_t      plus = how.find("+c");
-        const std::string base = how.substr(0, plus);
-        setenv("MB_CUDA_GEMV_CHUNKS", plus == std::string::npos ? "" : how.substr(plus + 2).c_str(), 1);
+        // "<how>+c0": that GEMV without the chunked copies (MB_CUDA_GEMV_CHUNKS=0); "+rolled": with the
+        // chunked kernel's loops rolled (MB_CUDA_GEMV_ROLLED=1)
+        const size_t      plus  = how.find('+');
+        const std::string base  = how.substr(0, plus), extra = plus == std::string::npos ? "" : how.substr(plus);
+        setenv("MB_CUDA_GEMV_CHUNKS", extra == "+c0" ? "0" : "", 1);
+        setenv("MB_CUDA_GEMV_ROLLED", extra == "+rolled" ? "1" : "", 1);
         const bool hot = base == "hot";
         setenv("MB_CUDA_SKINNY_ROWS", base == "old16" ? "16" : "", 1);
         setenv("MB_CUDA_GEMV", base == "old16" ? "old" : hot ? "" : base.c_str(), 1);
@@ -492,6 +497,7 @@ TEST(cuda_speed, gemv_at_batch_one) {
     unsetenv("MB_CUDA_SKINNY_ROWS");
     unsetenv("MB_CUDA_GEMV");
     unsetenv("MB_CUDA_GEMV_CHUNKS");
+    unsetenv("MB_CUDA_GEMV_ROLLED");
 }
 
 // MB_PRECISION_TF32 / BF16: the reduced-precision kernels run (their results differ from the

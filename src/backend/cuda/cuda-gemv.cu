@@ -221,7 +221,7 @@ __global__ void __launch_bounds__(32 * k_rows_warps, 2)
 // (H100, three alternated rounds, twentieth session); no shape was faster alone (cuda_speed), and 4
 // or 8 chunks were 0.14 and 0.46 ms slower in a plan (more code: see docs/BACKEND.md)
 constexpr int k_chunks = 2;
-template <int R, int O, int S>
+template <int R, int O, int S, int U>    // U: 1 rolls the loops over segments, chunks and float4s (code size)
 __global__ void __launch_bounds__(32 * k_rows_warps, S == 1 ? 2 : 1)    // one segment: 2 blocks an SM
     gemv_chunks_kernel(const float * __restrict__ x, int n, int K, const float * __restrict__ w,
                        const float * __restrict__ b, int N, float * __restrict__ y, int rows, int t_ncw, int act,
@@ -265,7 +265,7 @@ __global__ void __launch_bounds__(32 * k_rows_warps, S == 1 ? 2 : 1)    // one s
     }
 
     float tot[2] = {0.0f, 0.0f};    // chains c = lane and lane + 32 (row c / O, output c mod O)
-#pragma unroll
+#pragma unroll U
     for (int sg = 0; sg < S; ++sg) {
         float * wb = ws + sg * O * k_gseg;
         float * xb = xs + sg * rows * k_gseg;
@@ -275,11 +275,11 @@ __global__ void __launch_bounds__(32 * k_rows_warps, S == 1 ? 2 : 1)    // one s
 #pragma unroll
             for (int u = 0; u < O; ++u) s[r][u] = 0.0f;
         }
-#pragma unroll
+#pragma unroll U
         for (int q = 0; q < C; ++q) {
             cp_async_wait_n(S * C - 1 - (sg * C + q));    // groups up to (sg, q) of this thread have landed
             __syncthreads();                              // and every thread's (x is the block's)
-#pragma unroll
+#pragma unroll U
             for (int i = q * P; i < (q + 1) * P; ++i) {
                 const int at = swz(8 * lane + i);
                 float4    wq[O];
@@ -304,7 +304,9 @@ __global__ void __launch_bounds__(32 * k_rows_warps, S == 1 ? 2 : 1)    // one s
 template <int R, int O, int S>
 void launch_chunks(const float * x, int n, int K, const float * w, const float * b, int N, float * y, int rows,
                    int tiles, int t_ncw, int act, float slope, cudaStream_t s) {
-    auto         kernel = gemv_chunks_kernel<R, O, S>;
+    // MB_CUDA_GEMV_ROLLED=1: the loops rolled (a third of the code; whether a plan's chain of different
+    // kernels pays for code size: not yet run on a GPU)
+    auto         kernel = env_is("MB_CUDA_GEMV_ROLLED", "1") ? gemv_chunks_kernel<R, O, S, 1> : gemv_chunks_kernel<R, O, S, 8>;
     const size_t smem   = size_t(S * (rows + O * k_rows_warps)) * k_gseg * sizeof(float);
     allow_shared("gemv_chunks (shared memory size)", kernel, size_t(S * (R + O * k_rows_warps)) * k_gseg * sizeof(float));
     const dim3 grid((unsigned) ((N + O * k_rows_warps - 1) / (O * k_rows_warps)), (unsigned) tiles);
