@@ -67,6 +67,25 @@ __device__ __forceinline__ int swz(int c) {
     return 32 * j + 4 * ((c & 7) ^ (j & 7));
 }
 
+// the product's one step: float4 i of slice `lane` (slot swz(8·lane + i)) of the warp's O staged weight
+// rows (wb) against the nr staged rows of x (xb), into the slice sums s[r][u] (fma4: ascending k)
+template <int R, int O>
+__device__ __forceinline__ void sum_float4(const float * wb, const float * xb, int i, int lane, int nr,
+                                           float (&s)[R][O]) {
+    const int at = swz(8 * lane + i);
+    float4    wq[O];
+#pragma unroll
+    for (int u = 0; u < O; ++u) wq[u] = *reinterpret_cast<const float4 *>(wb + u * k_gseg + at);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        if (r < nr) {    // the same for the whole block
+            const float4 xq = *reinterpret_cast<const float4 *>(xb + r * k_gseg + at);
+#pragma unroll
+            for (int u = 0; u < O; ++u) s[r][u] = fma4(xq, wq[u], s[r][u]);
+        }
+    }
+}
+
 // a segment's slice sums s[r][u] (lane l: slice l) added in order to the totals of chains c = lane
 // and lane + 32 (row c / O, output c mod O), through the warp's buffer wb, whose weights every lane
 // has read (slices past K are +0, which the total, never −0, absorbs)
@@ -191,22 +210,7 @@ __global__ void __launch_bounds__(32 * k_rows_warps, 2)
             for (int u = 0; u < O; ++u) s[r][u] = 0.0f;
         }
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            const int at = swz(8 * lane + i);    // float4 i of slice `lane`
-            float4    wq[O];
-#pragma unroll
-            for (int u = 0; u < O; ++u) wq[u] = *reinterpret_cast<const float4 *>(wb + u * k_gseg + at);
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                if (r < nr) {    // the same for the whole block
-                    const float4 xq = *reinterpret_cast<const float4 *>(xs + r * k_gseg + at);
-#pragma unroll
-                    for (int u = 0; u < O; ++u) {
-                        s[r][u] = fma4(xq, wq[u], s[r][u]);
-                    }
-                }
-            }
-        }
+        for (int i = 0; i < 8; ++i) sum_float4<R, O>(wb, xs, i, lane, nr, s);
         add_slice_sums<R, O>(s, wb, nr, lane, tot);
     }
 
@@ -280,20 +284,7 @@ __global__ void __launch_bounds__(32 * k_rows_warps, S == 1 ? 2 : 1)    // one s
             cp_async_wait_n(S * C - 1 - (sg * C + q));    // groups up to (sg, q) of this thread have landed
             __syncthreads();                              // and every thread's (x is the block's)
 #pragma unroll U
-            for (int i = q * P; i < (q + 1) * P; ++i) {
-                const int at = swz(8 * lane + i);
-                float4    wq[O];
-#pragma unroll
-                for (int u = 0; u < O; ++u) wq[u] = *reinterpret_cast<const float4 *>(wb + u * k_gseg + at);
-#pragma unroll
-                for (int r = 0; r < R; ++r) {
-                    if (r < nr) {
-                        const float4 xq = *reinterpret_cast<const float4 *>(xb + r * k_gseg + at);
-#pragma unroll
-                        for (int u = 0; u < O; ++u) s[r][u] = fma4(xq, wq[u], s[r][u]);
-                    }
-                }
-            }
+            for (int i = q * P; i < (q + 1) * P; ++i) sum_float4<R, O>(wb, xb, i, lane, nr, s);
         }
         add_slice_sums<R, O>(s, wb, nr, lane, tot);
     }
@@ -304,7 +295,7 @@ __global__ void __launch_bounds__(32 * k_rows_warps, S == 1 ? 2 : 1)    // one s
 template <int R, int O, int S>
 void launch_chunks(const float * x, int n, int K, const float * w, const float * b, int N, float * y, int rows,
                    int tiles, int t_ncw, int act, float slope, cudaStream_t s) {
-    // MB_CUDA_GEMV_ROLLED=1: the loops rolled (a third of the code; whether a plan's chain of different
+    // MB_CUDA_GEMV_ROLLED=1: the loops rolled (about half the code; whether a plan's chain of different
     // kernels pays for code size: not yet run on a GPU)
     auto         kernel = env_is("MB_CUDA_GEMV_ROLLED", "1") ? gemv_chunks_kernel<R, O, S, 1> : gemv_chunks_kernel<R, O, S, 8>;
     const size_t smem   = size_t(S * (rows + O * k_rows_warps)) * k_gseg * sizeof(float);
@@ -346,7 +337,6 @@ bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const flo
     const int o = rows_outputs(N, t_ncw);
     if (o == 0) return false;
     const int tiles = (int) ((n + k_rows_tile - 1) / k_rows_tile), rows = (int) ((n + tiles - 1) / tiles);
-    const int nbuf  = K > k_gseg ? 2 : 1;
     // MB_CUDA_GEMV_CHUNKS=0: gemv_rows_kernel for these too (to compare)
     if (K <= 2 * k_gseg && !env_is("MB_CUDA_GEMV_CHUNKS", "0")) {
         using chunker = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int,
@@ -358,6 +348,7 @@ bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const flo
         go(x, (int) n, (int) K, w, b, (int) N, y, rows, tiles, t_ncw, act, slope, s);
         return true;
     }
+    const int nbuf  = K > k_gseg ? 2 : 1;
     using launcher  = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int, int,
                               int, float, cudaStream_t);
     const launcher go = rows <= 8 ? (o == 1 ? launch_rows<8, 1> : launch_rows<8, 2>)
