@@ -196,9 +196,11 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
         const size_t plus = tile.find('+');
         if (tile == "rows=16") setenv("MB_CUDA_SKINNY_ROWS", "16", 1), setenv("MB_CUDA_GEMV", "old", 1);
         else if (gemv) setenv("MB_CUDA_GEMV", tile.substr(5, plus == std::string::npos ? std::string::npos : plus - 5).c_str(), 1);
-        if (plus != std::string::npos) setenv(tile.substr(plus) == "+c0" ? "MB_CUDA_GEMV_CHUNKS" : "MB_CUDA_GEMV_ROLLED",
-                                              tile.substr(plus) == "+c0" ? "0" : "1", 1);
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
+        if (plus != std::string::npos) {
+            const bool c0 = tile.substr(plus) == "+c0";
+            setenv(c0 ? "MB_CUDA_GEMV_CHUNKS" : "MB_CUDA_GEMV_ROLLED", c0 ? "0" : "1", 1);
+        }
         uint32_t seed = 900;
         for (const shape & s : shapes) {
             if (!tile.empty() && !gemv && s.n <= mb::cuda::k_skinny_max_rows) continue;    // the GEMV: no tile
