@@ -186,9 +186,12 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
     // and as it is, and the 5–64-row GEMV of cuda-gemv.cu (MB_CUDA_GEMV) by its choice and with
     // each shape forced
     // ("+c0": gemv_rows_kernel where gemv_chunks_kernel is the default, K ≤ 2,048, MB_CUDA_GEMV_CHUNKS=0;
-    // "+rolled": gemv_chunks_kernel with its loops rolled, MB_CUDA_GEMV_ROLLED=1)
-    for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8", "gemv=new+c0", "gemv=1x8+c0",
-                           "gemv=2x8+c0", "gemv=new+rolled", "gemv=2x8+rolled"}) {
+    // "+rolled": gemv_chunks_kernel with its loops rolled, MB_CUDA_GEMV_ROLLED=1; "+w4", "+w2": the
+    // chosen shapes with 4 or 2 warps a block, MB_CUDA_GEMV_WARPS)
+    for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8", "gemv=2x4", "gemv=4x4",
+                           "gemv=4x2", "gemv=1x4", "gemv=2x2", "gemv=1x2", "gemv=new+w4", "gemv=new+w2",
+                           "gemv=new+c0", "gemv=1x8+c0", "gemv=2x8+c0", "gemv=4x2+c0", "gemv=new+rolled",
+                           "gemv=2x8+rolled", "gemv=4x2+rolled"}) {
         tiles.emplace_back(g);
     }
     for (const std::string & tile : tiles) {
@@ -197,10 +200,10 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
         if (tile == "rows=16") setenv("MB_CUDA_SKINNY_ROWS", "16", 1), setenv("MB_CUDA_GEMV", "old", 1);
         else if (gemv) setenv("MB_CUDA_GEMV", tile.substr(5, plus == std::string::npos ? std::string::npos : plus - 5).c_str(), 1);
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
-        if (plus != std::string::npos) {
-            const bool c0 = tile.substr(plus) == "+c0";
-            setenv(c0 ? "MB_CUDA_GEMV_CHUNKS" : "MB_CUDA_GEMV_ROLLED", c0 ? "0" : "1", 1);
-        }
+        const std::string extra = plus == std::string::npos ? "" : tile.substr(plus);
+        if (extra == "+c0") setenv("MB_CUDA_GEMV_CHUNKS", "0", 1);
+        if (extra == "+rolled") setenv("MB_CUDA_GEMV_ROLLED", "1", 1);
+        if (extra == "+w4" || extra == "+w2") setenv("MB_CUDA_GEMV_WARPS", extra.c_str() + 2, 1);
         uint32_t seed = 900;
         for (const shape & s : shapes) {
             if (!tile.empty() && !gemv && s.n <= mb::cuda::k_skinny_max_rows) continue;    // the GEMV: no tile
@@ -270,6 +273,7 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
         unsetenv("MB_CUDA_GEMV");
         unsetenv("MB_CUDA_GEMV_CHUNKS");
         unsetenv("MB_CUDA_GEMV_ROLLED");
+        unsetenv("MB_CUDA_GEMV_WARPS");
     }
 }
 
@@ -435,7 +439,7 @@ TEST(cuda_speed, gemv_at_batch_one) {
     // the default GEMV, then on L2-resident weights, the older kernel in 16-row tiles and the
     // 5–64-row GEMV's two shapes forced; MB_CUDA_GEMV_SPEED (comma-separated: these names or MB_CUDA_GEMV's values)
     // picks some; "stream" times stream_floor_timings instead
-    std::vector<std::string> hows = {"", "hot", "+c0", "old16", "1x8", "2x8"};
+    std::vector<std::string> hows = {"", "hot", "+c0", "+w4", "+w2", "old16", "1x8", "2x8"};
     if (const char * v = std::getenv("MB_CUDA_GEMV_SPEED")) {
         hows.clear();
         for (std::string l = v; !l.empty();) {
@@ -454,11 +458,13 @@ TEST(cuda_speed, gemv_at_batch_one) {
             continue;
         }
         // "<how>+c0": that GEMV without the chunked copies (MB_CUDA_GEMV_CHUNKS=0); "+rolled": with the
-        // chunked kernel's loops rolled (MB_CUDA_GEMV_ROLLED=1)
+        // chunked kernel's loops rolled (MB_CUDA_GEMV_ROLLED=1); "+w4", "+w2": 4 or 2 warps a block
+        // (MB_CUDA_GEMV_WARPS)
         const size_t      plus  = how.find('+');
         const std::string base  = how.substr(0, plus), extra = plus == std::string::npos ? "" : how.substr(plus);
         setenv("MB_CUDA_GEMV_CHUNKS", extra == "+c0" ? "0" : "", 1);
         setenv("MB_CUDA_GEMV_ROLLED", extra == "+rolled" ? "1" : "", 1);
+        setenv("MB_CUDA_GEMV_WARPS", extra == "+w4" ? "4" : extra == "+w2" ? "2" : "", 1);
         const bool hot = base == "hot";
         setenv("MB_CUDA_SKINNY_ROWS", base == "old16" ? "16" : "", 1);
         setenv("MB_CUDA_GEMV", base == "old16" ? "old" : hot ? "" : base.c_str(), 1);
@@ -500,6 +506,7 @@ TEST(cuda_speed, gemv_at_batch_one) {
     unsetenv("MB_CUDA_GEMV");
     unsetenv("MB_CUDA_GEMV_CHUNKS");
     unsetenv("MB_CUDA_GEMV_ROLLED");
+    unsetenv("MB_CUDA_GEMV_WARPS");
 }
 
 // MB_PRECISION_TF32 / BF16: the reduced-precision kernels run (their results differ from the

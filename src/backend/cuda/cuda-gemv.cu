@@ -7,7 +7,8 @@
 // so a 10-row product streams its weights twice), here:
 // - one tile holds up to 16 rows (the 10-row products stream their weights once; above 16 rows
 //   the rows are split into equal tiles);
-// - a warp owns O weight rows (1 or 2), so each x value read from shared memory serves O outputs;
+// - a warp owns O weight rows (1, 2 or 4), so each x value read from shared memory serves O outputs
+//   (the chunked kernel's blocks have 8, 4 or 2 warps: MB_CUDA_GEMV=OxW, MB_CUDA_GEMV_WARPS);
 // - weights go to shared memory with cp.async (16 bytes, coalesced, no registers held): for K up to
 //   2,048 (gemv_chunks_kernel, the default there) all of x and the weights at once, in two groups a
 //   segment; above (gemv_rows_kernel) the first segment before x is staged and the next segment's into
@@ -17,7 +18,8 @@
 //
 // The default for linear products since the eighth session's final call (MB_CUDA_GEMV, read on
 // every call: unset or "new", this one for linear products, 2 outputs a warp from 3,072 outputs on, else 1, convs keep the
-// older kernel; "old", the older kernel everywhere; "1x8" / "2x8", this one with that many outputs a warp for linear and conv alike).
+// older kernel; "old", the older kernel everywhere; "1x8" / "2x8" / any "OxW" of choose_shape, this one with
+// that shape for linear and conv alike).
 // H200, cuda_speed.gemv_at_batch_one (µs, older / 1x8 / 2x8): 10 × 1,024 → 3,072 14.3 / 10.0 /
 // 8.2, → 2,048 10.1 / 7.0 / 8.0, → 1,024 6.2 / 5.7 / 6.5, 10 × 2,048 → 1,024 10.3 / 10.2 / 10.9,
 // 9 × 512 → 512 4.7 / 3.6 / 5.6, conv 512 × 3 → 512 at 10 frames 10.1 / 11.0 / 11.9: faster on
@@ -27,6 +29,7 @@
 // kernel (docs/BACKEND.md, eighth session).
 #include "backend/cuda/cuda-launch.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -225,8 +228,12 @@ __global__ void __launch_bounds__(32 * k_rows_warps, 2)
 // (H100, three alternated rounds, twentieth session); no shape was faster alone (cuda_speed), and 4
 // or 8 chunks were 0.14 and 0.46 ms slower in a plan (more code: see docs/BACKEND.md)
 constexpr int k_chunks = 2;
-template <int R, int O, int S, int U>    // U: 1 rolls the loops over segments, chunks and float4s (code size)
-__global__ void __launch_bounds__(32 * k_rows_warps, S == 1 ? 2 : 1)    // one segment: 2 blocks an SM
+// W warps a block (8; MB_CUDA_GEMV_WARPS / "OxW" try 4 and 2 with O·W outputs a block kept): every warp reads
+// all of the staged x from shared memory, 4 wavefronts a float4 a row, so at 10 rows a block's x reads
+// (W × 40 KB a segment) and not its weights or FMAs bound the product; fewer warps of more outputs
+// each read x fewer times for the same outputs (not yet run on a GPU)
+template <int R, int O, int S, int U, int W>    // U: 1 rolls the loops over segments, chunks and float4s (code size)
+__global__ void __launch_bounds__(32 * W, S == 1 ? 2 : 1)    // one segment: 2 blocks an SM
     gemv_chunks_kernel(const float * __restrict__ x, int n, int K, const float * __restrict__ w,
                        const float * __restrict__ b, int N, float * __restrict__ y, int rows, int t_ncw, int act,
                        float slope) {
@@ -237,7 +244,7 @@ __global__ void __launch_bounds__(32 * k_rows_warps, S == 1 ? 2 : 1)    // one s
     float *   xs   = reinterpret_cast<float *>(gemv_rows_smem);          // [S][rows][k_gseg]
     float *   ws   = xs + S * rows * k_gseg + warp * S * O * k_gseg;    // the warp's [S][O][k_gseg]
     const int r0 = blockIdx.y * rows, nr = min(rows, n - r0);
-    const int o0 = (blockIdx.x * k_rows_warps + warp) * O;
+    const int o0 = (blockIdx.x * W + warp) * O;
     const float * wr[O];
 #pragma unroll
     for (int u = 0; u < O; ++u) wr[u] = w + (size_t) min(o0 + u, N - 1) * K;
@@ -254,7 +261,7 @@ __global__ void __launch_bounds__(32 * k_rows_warps, S == 1 ? 2 : 1)    // one s
                     cp_async16(ws + (sg * O + u) * k_gseg + swz(c), wr[u] + (k < K ? k : 0), k < K);
                 }
             }
-            for (int e = threadIdx.x; e < nr * 32 * P; e += 32 * k_rows_warps) {
+            for (int e = threadIdx.x; e < nr * 32 * P; e += 32 * W) {
                 const int r = e / (32 * P), f = e % (32 * P), c = 8 * (f / P) + q * P + f % P, k = sg * k_gseg + 4 * c;
                 cp_async16(xs + (sg * rows + r) * k_gseg + swz(c), x + (size_t) (r0 + r) * K + (k < K ? k : 0), k < K);
             }
@@ -292,16 +299,18 @@ __global__ void __launch_bounds__(32 * k_rows_warps, S == 1 ? 2 : 1)    // one s
     store_chains<O>(tot, bias, lane, nr, r0, o0, N, y, t_ncw, act, slope);
 }
 
-template <int R, int O, int S>
+template <int R, int O, int S, int W>
 void launch_chunks(const float * x, int n, int K, const float * w, const float * b, int N, float * y, int rows,
                    int tiles, int t_ncw, int act, float slope, cudaStream_t s) {
+    static_assert(S * (R + O * W) * k_gseg * sizeof(float) <= 227 * 1024, "fits an SM's shared memory");
+    static_assert(R * O <= 64 && R * k_sums_pad <= k_gseg, "two chains a lane; a warp's buffer holds their slice sums");
     // MB_CUDA_GEMV_ROLLED=1: the loops rolled (about half the code; whether a plan's chain of different
     // kernels pays for code size: not yet run on a GPU)
-    auto         kernel = env_is("MB_CUDA_GEMV_ROLLED", "1") ? gemv_chunks_kernel<R, O, S, 1> : gemv_chunks_kernel<R, O, S, 8>;
-    const size_t smem   = size_t(S * (rows + O * k_rows_warps)) * k_gseg * sizeof(float);
-    allow_shared("gemv_chunks (shared memory size)", kernel, size_t(S * (R + O * k_rows_warps)) * k_gseg * sizeof(float));
-    const dim3 grid((unsigned) ((N + O * k_rows_warps - 1) / (O * k_rows_warps)), (unsigned) tiles);
-    launch("gemv_chunks", kernel, grid, dim3(32 * k_rows_warps), smem, s, x, n, K, w, b, N, y, rows, t_ncw, act, slope);
+    auto kernel = env_is("MB_CUDA_GEMV_ROLLED", "1") ? gemv_chunks_kernel<R, O, S, 1, W> : gemv_chunks_kernel<R, O, S, 8, W>;
+    const size_t smem = size_t(S * (rows + O * W)) * k_gseg * sizeof(float);
+    allow_shared("gemv_chunks (shared memory size)", kernel, size_t(S * (R + O * W)) * k_gseg * sizeof(float));
+    const dim3 grid((unsigned) ((N + O * W - 1) / (O * W)), (unsigned) tiles);
+    launch("gemv_chunks", kernel, grid, dim3(32 * W), smem, s, x, n, K, w, b, N, y, rows, t_ncw, act, slope);
 }
 
 template <int R, int O>
@@ -316,14 +325,53 @@ void launch_rows(const float * x, int n, int K, const float * w, const float * b
                    act, slope);
 }
 
-// MB_CUDA_GEMV: 0 the older kernel, else the outputs a warp; unset or "new" chooses
-int rows_outputs(int64_t N, int t_ncw) {
+// the chunked kernel's shapes: O outputs a warp, W warps a block
+struct gemv_shape {
+    int o = 0, w = k_rows_warps;    // o = 0: the older kernel
+};
+
+// MB_CUDA_GEMV: unset or "new" chooses (linear products: 2 outputs a warp from 3,072 outputs on, else 1,
+// 8 warps; MB_CUDA_GEMV_WARPS = 4 or 2 keeps the outputs a block with that many warps, at most 4
+// outputs a warp; convs keep the older kernel); "old" the older kernel; "OxW" (O = 1, 2, 4 outputs a
+// warp, W = 2, 4, 8 warps, O·W ≤ 16: 1x8, 2x8, 1x4, 2x4, 4x4, 4x2, …) that shape for linear and conv alike
+gemv_shape choose_shape(int64_t N, int t_ncw) {
     const char * v = std::getenv("MB_CUDA_GEMV");
-    if (!v || std::strcmp(v, "new") == 0) return t_ncw ? 0 : N >= 3072 ? 2 : 1;
-    if (std::strcmp(v, "old") == 0) return 0;
-    if (std::strcmp(v, "1x8") == 0) return 1;
-    if (std::strcmp(v, "2x8") == 0) return 2;
-    return 0;
+    if (!v || std::strcmp(v, "new") == 0) {
+        if (t_ncw) return {};
+        gemv_shape g{N >= 3072 ? 2 : 1, k_rows_warps};
+        const int  w = env_is("MB_CUDA_GEMV_WARPS", "4") ? 4 : env_is("MB_CUDA_GEMV_WARPS", "2") ? 2 : k_rows_warps;
+        g.o = std::min(4, g.o * g.w / w), g.w = w;
+        return g;
+    }
+    if (std::strlen(v) != 3 || v[1] != 'x') return {};
+    const gemv_shape g{v[0] - '0', v[2] - '0'};
+    const bool ok = (g.o == 1 || g.o == 2 || g.o == 4) && (g.w == 2 || g.w == 4 || g.w == 8) && g.o * g.w <= 16;
+    return ok ? g : gemv_shape{};
+}
+
+using gemv_launcher = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int,
+                               int, float, cudaStream_t);
+
+// two segments keep ≤ 8 outputs a block: 16 rows and 16 outputs' weights would not fit shared memory
+template <int R, int S, int O, int W>
+constexpr gemv_launcher chunks_shape() {
+    if constexpr (S == 2 && O * W > 8) return launch_chunks<R, O / 2, S, W>;
+    else return launch_chunks<R, O, S, W>;
+}
+
+// gemv_chunks_kernel's launcher for R rows a tile, S segments and shape g
+template <int R, int S>
+gemv_launcher chunks_launcher(gemv_shape g) {
+    switch (g.o * 10 + g.w) {
+    case 12: return chunks_shape<R, S, 1, 2>();
+    case 14: return chunks_shape<R, S, 1, 4>();
+    case 22: return chunks_shape<R, S, 2, 2>();
+    case 24: return chunks_shape<R, S, 2, 4>();
+    case 28: return chunks_shape<R, S, 2, 8>();
+    case 42: return chunks_shape<R, S, 4, 2>();
+    case 44: return chunks_shape<R, S, 4, 4>();
+    default: return chunks_shape<R, S, 1, 8>();
+    }
 }
 
 } // namespace
@@ -334,22 +382,20 @@ bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const flo
         reinterpret_cast<uintptr_t>(w) % 16 != 0 || K > (int64_t) 1 << 30 || N > (int64_t) 1 << 30) {
         return false;
     }
-    const int o = rows_outputs(N, t_ncw);
-    if (o == 0) return false;
+    gemv_shape g = choose_shape(N, t_ncw);
+    if (g.o == 0) return false;
     const int tiles = (int) ((n + k_rows_tile - 1) / k_rows_tile), rows = (int) ((n + tiles - 1) / tiles);
     // MB_CUDA_GEMV_CHUNKS=0: gemv_rows_kernel for these too (to compare)
     if (K <= 2 * k_gseg && !env_is("MB_CUDA_GEMV_CHUNKS", "0")) {
-        using chunker = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int,
-                                 int, float, cudaStream_t);
-        // two segments take one output a warp: 16 rows and 16 outputs a warp would not fit shared memory
-        const chunker go = K > k_gseg ? (rows <= 8 ? launch_chunks<8, 1, 2> : launch_chunks<k_rows_tile, 1, 2>)
-                           : rows <= 8 ? (o == 1 ? launch_chunks<8, 1, 1> : launch_chunks<8, 2, 1>)
-                                       : (o == 1 ? launch_chunks<k_rows_tile, 1, 1> : launch_chunks<k_rows_tile, 2, 1>);
+        const gemv_launcher go = K > k_gseg ? (rows <= 8 ? chunks_launcher<8, 2>(g) : chunks_launcher<k_rows_tile, 2>(g))
+                                            : (rows <= 8 ? chunks_launcher<8, 1>(g) : chunks_launcher<k_rows_tile, 1>(g));
         go(x, (int) n, (int) K, w, b, (int) N, y, rows, tiles, t_ncw, act, slope, s);
         return true;
     }
-    const int nbuf  = K > k_gseg ? 2 : 1;
-    using launcher  = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int, int,
+    // gemv_rows_kernel has 8 warps a block: the same outputs a block, at most 2 a warp
+    const int o    = std::clamp(g.o * g.w / k_rows_warps, 1, 2);
+    const int nbuf = K > k_gseg ? 2 : 1;
+    using launcher = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int, int,
                               int, float, cudaStream_t);
     const launcher go = rows <= 8 ? (o == 1 ? launch_rows<8, 1> : launch_rows<8, 2>)
                                   : (o == 1 ? launch_rows<k_rows_tile, 1> : launch_rows<k_rows_tile, 2>);
