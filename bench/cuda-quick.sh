@@ -116,15 +116,15 @@ fi
     --metrics gpu__time_duration.sum,launch__grid_size --csv --page raw $N bench --model /tmp/mb-full --device cuda --precision f32 \
     --batch 1 --tokens 10 --iterations 1 --warmup 1 > "$out/ncu.csv" 2> /tmp/ncu.err || tail -3 /tmp/ncu.err
     python3 bench/ncu-summary.py "$out/ncu.csv" | head -24; }
-# QUICK_NCU_DETAIL=1: why a plan's kernels take as long as they do (not only how long): ncu's speed-of-light,
-# memory, scheduler and warp-stall sections for a pose layer's kernels (GEMVs, LayerNorm, attention) and two
-# of the convs' skinny kernel, from the second plan ($out/ncu-detail.txt)
+# QUICK_NCU_DETAIL=1: why a plan's kernels take as long as they do, not only how long: ncu's speed-of-light,
+# memory, scheduler, warp-state, instruction and source-counter (where warps stall) sections for 8 kernels
+# of a pose layer (GEMVs, LayerNorms, attention) and 2 of the convs' skinny kernel ($out/ncu-detail.txt)
 if [ -n "${QUICK_NCU_DETAIL:-}" ] && [ $(el) -lt $((T - 20)) ] && command -v ncu > /dev/null; then
     for sel in "regex:gemv|layer_norm|attention 120 8" "regex:skinny 50 2"; do
         set -- $sel
         timeout 120 ncu --cache-control none --clock-control none -k "$1" --launch-skip $2 --launch-count $3 \
             --section SpeedOfLight --section MemoryWorkloadAnalysis --section SchedulerStats --section WarpStateStats \
-            --section LaunchStats --section Occupancy --page details $N bench --model /tmp/mb-full --device cuda \
+            --section LaunchStats --section Occupancy --section InstructionStats --section SourceCounters --page details $N bench --model /tmp/mb-full --device cuda \
             --precision f32 --batch 1 --tokens 10 --iterations 1 --warmup 1 >> "$out/ncu-detail.txt" 2>> /tmp/ncu.err ||
             tail -3 /tmp/ncu.err
     done
