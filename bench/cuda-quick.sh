@@ -13,12 +13,14 @@
 #        [QUICK_ROUNDS=n] [QUICK_SPEED=hows] [QUICK_BACKENDS=gtest filter of test-cuda-backend, with
 #        QUICK_TEST_ENV; default *concurrent*] [QUICK_AFTER_ENV=switches for the steps after the timings]
 #        [QUICK_RACECHECK=gtest filter of test-cuda-backend] [QUICK_TIMELINE=1] [QUICK_TABLE=1]
-#        [QUICK_BASE_ENV=switches for the packed baseline's runs] [QUICK_NCU_DETAIL=1] OUT=DIR bench/cuda-quick.sh
+#        [QUICK_BASE_ENV=switches for the packed baseline's runs] [QUICK_NCU_DETAIL=1]
+#        [QUICK_SKIP='upstream memcheck bf16 tf32 profile racecheck ncu': steps to leave out] OUT=DIR bench/cuda-quick.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/out}; mkdir -p "$out" /tmp/nopc
 export PKG_CONFIG_LIBDIR=/tmp/nopc MB_SHARED_DIR=$PWD/.gpu/shared
 t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }
+skip() { [[ " ${QUICK_SKIP:-} " == *" $1 "* ]]; }     # QUICK_SKIP='bf16 tf32 …': steps left out
 T=${QUICK_BUDGET:-170}     # seconds after which no further step starts (a lease cut short keeps $out/quick.log)
 exec > >(tee -a "$out/quick.log") 2>&1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; lscpu | grep -E "Model name"
@@ -80,7 +82,7 @@ env ${QUICK_TEST_ENV:-} timeout 90 $b/tests/backend/test-cuda-backend --gtest_fi
 # what follows (upstream beside ours, sanitizers, batched runs, profile, ncu) with QUICK_AFTER_ENV's switches
 [ -n "${QUICK_AFTER_ENV:-}" ] && { export ${QUICK_AFTER_ENV}; echo "== from here on: $QUICK_AFTER_ENV"; }
 # the same-run upstream comparison where an upstream checkout's motionbricks/ folder is at .gpu/upstream
-if [ -d .gpu/upstream/motionbricks/motionbricks ] && [ $(el) -lt $((T - 30)) ]; then
+if [ -d .gpu/upstream/motionbricks/motionbricks ] && [ $(el) -lt $((T - 30)) ] && ! skip upstream; then
     MOTIONBRICKS_LIBRARY=$PWD/$b/src/capi/libmotionbricks.so PYTHONUNBUFFERED=1 timeout 150 python3 bench/upstream-torch.py \
         --upstream .gpu/upstream/motionbricks --bundle /tmp/mb-full --seed 1 --iterations 21 \
         --case .gpu/shared/fixtures/reference-small/cases/walk_fwd_fixed10_argmax.npz --out "$out/upstream.json" \
@@ -89,19 +91,19 @@ if [ -d .gpu/upstream/motionbricks/motionbricks ] && [ $(el) -lt $((T - 30)) ]; 
     echo "== upstream ($(el) s)"
 fi
 ops='*motion_finish*:*root_conditions*:*scatter_rows*'
-[ $(el) -lt $((T - 20)) ] && { timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $N bench --model /tmp/mb-full \
+[ $(el) -lt $((T - 20)) ] && ! skip memcheck && { timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $N bench --model /tmp/mb-full \
     --device cuda --precision f32 --batch 1 --tokens 10 --iterations 2 --warmup 0 > "$out/cs-memcheck.log" 2>&1
     echo "memcheck plan: rc $? $(grep -E 'ERROR SUMMARY' $out/cs-memcheck.log)"; }
-[ $(el) -lt $((T - 60)) ] && bench main bf16 1 $N
-[ $(el) -lt $((T - 40)) ] && bench main tf32 1024 $N
+[ $(el) -lt $((T - 60)) ] && ! skip bf16 && bench main bf16 1 $N
+[ $(el) -lt $((T - 40)) ] && ! skip tf32 && bench main tf32 1024 $N
 # QUICK_TABLE=1: frames/s at B = 8 … 4,096 in each precision (the issue's table)
 if [ -n "${QUICK_TABLE:-}" ]; then
     for p in f32 tf32 bf16; do [ $(el) -lt $((T - 60)) ] && bench table $p 8,64,256,1024,4096 $N; done
 fi
 # where batch one's time goes: GPU time by network, the GPU's idle time, host steps
-[ $(el) -lt $((T - 5)) ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 timeout 30 $N bench --model /tmp/mb-full \
+[ $(el) -lt $((T - 5)) ] && ! skip profile && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 timeout 30 $N bench --model /tmp/mb-full \
     --device cuda --precision f32 --batch 1 --tokens 10,0 > /dev/null 2> "$out/prof.txt"; echo "-- profile"; tail -n 4 "$out/prof.txt"; }
-[ $(el) -lt $T ] && { timeout 30 compute-sanitizer --tool racecheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-racecheck.log" 2>&1; echo "racecheck ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-racecheck.log)"; }
+[ $(el) -lt $T ] && ! skip racecheck && { timeout 30 compute-sanitizer --tool racecheck --error-exitcode 9 $b/tests/backend/test-backend-ops --gtest_filter="$ops" > "$out/cs-racecheck.log" 2>&1; echo "racecheck ops: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-racecheck.log)"; }
 # QUICK_TIMELINE=1: every recording's GPU span and every host step of twenty 10-token plans at B = 1
 # ($out/tl.gpu, $out/tl.host: where the GPU idles between and inside plans)
 [ -n "${QUICK_TIMELINE:-}" ] && [ $(el) -lt $T ] && { MB_CUDA_PROFILE=1 MB_PREDICT_PROFILE=1 MB_PROFILE_TIMELINE=$out/tl \
@@ -112,7 +114,7 @@ fi
     $b/tests/backend/test-cuda-backend --gtest_filter="$QUICK_RACECHECK" > "$out/cs-racecheck2.log" 2>&1
     echo "racecheck $QUICK_RACECHECK: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $out/cs-racecheck2.log)"; }
 # kernel by kernel (ncu serialises them: durations without overlap), second of two plans
-[ $(el) -lt $((T - 20)) ] && command -v ncu > /dev/null && { timeout 100 ncu --cache-control none --clock-control none \
+[ $(el) -lt $((T - 20)) ] && ! skip ncu && command -v ncu > /dev/null && { timeout 100 ncu --cache-control none --clock-control none \
     --metrics gpu__time_duration.sum,launch__grid_size --csv --page raw $N bench --model /tmp/mb-full --device cuda --precision f32 \
     --batch 1 --tokens 10 --iterations 1 --warmup 1 > "$out/ncu.csv" 2> /tmp/ncu.err || tail -3 /tmp/ncu.err
     python3 bench/ncu-summary.py "$out/ncu.csv" | head -24; }

@@ -187,18 +187,22 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
     // each shape forced
     // ("+c0": gemv_rows_kernel where gemv_chunks_kernel is the default, K ≤ 2,048, MB_CUDA_GEMV_CHUNKS=0;
     // "+rolled": gemv_chunks_kernel with its loops rolled, MB_CUDA_GEMV_ROLLED=1; "+w4", "+w2": the
-    // chosen shapes with 4 or 2 warps a block, MB_CUDA_GEMV_WARPS)
+    // chosen shapes with 4 or 2 warps a block, MB_CUDA_GEMV_WARPS; "conv=OxW": the default for linear
+    // products, that shape for convs, MB_CUDA_GEMV_CONV)
     for (const char * g : {"rows=16", "gemv=old", "gemv=new", "gemv=1x8", "gemv=2x8", "gemv=2x4", "gemv=4x4",
                            "gemv=4x2", "gemv=1x4", "gemv=2x2", "gemv=1x2", "gemv=new+w4", "gemv=new+w2",
                            "gemv=new+c0", "gemv=1x8+c0", "gemv=2x8+c0", "gemv=4x2+c0", "gemv=new+rolled",
-                           "gemv=2x8+rolled", "gemv=4x2+rolled"}) {
+                           "gemv=2x8+rolled", "gemv=4x2+rolled", "conv=2x4", "conv=4x2"}) {
         tiles.emplace_back(g);
     }
     for (const std::string & tile : tiles) {
-        const bool gemv = tile == "rows=16" || tile.rfind("gemv=", 0) == 0;
+        const bool gemv = tile == "rows=16" || tile.rfind("gemv=", 0) == 0 || tile.rfind("conv=", 0) == 0;
         const size_t plus = tile.find('+');
         if (tile == "rows=16") setenv("MB_CUDA_SKINNY_ROWS", "16", 1), setenv("MB_CUDA_GEMV", "old", 1);
-        else if (gemv) setenv("MB_CUDA_GEMV", tile.substr(5, plus == std::string::npos ? std::string::npos : plus - 5).c_str(), 1);
+        else if (gemv) {
+            setenv(tile[0] == 'c' ? "MB_CUDA_GEMV_CONV" : "MB_CUDA_GEMV",
+                   tile.substr(5, plus == std::string::npos ? std::string::npos : plus - 5).c_str(), 1);
+        }
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
         const std::string extra = plus == std::string::npos ? "" : tile.substr(plus);
         if (extra == "+c0") setenv("MB_CUDA_GEMV_CHUNKS", "0", 1);
@@ -274,7 +278,86 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
         unsetenv("MB_CUDA_GEMV_CHUNKS");
         unsetenv("MB_CUDA_GEMV_ROLLED");
         unsetenv("MB_CUDA_GEMV_WARPS");
+        unsetenv("MB_CUDA_GEMV_CONV");
     }
+}
+
+// the convs' epilogues on the GEMV of cuda-gemv.cu (MB_CUDA_GEMV_CONV=OxW: the residual add, the
+// next conv's im2col of relu(y), the activation) give the bits of the skinny kernel, which runs them
+// by default: both sum in the one slice order and share the epilogue's arithmetic. The decoders'
+// batch-one residual blocks (10 frames, dilations 27 … 1; 40 frames: chained, each product writing
+// the next one's im2col; two lanes of 20 with positions past n_valid: the separate ops) and chain of
+// convs (40 frames, 512 → 512 → 512 → 5), on every shape, and on gemv_rows_kernel (MB_CUDA_GEMV_CHUNKS=0)
+TEST_F(backends, conv_epilogues_on_the_gemv_give_the_skinny_kernels_bits) {
+    using mb::bptr;
+    using mb::bweight;
+    device & d = *gpu;
+    struct res_shape { int64_t c, t, n_valid, lanes; std::vector<int64_t> dil; };
+    const res_shape rs[] = {{512, 10, 10, 1, {27, 9, 3, 1}}, {512, 40, 40, 1, {3, 1}}, {512, 20, 17, 2, {9, 1}}};
+    uint32_t seed = 500;
+    std::vector<std::vector<mb::backend::res_block>> blocks;
+    std::vector<std::vector<float>> h0;
+    for (const res_shape & sh : rs) {
+        blocks.emplace_back();
+        for (int64_t dil : sh.dil) {
+            blocks.back().push_back({bweight(bptr<const float>(d.in(random_vec(sh.c * sh.c * 3, seed++)))),
+                                     d.in(random_vec(sh.c, seed++)), 3, dil,
+                                     bweight(bptr<const float>(d.in(random_vec(sh.c * sh.c, seed++)))),
+                                     d.in(random_vec(sh.c, seed++)), 1});
+        }
+        h0.push_back(random_vec(sh.lanes * sh.c * sh.t, seed++));
+    }
+    const int64_t ch[] = {512, 512, 512, 5}, t = 40, n_valid = 40;
+    std::vector<bptr<const float>> cw, cb;
+    for (int i = 0; i < 3; ++i) {
+        cw.push_back(d.in(random_vec(ch[i + 1] * ch[i] * 3, seed++)));
+        cb.push_back(d.in(random_vec(ch[i + 1], seed++)));
+    }
+    const std::vector<float> x0 = random_vec(ch[0] * t, seed++);
+
+    auto run = [&] {
+        std::vector<float> out;
+        for (size_t i = 0; i < std::size(rs); ++i) {
+            const res_shape & sh = rs[i];
+            const int64_t     n  = sh.lanes * sh.c * sh.t;
+            auto h = d.in(h0[i]), t0 = d.in(poisoned((size_t) n)), t1 = d.in(poisoned((size_t) n));
+            d.be->res_blocks(h, t0, t1, sh.c, sh.t, sh.n_valid, blocks[i].data(), (int64_t) blocks[i].size(), sh.lanes);
+            const std::vector<float> got = d.get(h, n);
+            out.insert(out.end(), got.begin(), got.end());
+        }
+        auto x = d.in(x0);
+        std::vector<mb::backend::conv_step> steps;
+        std::vector<bptr<float>>            ys;
+        for (int i = 0; i < 3; ++i) {
+            ys.push_back(d.in(poisoned((size_t) (ch[i + 1] * t))));
+            steps.push_back({bweight(cw[(size_t) i]), cb[(size_t) i], ch[i], ch[i + 1], 3, i == 0 ? 3 : 1, i == 1, ys.back()});
+        }
+        d.be->conv_chain(x, t, n_valid, steps.data(), (int64_t) steps.size(), 1);
+        for (int i = 0; i < 3; ++i) {
+            const std::vector<float> got = d.get(ys[(size_t) i], ch[i + 1] * t);
+            out.insert(out.end(), got.begin(), got.end());
+        }
+        return out;
+    };
+    unsetenv("MB_CUDA_GEMV");
+    unsetenv("MB_CUDA_GEMV_CONV");
+    const int64_t            before = mb::cuda::gemv_rows_launches();
+    const std::vector<float> want   = run();
+    EXPECT_EQ(mb::cuda::gemv_rows_launches(), before) << "by default the convs run the skinny kernel";
+    for (const char * shape : {"1x8", "2x8", "1x4", "2x4", "4x4", "4x2", "1x2", "2x2", "2x8+c0", "4x2+c0"}) {
+        const std::string s = shape;
+        setenv("MB_CUDA_GEMV_CONV", s.substr(0, 3).c_str(), 1);
+        if (s.size() > 3) setenv("MB_CUDA_GEMV_CHUNKS", "0", 1);
+        const int64_t            at  = mb::cuda::gemv_rows_launches();
+        const std::vector<float> got = run();
+        EXPECT_GT(mb::cuda::gemv_rows_launches(), at) << shape << ": the convs did not reach the GEMV";
+        ASSERT_EQ(got.size(), want.size());
+        int64_t differ = 0;
+        for (size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &want[i], sizeof(float)) != 0;
+        EXPECT_EQ(differ, 0) << shape << ": " << differ << " of " << got.size() << " outputs differ from the skinny kernel's";
+        unsetenv("MB_CUDA_GEMV_CHUNKS");
+    }
+    unsetenv("MB_CUDA_GEMV_CONV");
 }
 
 // F32 products of many rows (the tiled kernel) sum every output in the GEMV's order:

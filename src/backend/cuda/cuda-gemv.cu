@@ -18,8 +18,8 @@
 //
 // The default for linear products since the eighth session's final call (MB_CUDA_GEMV, read on
 // every call: unset or "new", this one for linear products, 2 outputs a warp from 3,072 outputs on, else 1, convs keep the
-// older kernel; "old", the older kernel everywhere; "1x8" / "2x8" / any "OxW" of choose_shape, this one with
-// that shape for linear and conv alike).
+// older kernel unless MB_CUDA_GEMV_CONV names a shape; "old", the older kernel everywhere; "1x8" / "2x8" / any
+// "OxW" of parse_shape, this one with that shape for linear and conv alike, the convs' epilogues included).
 // H200, cuda_speed.gemv_at_batch_one (µs, older / 1x8 / 2x8): 10 × 1,024 → 3,072 14.3 / 10.0 /
 // 8.2, → 2,048 10.1 / 7.0 / 8.0, → 1,024 6.2 / 5.7 / 6.5, 10 × 2,048 → 1,024 10.3 / 10.2 / 10.9,
 // 9 × 512 → 512 4.7 / 3.6 / 5.6, conv 512 × 3 → 512 at 10 frames 10.1 / 11.0 / 11.9: faster on
@@ -30,6 +30,7 @@
 #include "backend/cuda/cuda-launch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -119,32 +120,42 @@ __device__ __forceinline__ void add_slice_sums(const float (&s)[R][O], float * w
     __syncwarp();    // the chains have read the sums: the buffer may take weights again
 }
 
-// chains c = lane, lane + 32: y = total + bias (then the activation), NCW per lane where t_ncw
+// a conv's output a (activated) at position i of lane ln: + the residual (read before y[at] is
+// written: res may be y), then the next conv's im2col. Not inlined: the linears' kernels keep their
+// registers for the sums
+__device__ __noinline__ void store_conv(const conv_geom & g, int N, int ln, int i, int o, size_t at, float a, float * y) {
+    const float v2 = g.res ? a + g.res[at] : a;
+    y[at]          = v2;
+    if (g.ncol) store_next_col(g.ncol, g.nk, g.ndil, g.nrelu, g.t, N, ln, i, o, v2);
+}
+
+// chains c = lane, lane + 32: y = total + bias, then the activation and, on a conv (g.t > 0: y NCW per
+// lane), the residual and the next conv's im2col: the skinny kernel's epilogue, the same floats
 template <int O>
 __device__ __forceinline__ void store_chains(const float (&tot)[2], const float (&bias)[2], int lane, int nr, int r0,
-                                             int o0, int N, float * y, int t_ncw, int act, float slope) {
+                                             int o0, int N, float * y, const conv_geom & g) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const int c = lane + 32 * h;
         const int o = o0 + c % O;
         if (c < nr * O && o < N) {
             const int    r  = r0 + c / O;
-            const int    ln = t_ncw ? r / t_ncw : 0;
-            const size_t at = t_ncw ? ((size_t) ln * N + o) * t_ncw + (r - ln * t_ncw) : (size_t) r * N + o;
+            const int    ln = g.t ? r / g.t : 0;
+            const size_t at = g.t ? ((size_t) ln * N + o) * g.t + (r - ln * g.t) : (size_t) r * N + o;
             const float  v  = tot[h] + bias[h];
-            y[at]           = act ? leaky(v, slope) : v;
+            const float  a  = g.act ? leaky(v, g.slope) : v;
+            if (g.t && (g.res || g.ncol)) store_conv(g, N, ln, r - ln * g.t, o, at, a, y);
+            else y[at] = a;
         }
     }
 }
 
 // y = x·wᵀ + b for the rows [r0, r0 + nr) of this block's tile (blockIdx.y) and the O·8 outputs
-// of this block (warp w: outputs (blockIdx.x·8 + w)·O + u). t_ncw > 0: y is NCW per lane
-// (conv1d on its im2col: row r is position r mod t of lane r / t); act: leaky_relu(slope)
+// of this block (warp w: outputs (blockIdx.x·8 + w)·O + u); g: a conv's rows and the epilogue
 template <int R, int O>
 __global__ void __launch_bounds__(32 * k_rows_warps, 2)
     gemv_rows_kernel(const float * __restrict__ x, int n, int K, const float * __restrict__ w,
-                     const float * __restrict__ b, int N, float * __restrict__ y, int rows, int nbuf, int t_ncw,
-                     int act, float slope) {
+                     const float * __restrict__ b, int N, float * __restrict__ y, int rows, int nbuf, conv_geom g) {
     extern __shared__ float4 gemv_rows_smem[];
     float *   xs   = reinterpret_cast<float *>(gemv_rows_smem);    // [rows][k_gseg]: a segment of x
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -217,7 +228,7 @@ __global__ void __launch_bounds__(32 * k_rows_warps, 2)
         add_slice_sums<R, O>(s, wb, nr, lane, tot);
     }
 
-    store_chains<O>(tot, bias, lane, nr, r0, o0, N, y, t_ncw, act, slope);
+    store_chains<O>(tot, bias, lane, nr, r0, o0, N, y, g);
 }
 
 // the default for K ≤ S·1,024 (S segments, all staged at once): gemv_rows_kernel with each
@@ -235,8 +246,7 @@ constexpr int k_chunks = 2;
 template <int R, int O, int S, int U, int W>    // U: 1 rolls the loops over segments, chunks and float4s (code size)
 __global__ void __launch_bounds__(32 * W, S == 1 ? 2 : 1)    // one segment: 2 blocks an SM
     gemv_chunks_kernel(const float * __restrict__ x, int n, int K, const float * __restrict__ w,
-                       const float * __restrict__ b, int N, float * __restrict__ y, int rows, int t_ncw, int act,
-                       float slope) {
+                       const float * __restrict__ b, int N, float * __restrict__ y, int rows, conv_geom g) {
     constexpr int C = k_chunks, P = 8 / C;    // float4s of a slice a chunk
     static_assert(8 % C == 0 && S * C <= 4, "chunks divide a slice's 8 float4s; ≤ 4 groups");
     extern __shared__ float4 gemv_rows_smem[];
@@ -296,12 +306,12 @@ __global__ void __launch_bounds__(32 * W, S == 1 ? 2 : 1)    // one segment: 2 b
         add_slice_sums<R, O>(s, wb, nr, lane, tot);
     }
 
-    store_chains<O>(tot, bias, lane, nr, r0, o0, N, y, t_ncw, act, slope);
+    store_chains<O>(tot, bias, lane, nr, r0, o0, N, y, g);
 }
 
 template <int R, int O, int S, int W>
 void launch_chunks(const float * x, int n, int K, const float * w, const float * b, int N, float * y, int rows,
-                   int tiles, int t_ncw, int act, float slope, cudaStream_t s) {
+                   int tiles, const conv_geom & g, cudaStream_t s) {
     static_assert(S * (R + O * W) * k_gseg * sizeof(float) <= 227 * 1024, "fits an SM's shared memory");
     static_assert(R * O <= 64 && R * k_sums_pad <= k_gseg, "two chains a lane; a warp's buffer holds their slice sums");
     // MB_CUDA_GEMV_ROLLED=1: the loops rolled (about half the code; whether a plan's chain of different
@@ -310,19 +320,18 @@ void launch_chunks(const float * x, int n, int K, const float * w, const float *
     const size_t smem = size_t(S * (rows + O * W)) * k_gseg * sizeof(float);
     allow_shared("gemv_chunks (shared memory size)", kernel, size_t(S * (R + O * W)) * k_gseg * sizeof(float));
     const dim3 grid((unsigned) ((N + O * W - 1) / (O * W)), (unsigned) tiles);
-    launch("gemv_chunks", kernel, grid, dim3(32 * W), smem, s, x, n, K, w, b, N, y, rows, t_ncw, act, slope);
+    launch("gemv_chunks", kernel, grid, dim3(32 * W), smem, s, x, n, K, w, b, N, y, rows, g);
 }
 
 template <int R, int O>
 void launch_rows(const float * x, int n, int K, const float * w, const float * b, int N, float * y, int rows, int tiles,
-                 int nbuf, int t_ncw, int act, float slope, cudaStream_t s) {
+                 int nbuf, const conv_geom & g, cudaStream_t s) {
     static_assert(R * k_sums_pad <= k_gseg, "a warp's buffer holds its chains' slice sums");
     auto         kernel = gemv_rows_kernel<R, O>;
     const size_t smem   = size_t(rows + nbuf * O * k_rows_warps) * k_gseg * sizeof(float);
     allow_shared("gemv_rows (shared memory size)", kernel, size_t(R + 2 * O * k_rows_warps) * k_gseg * sizeof(float));
     const dim3 grid((unsigned) ((N + O * k_rows_warps - 1) / (O * k_rows_warps)), (unsigned) tiles);
-    launch("gemv_rows", kernel, grid, dim3(32 * k_rows_warps), smem, s, x, n, K, w, b, N, y, rows, nbuf, t_ncw,
-                   act, slope);
+    launch("gemv_rows", kernel, grid, dim3(32 * k_rows_warps), smem, s, x, n, K, w, b, N, y, rows, nbuf, g);
 }
 
 // the chunked kernel's shapes: O outputs a warp, W warps a block
@@ -330,27 +339,32 @@ struct gemv_shape {
     int o = 0, w = k_rows_warps;    // o = 0: the older kernel
 };
 
-// MB_CUDA_GEMV: unset or "new" chooses (linear products: 2 outputs a warp from 3,072 outputs on, else 1,
-// 8 warps; MB_CUDA_GEMV_WARPS = 4 or 2 keeps the outputs a block with that many warps, at most 4
-// outputs a warp; convs keep the older kernel); "old" the older kernel; "OxW" (O = 1, 2, 4 outputs a
-// warp, W = 2, 4, 8 warps, O·W ≤ 16: 1x8, 2x8, 1x4, 2x4, 4x4, 4x2, …) that shape for linear and conv alike
-gemv_shape choose_shape(int64_t N, int t_ncw) {
-    const char * v = std::getenv("MB_CUDA_GEMV");
-    if (!v || std::strcmp(v, "new") == 0) {
-        if (t_ncw) return {};
-        gemv_shape g{N >= 3072 ? 2 : 1, k_rows_warps};
-        const int  w = env_is("MB_CUDA_GEMV_WARPS", "4") ? 4 : env_is("MB_CUDA_GEMV_WARPS", "2") ? 2 : k_rows_warps;
-        g.o = std::min(4, g.o * g.w / w), g.w = w;
-        return g;
-    }
-    if (std::strlen(v) != 3 || v[1] != 'x') return {};
+// "OxW": O = 1, 2, 4 outputs a warp, W = 2, 4, 8 warps, O·W ≤ 16 (1x8, 2x8, 1x4, 2x4, 4x4, 4x2, …)
+gemv_shape parse_shape(const char * v) {
+    if (!v || std::strlen(v) != 3 || v[1] != 'x') return {};
     const gemv_shape g{v[0] - '0', v[2] - '0'};
     const bool ok = (g.o == 1 || g.o == 2 || g.o == 4) && (g.w == 2 || g.w == 4 || g.w == 8) && g.o * g.w <= 16;
     return ok ? g : gemv_shape{};
 }
 
-using gemv_launcher = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int,
-                               int, float, cudaStream_t);
+// MB_CUDA_GEMV: unset or "new" chooses (linear products: 2 outputs a warp from 3,072 outputs on, else 1,
+// 8 warps; MB_CUDA_GEMV_WARPS = 4 or 2 keeps the outputs a block with that many warps, at most 4
+// outputs a warp; convs keep the older kernel unless MB_CUDA_GEMV_CONV names a shape); "old" the older
+// kernel; "OxW" that shape for linear and conv alike
+gemv_shape choose_shape(int64_t N, bool conv) {
+    const char * v = std::getenv("MB_CUDA_GEMV");
+    if (!v || std::strcmp(v, "new") == 0) {
+        if (conv) return parse_shape(std::getenv("MB_CUDA_GEMV_CONV"));
+        gemv_shape g{N >= 3072 ? 2 : 1, k_rows_warps};
+        const int  w = env_is("MB_CUDA_GEMV_WARPS", "4") ? 4 : env_is("MB_CUDA_GEMV_WARPS", "2") ? 2 : k_rows_warps;
+        g.o = std::min(4, g.o * g.w / w), g.w = w;
+        return g;
+    }
+    return parse_shape(v);
+}
+
+using gemv_launcher = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int,
+                               const conv_geom &, cudaStream_t);
 
 // two segments keep ≤ 8 outputs a block: 16 rows and 16 outputs' weights would not fit shared memory
 template <int R, int S, int O, int W>
@@ -374,32 +388,39 @@ gemv_launcher chunks_launcher(gemv_shape g) {
     }
 }
 
+std::atomic<int64_t> n_launches{0};
+
 } // namespace
 
-bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y, int t_ncw,
-               int act, float slope, cudaStream_t s) {
+int64_t gemv_rows_launches() {
+    return n_launches.load(std::memory_order_relaxed);
+}
+
+bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
+               const conv_geom & cg, cudaStream_t s) {
     if (n < k_gemv_rows_min || n > k_skinny_max_rows || K % 4 != 0 || reinterpret_cast<uintptr_t>(x) % 16 != 0 ||
         reinterpret_cast<uintptr_t>(w) % 16 != 0 || K > (int64_t) 1 << 30 || N > (int64_t) 1 << 30) {
         return false;
     }
-    gemv_shape g = choose_shape(N, t_ncw);
+    const gemv_shape g = choose_shape(N, cg.t > 0);
     if (g.o == 0) return false;
+    n_launches.fetch_add(1, std::memory_order_relaxed);
     const int tiles = (int) ((n + k_rows_tile - 1) / k_rows_tile), rows = (int) ((n + tiles - 1) / tiles);
     // MB_CUDA_GEMV_CHUNKS=0: gemv_rows_kernel for these too (to compare)
     if (K <= 2 * k_gseg && !env_is("MB_CUDA_GEMV_CHUNKS", "0")) {
         const gemv_launcher go = K > k_gseg ? (rows <= 8 ? chunks_launcher<8, 2>(g) : chunks_launcher<k_rows_tile, 2>(g))
                                             : (rows <= 8 ? chunks_launcher<8, 1>(g) : chunks_launcher<k_rows_tile, 1>(g));
-        go(x, (int) n, (int) K, w, b, (int) N, y, rows, tiles, t_ncw, act, slope, s);
+        go(x, (int) n, (int) K, w, b, (int) N, y, rows, tiles, cg, s);
         return true;
     }
     // gemv_rows_kernel has 8 warps a block: the same outputs a block, at most 2 a warp
     const int o    = std::clamp(g.o * g.w / k_rows_warps, 1, 2);
     const int nbuf = K > k_gseg ? 2 : 1;
-    using launcher = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int, int,
-                              int, float, cudaStream_t);
+    using launcher = void (*)(const float *, int, int, const float *, const float *, int, float *, int, int, int,
+                              const conv_geom &, cudaStream_t);
     const launcher go = rows <= 8 ? (o == 1 ? launch_rows<8, 1> : launch_rows<8, 2>)
                                   : (o == 1 ? launch_rows<k_rows_tile, 1> : launch_rows<k_rows_tile, 2>);
-    go(x, (int) n, (int) K, w, b, (int) N, y, rows, tiles, nbuf, t_ncw, act, slope, s);
+    go(x, (int) n, (int) K, w, b, (int) N, y, rows, tiles, nbuf, cg, s);
     return true;
 }
 

@@ -77,20 +77,7 @@ __device__ __forceinline__ double warp_sum_d(double v) {
 // CONV: rows are the t positions of x[c_in, t] read through an implicit im2col
 // (K = c_in·k, column c·k + kk is x[c, row + (kk − (k−1)/2)·dilation], 0 outside), and
 // the output is y[N, t] (NCW) instead of y[n, N]
-// Rows of several lanes (n_batch·t): row r is position r mod t of lane r / t, whose x starts at
-// lane·c_in·t (c_in = K / k) and whose y at lane·N·t
-// act 1: the output's epilogue applies leaky_relu(slope) to the biased total (linear_act,
-// conv1d_act: the leaky_relu kernel's arithmetic, so fused and separate give the same floats)
-struct conv_geom {
-    int           t = 0, k = 1, dilation = 1;
-    int           act   = 0;
-    float         slope = 0.0f;
-    const float * res   = nullptr;    // NCW modes: y ← act(·) + res (res may be y itself)
-    // SKINNY_CONV_COL: where ncol is given, y's im2col for the next conv (kernel nk, dilation
-    // ndil, of relu(y) where nrelu) is written too, so that conv needs no im2col kernel
-    float *       ncol  = nullptr;
-    int           nk = 1, ndil = 1, nrelu = 0;
-};
+// Rows of several lanes, act and the epilogues: conv_geom (cuda-kernels.h)
 
 // how the skinny kernel reads x and writes y
 enum skinny_mode : int {
@@ -291,7 +278,9 @@ void skinny(const float * x, int64_t n, int64_t K, const WT * w, const float * b
     // F32 weights on row-major x (linear, conv1d on its im2col), 5–64 rows: cuda-gemv.cu where
     // MB_CUDA_GEMV asks for it
     if constexpr (std::is_same_v<WT, float> && MODE != SKINNY_CONV) {
-        if (!forced && !g.res && !g.ncol && gemv_rows(x, n, K, w, b, N, y, MODE == SKINNY_CONV_COL ? g.t : 0, g.act, g.slope, s)) {
+        conv_geom gg = g;
+        if (MODE == SKINNY_LINEAR) gg.t = 0;    // row-major y
+        if (!forced && gemv_rows(x, n, K, w, b, N, y, gg, s)) {
             return;
         }
     }

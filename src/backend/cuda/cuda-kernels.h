@@ -20,6 +20,22 @@ namespace mb::cuda {
 // on every call, so a test may set one)
 bool env_is(const char * name, const char * value);
 
+// how a product's rows map to a conv and what its epilogue does (the skinny kernel, cuda-kernels.cu,
+// and the GEMV, cuda-gemv.cu). t > 0: rows are the t positions of each lane (n_batch·t rows; row r is
+// position r mod t of lane r / t, whose x starts at lane·c_in·t, c_in = K / k, and whose y at lane·N·t)
+// and y is NCW per lane; k, dilation: the conv's taps (the skinny kernel's implicit im2col). act 1: leaky_relu(slope) of the biased total (linear_act, conv1d_act: the
+// leaky_relu kernel's arithmetic, so fused and separate give the same floats)
+struct conv_geom {
+    int           t = 0, k = 1, dilation = 1;
+    int           act   = 0;
+    float         slope = 0.0f;
+    const float * res   = nullptr;    // NCW: y ← act(·) + res (res may be y itself)
+    // NCW on an explicit im2col: where ncol is given, y's im2col for the next conv (kernel nk,
+    // dilation ndil, of relu(y) where nrelu) is written too, so that conv needs no im2col kernel
+    float *       ncol  = nullptr;
+    int           nk = 1, ndil = 1, nrelu = 0;
+};
+
 // F32 products sum every output in one order, whatever the row count (so lanes of a batch get
 // the bits of their requests alone): k in slices of k_sum_slice, each summed with fmaf from 0
 // in ascending k, the slice sums added in order to a total from 0, the bias last
@@ -58,13 +74,17 @@ void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, co
                    float * y, cudaStream_t s);
 
 // an F32 GEMV of k_gemv_rows_min…k_skinny_max_rows rows (cuda-gemv.cu: one tile of up to 16
-// rows, a warp 1 or 2 weight rows, weights through cp.async), the same bits as linear_skinny: the
-// default for linear products (MB_CUDA_GEMV, cuda-gemv.cu says why); t_ncw > 0: y is NCW per lane
-// of t_ncw positions (conv1d on its im2col); act 1: leaky_relu(slope) in the epilogue. False where
-// it does not run (not asked for, K % 4, alignment): the caller runs linear_skinny's kernel
+// rows, a warp 1, 2 or 4 weight rows, weights through cp.async), the same bits as linear_skinny: the
+// default for linear products (MB_CUDA_GEMV, cuda-gemv.cu says why); g.t > 0: a conv on its explicit
+// im2col (y NCW, g's residual and next im2col in the epilogue, as the skinny kernel's); g.act:
+// leaky_relu(g.slope) in the epilogue. False where it does not run (not asked for, K % 4, alignment):
+// the caller runs linear_skinny's kernel
 constexpr int64_t k_gemv_rows_min = 5;
-bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y, int t_ncw,
-               int act, float slope, cudaStream_t s);
+struct conv_geom;
+bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
+               const conv_geom & g, cudaStream_t s);
+// how many products gemv_rows has launched in this process (tests: that a switch reached it)
+int64_t gemv_rows_launches();
 
 // the F32 product of many rows (fused batches): a tiled SGEMM in the same order, so each
 // output gets the bits linear_skinny gives it. Where linear_tiled_fits (n above
