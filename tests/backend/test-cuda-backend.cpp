@@ -344,10 +344,12 @@ TEST_F(backends, conv_epilogues_on_the_gemv_give_the_skinny_kernels_bits) {
     const int64_t            before = mb::cuda::gemv_rows_launches();
     const std::vector<float> want   = run();
     EXPECT_EQ(mb::cuda::gemv_rows_launches(), before) << "by default the convs run the skinny kernel";
-    for (const char * shape : {"1x8", "2x8", "1x4", "2x4", "4x4", "4x2", "1x2", "2x2", "2x8+c0", "4x2+c0"}) {
+    // "+c0": on gemv_rows_kernel; "/16": convs of at most 16 rows only (MB_CUDA_GEMV_CONV_ROWS)
+    for (const char * shape : {"1x8", "2x8", "1x4", "2x4", "4x4", "4x2", "1x2", "2x2", "2x8+c0", "4x2+c0", "4x2/16"}) {
         const std::string s = shape;
         setenv("MB_CUDA_GEMV_CONV", s.substr(0, 3).c_str(), 1);
-        if (s.size() > 3) setenv("MB_CUDA_GEMV_CHUNKS", "0", 1);
+        if (s.size() > 3 && s[3] == '+') setenv("MB_CUDA_GEMV_CHUNKS", "0", 1);
+        if (s.size() > 3 && s[3] == '/') setenv("MB_CUDA_GEMV_CONV_ROWS", s.c_str() + 4, 1);
         const int64_t            at  = mb::cuda::gemv_rows_launches();
         const std::vector<float> got = run();
         EXPECT_GT(mb::cuda::gemv_rows_launches(), at) << shape << ": the convs did not reach the GEMV";
@@ -356,6 +358,7 @@ TEST_F(backends, conv_epilogues_on_the_gemv_give_the_skinny_kernels_bits) {
         for (size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &want[i], sizeof(float)) != 0;
         EXPECT_EQ(differ, 0) << shape << ": " << differ << " of " << got.size() << " outputs differ from the skinny kernel's";
         unsetenv("MB_CUDA_GEMV_CHUNKS");
+        unsetenv("MB_CUDA_GEMV_CONV_ROWS");
     }
     unsetenv("MB_CUDA_GEMV_CONV");
 }

@@ -349,12 +349,18 @@ gemv_shape parse_shape(const char * v) {
 
 // MB_CUDA_GEMV: unset or "new" chooses (linear products: 2 outputs a warp from 3,072 outputs on, else 1,
 // 8 warps; MB_CUDA_GEMV_WARPS = 4 or 2 keeps the outputs a block with that many warps, at most 4
-// outputs a warp; convs keep the older kernel unless MB_CUDA_GEMV_CONV names a shape); "old" the older
-// kernel; "OxW" that shape for linear and conv alike
-gemv_shape choose_shape(int64_t N, bool conv) {
+// outputs a warp; convs keep the older kernel unless MB_CUDA_GEMV_CONV names a shape, for convs of at
+// most MB_CUDA_GEMV_CONV_ROWS rows where that is set: a 40-frame conv stages 14-row tiles of both
+// segments, 176 KB a block, one block a multiprocessor, where the older kernel fits three); "old" the
+// older kernel; "OxW" that shape for linear and conv alike
+gemv_shape choose_shape(int64_t N, bool conv, int64_t n) {
     const char * v = std::getenv("MB_CUDA_GEMV");
     if (!v || std::strcmp(v, "new") == 0) {
-        if (conv) return parse_shape(std::getenv("MB_CUDA_GEMV_CONV"));
+        if (conv) {
+            const char * rows = std::getenv("MB_CUDA_GEMV_CONV_ROWS");
+            if (rows && n > std::atoi(rows)) return {};
+            return parse_shape(std::getenv("MB_CUDA_GEMV_CONV"));
+        }
         gemv_shape g{N >= 3072 ? 2 : 1, k_rows_warps};
         const int  w = env_is("MB_CUDA_GEMV_WARPS", "4") ? 4 : env_is("MB_CUDA_GEMV_WARPS", "2") ? 2 : k_rows_warps;
         g.o = std::min(4, g.o * g.w / w), g.w = w;
@@ -402,7 +408,7 @@ bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const flo
         reinterpret_cast<uintptr_t>(w) % 16 != 0 || K > (int64_t) 1 << 30 || N > (int64_t) 1 << 30) {
         return false;
     }
-    const gemv_shape g = choose_shape(N, cg.t > 0);
+    const gemv_shape g = choose_shape(N, cg.t > 0, n);
     if (g.o == 0) return false;
     n_launches.fetch_add(1, std::memory_order_relaxed);
     const int tiles = (int) ((n + k_rows_tile - 1) / k_rows_tile), rows = (int) ((n + tiles - 1) / tiles);
