@@ -74,6 +74,22 @@ double rel_err(const std::vector<float> & a, const std::vector<float> & b) {
     return m / scale;
 }
 
+// the GEMV switches of a "+c0" / "+rolled" / "+w4" / "+w2" suffix (cuda-gemv.cu: gemv_rows_kernel for
+// K ≤ 2,048, the chunked kernel's loops rolled, 4 or 2 warps a block); any other suffix turns them off
+void set_gemv_extra(const std::string & extra) {
+    setenv("MB_CUDA_GEMV_CHUNKS", extra == "+c0" ? "0" : "", 1);
+    setenv("MB_CUDA_GEMV_ROLLED", extra == "+rolled" ? "1" : "", 1);
+    setenv("MB_CUDA_GEMV_WARPS", extra == "+w4" ? "4" : extra == "+w2" ? "2" : "", 1);
+}
+
+// every switch of the products' kernels unset: the defaults
+void unset_product_switches() {
+    for (const char * v : {"MB_CUDA_TILED_TILE", "MB_CUDA_SKINNY_ROWS", "MB_CUDA_GEMV", "MB_CUDA_GEMV_CHUNKS",
+                           "MB_CUDA_GEMV_ROLLED", "MB_CUDA_GEMV_WARPS", "MB_CUDA_GEMV_CONV", "MB_CUDA_GEMV_CONV_ROWS"}) {
+        unsetenv(v);
+    }
+}
+
 // run_recorded_concurrent: a recording launched beside the ops after it gives what it gives in
 // place, and a chain that reads its own output on the second stream stays in order; get() joins it
 // (first call records in place, later ones run beside a product on the main stream)
@@ -204,10 +220,7 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
                    tile.substr(5, plus == std::string::npos ? std::string::npos : plus - 5).c_str(), 1);
         }
         else if (!tile.empty()) setenv("MB_CUDA_TILED_TILE", tile.c_str(), 1);
-        const std::string extra = plus == std::string::npos ? "" : tile.substr(plus);
-        if (extra == "+c0") setenv("MB_CUDA_GEMV_CHUNKS", "0", 1);
-        if (extra == "+rolled") setenv("MB_CUDA_GEMV_ROLLED", "1", 1);
-        if (extra == "+w4" || extra == "+w2") setenv("MB_CUDA_GEMV_WARPS", extra.c_str() + 2, 1);
+        set_gemv_extra(plus == std::string::npos ? "" : tile.substr(plus));
         uint32_t seed = 900;
         for (const shape & s : shapes) {
             if (!tile.empty() && !gemv && s.n <= mb::cuda::k_skinny_max_rows) continue;    // the GEMV: no tile
@@ -272,13 +285,7 @@ TEST_F(backends, f32_sums_follow_the_slice_order) {
             EXPECT_EQ(differ, 0) << "conv " << c.c_in << "→" << c.c_out << " t " << c.t << " k " << c.k << " lanes "
                                  << c.lanes << " '" << tile << "': outputs not in the slice order";
         }
-        unsetenv("MB_CUDA_TILED_TILE");
-        unsetenv("MB_CUDA_SKINNY_ROWS");
-        unsetenv("MB_CUDA_GEMV");
-        unsetenv("MB_CUDA_GEMV_CHUNKS");
-        unsetenv("MB_CUDA_GEMV_ROLLED");
-        unsetenv("MB_CUDA_GEMV_WARPS");
-        unsetenv("MB_CUDA_GEMV_CONV");
+        unset_product_switches();
     }
 }
 
@@ -339,8 +346,7 @@ TEST_F(backends, conv_epilogues_on_the_gemv_give_the_skinny_kernels_bits) {
         }
         return out;
     };
-    unsetenv("MB_CUDA_GEMV");
-    unsetenv("MB_CUDA_GEMV_CONV");
+    unset_product_switches();
     const int64_t            before = mb::cuda::gemv_rows_launches();
     const std::vector<float> want   = run();
     EXPECT_EQ(mb::cuda::gemv_rows_launches(), before) << "by default the convs run the skinny kernel";
@@ -348,7 +354,7 @@ TEST_F(backends, conv_epilogues_on_the_gemv_give_the_skinny_kernels_bits) {
     for (const char * shape : {"1x8", "2x8", "1x4", "2x4", "4x4", "4x2", "1x2", "2x2", "2x8+c0", "4x2+c0", "4x2/16"}) {
         const std::string s = shape;
         setenv("MB_CUDA_GEMV_CONV", s.substr(0, 3).c_str(), 1);
-        if (s.size() > 3 && s[3] == '+') setenv("MB_CUDA_GEMV_CHUNKS", "0", 1);
+        if (s.size() > 3 && s[3] == '+') set_gemv_extra(s.substr(3));
         if (s.size() > 3 && s[3] == '/') setenv("MB_CUDA_GEMV_CONV_ROWS", s.c_str() + 4, 1);
         const int64_t            at  = mb::cuda::gemv_rows_launches();
         const std::vector<float> got = run();
@@ -357,10 +363,8 @@ TEST_F(backends, conv_epilogues_on_the_gemv_give_the_skinny_kernels_bits) {
         int64_t differ = 0;
         for (size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &want[i], sizeof(float)) != 0;
         EXPECT_EQ(differ, 0) << shape << ": " << differ << " of " << got.size() << " outputs differ from the skinny kernel's";
-        unsetenv("MB_CUDA_GEMV_CHUNKS");
-        unsetenv("MB_CUDA_GEMV_CONV_ROWS");
+        unset_product_switches();
     }
-    unsetenv("MB_CUDA_GEMV_CONV");
 }
 
 // F32 products of many rows (the tiled kernel) sum every output in the GEMV's order:
@@ -548,9 +552,7 @@ TEST(cuda_speed, gemv_at_batch_one) {
         // (MB_CUDA_GEMV_WARPS)
         const size_t      plus  = how.find('+');
         const std::string base  = how.substr(0, plus), extra = plus == std::string::npos ? "" : how.substr(plus);
-        setenv("MB_CUDA_GEMV_CHUNKS", extra == "+c0" ? "0" : "", 1);
-        setenv("MB_CUDA_GEMV_ROLLED", extra == "+rolled" ? "1" : "", 1);
-        setenv("MB_CUDA_GEMV_WARPS", extra == "+w4" ? "4" : extra == "+w2" ? "2" : "", 1);
+        set_gemv_extra(extra);
         const bool hot = base == "hot";
         setenv("MB_CUDA_SKINNY_ROWS", base == "old16" ? "16" : "", 1);
         setenv("MB_CUDA_GEMV", base == "old16" ? "old" : hot ? "" : base.c_str(), 1);
@@ -588,11 +590,7 @@ TEST(cuda_speed, gemv_at_batch_one) {
                         (long) s.n_in, (long) s.n_out, s.conv_t ? "conv" : "    ", t[7], wbytes / t[7] / 1e6);
         }
     }
-    unsetenv("MB_CUDA_SKINNY_ROWS");
-    unsetenv("MB_CUDA_GEMV");
-    unsetenv("MB_CUDA_GEMV_CHUNKS");
-    unsetenv("MB_CUDA_GEMV_ROLLED");
-    unsetenv("MB_CUDA_GEMV_WARPS");
+    unset_product_switches();
 }
 
 // MB_PRECISION_TF32 / BF16: the reduced-precision kernels run (their results differ from the

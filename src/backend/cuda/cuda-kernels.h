@@ -23,8 +23,9 @@ bool env_is(const char * name, const char * value);
 // how a product's rows map to a conv and what its epilogue does (the skinny kernel, cuda-kernels.cu,
 // and the GEMV, cuda-gemv.cu). t > 0: rows are the t positions of each lane (n_batch·t rows; row r is
 // position r mod t of lane r / t, whose x starts at lane·c_in·t, c_in = K / k, and whose y at lane·N·t)
-// and y is NCW per lane; k, dilation: the conv's taps (the skinny kernel's implicit im2col). act 1: leaky_relu(slope) of the biased total (linear_act, conv1d_act: the
-// leaky_relu kernel's arithmetic, so fused and separate give the same floats)
+// and y is NCW per lane; k, dilation: the conv's taps (the skinny kernel's implicit im2col). act 1:
+// leaky_relu(slope) of the biased total (linear_act, conv1d_act: the leaky_relu kernel's arithmetic,
+// so fused and separate give the same floats)
 struct conv_geom {
     int           t = 0, k = 1, dilation = 1;
     int           act   = 0;
@@ -80,7 +81,6 @@ void linear_skinny(const float * x, int64_t n, int64_t n_in, const float * w, co
 // leaky_relu(g.slope) in the epilogue. False where it does not run (not asked for, K % 4, alignment):
 // the caller runs linear_skinny's kernel
 constexpr int64_t k_gemv_rows_min = 5;
-struct conv_geom;
 bool gemv_rows(const float * x, int64_t n, int64_t K, const float * w, const float * b, int64_t N, float * y,
                const conv_geom & g, cudaStream_t s);
 // how many products gemv_rows has launched in this process (tests: that a switch reached it)
